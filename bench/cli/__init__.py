@@ -1,0 +1,57 @@
+"""The `stele-bench` command line: one module per command group, each with a ``register`` function.
+
+Every command takes ``--json`` and then prints exactly one JSON object on stdout; errors go to stderr with a
+non-zero exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import BenchError
+from .output import Output
+
+__all__ = ["main"]
+
+# Each module defines `register(subparsers)`; order is the order of `--help`.
+COMMAND_MODULES: tuple[str, ...] = (
+    "bench.cli.store_cmd",
+    "bench.cli.lineage_cmd",
+    "bench.cli.schema_cmd",
+    "bench.cli.image_cmd",
+    "bench.cli.calibrate_cmd",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="stele-bench", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--store",
+        type=Path,
+        default=Path(os.environ.get("STELE_BENCH_STORE", "store")),
+        help="object store directory (default: $STELE_BENCH_STORE or ./store)",
+    )
+    parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    out = Output(as_json=args.json)
+    try:
+        code: int = args.handler(args, out)
+    except BenchError as exc:
+        return out.error(exc, exc.exit_code)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return code

@@ -1,0 +1,27 @@
+"""`stele-bench schema [NAME]`: the JSON Schema of the public contracts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..contracts.registry import json_schema, public_contracts
+from .output import Output
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("schema", help="print the JSON Schema of a public contract, or list them")
+    parser.add_argument("name", nargs="?", help="a contract name; omit to list them all")
+    parser.set_defaults(handler=_schema)
+
+
+def _schema(args: argparse.Namespace, out: Output) -> int:
+    if args.name is None:
+        names = list(public_contracts())
+        out.result({"contracts": names}, "\n".join(names))
+    else:
+        schema = json_schema(args.name)
+        out.result(schema, json.dumps(schema, indent=2, sort_keys=True))
+    return 0

@@ -1,0 +1,99 @@
+"""Digest types: compiled patterns, never bare strings.
+
+A :class:`Digest` names a store object: its BLAKE3 hash and its size, spelled ``blake3:<64 hex>:<size>``. The
+size is part of the name so a truncated object can never pass as the real one and so listings can show sizes
+without reading objects. :class:`Sha256` is the bare lowercase hex the seed's wire formats use (verifier
+assets, provisioner artifacts).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any, ClassVar
+
+import blake3
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import core_schema
+
+__all__ = ["Digest", "Sha256", "blake3_hex"]
+
+
+class _PatternStr(str):
+    """A string whose every instance has been checked against ``pattern``."""
+
+    pattern: ClassVar[re.Pattern[str]]
+    meaning: ClassVar[str]
+
+    def __new__(cls, value: str) -> _PatternStr:
+        if not isinstance(value, str) or not cls.pattern.fullmatch(value):
+            raise ValueError(f"{value!r} is not {cls.meaning} (expected the form {cls.pattern.pattern})")
+        return super().__new__(cls, value)
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(
+            cls._coerce, serialization=core_schema.plain_serializer_function_ser_schema(str)
+        )
+
+    @classmethod
+    def _coerce(cls, value: object) -> _PatternStr:
+        if isinstance(value, cls):
+            return value
+        if not isinstance(value, str):
+            raise ValueError(f"{value!r} is not {cls.meaning}: expected a string, got {type(value).__name__}")
+        return cls(value)
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {"type": "string", "pattern": cls.pattern.pattern.replace("\\Z", "$"), "description": cls.meaning}
+
+
+class Digest(_PatternStr):
+    """The name of a store object: ``blake3:<64 lowercase hex>:<size in bytes>``."""
+
+    pattern = re.compile(r"^blake3:[0-9a-f]{64}:(0|[1-9][0-9]*)\Z")
+    meaning = "a store digest"
+
+    @classmethod
+    def of(cls, data: bytes) -> Digest:
+        """The digest naming ``data``."""
+        return cls(f"blake3:{blake3_hex(data)}:{len(data)}")
+
+    @classmethod
+    def from_parts(cls, hex_: str, size: int) -> Digest:
+        return cls(f"blake3:{hex_}:{size}")
+
+    @property
+    def hex(self) -> str:
+        return self[7:71]
+
+    @property
+    def size(self) -> int:
+        return int(self[72:])
+
+    @property
+    def short(self) -> str:
+        """A short form for progress lines (never for lookups)."""
+        return self.hex[:12]
+
+
+class Sha256(_PatternStr):
+    """A SHA-256 digest as 64 lowercase hex characters."""
+
+    pattern = re.compile(r"^[0-9a-f]{64}\Z")
+    meaning = "a SHA-256 hex digest"
+
+    @classmethod
+    def of(cls, data: bytes) -> Sha256:
+        return cls(hashlib.sha256(data).hexdigest())
+
+
+def blake3_hex(data: bytes) -> str:
+    """BLAKE3 of ``data`` as lowercase hex, multithreaded for large inputs."""
+    hasher = blake3.blake3(max_threads=blake3.blake3.AUTO) if len(data) > 1 << 20 else blake3.blake3()
+    hasher.update(data)
+    return hasher.hexdigest()

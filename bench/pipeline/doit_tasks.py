@@ -1,0 +1,85 @@
+"""Turn a :class:`Plan` into doit tasks, one per invocation.
+
+The store's action cache is the truth; doit's own DB is a disposable cache. A task is up to date exactly when the
+action cache holds a result for its key (computed from the upstream digests doit hands over as values) and
+every output is present, and doit's saved values agree with that result. If doit's DB is lost, the tasks'
+Python actions run again, find the cached result and execute no stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from doit.dependency import UptodateCalculator
+
+from ..contracts import Digest
+from ..stages.engine import action_key, cached_result, execute
+from ..stages.stage import get_stage
+from ..store import Store
+from .plan import Invocation, Plan
+
+__all__ = ["doit_tasks", "run_invocation"]
+
+
+def _inputs(invocation: Invocation, values: dict[str, Any]) -> dict[str, Digest]:
+    digests = {name: Digest(value) for name, value in values.items()}
+    digests.update(invocation.sources)
+    return digests
+
+
+def run_invocation(store_path: str, invocation_json: str, **upstream: str) -> dict[str, str]:
+    """The doit action: execute (or find cached) one invocation; the outputs become the task's values."""
+    invocation = Invocation.model_validate_json(invocation_json)
+    stage = get_stage(invocation.stage)
+    outcome = execute(Store(store_path), stage, _inputs(invocation, upstream), invocation.params)
+    verb = "ran" if outcome.executed else "cached"
+    print(f"{verb} {invocation.stage} -> {', '.join(f'{k}={v.short}' for k, v in outcome.outputs.items())}")
+    return {name: str(digest) for name, digest in outcome.outputs.items()}
+
+
+class ActionCached(UptodateCalculator):  # type: ignore[misc]
+    """doit `uptodate`: asks the store's action cache, with upstream digests read from doit's values."""
+
+    def __init__(self, store_path: str, invocation: Invocation) -> None:
+        super().__init__()
+        self.store_path = store_path
+        self.invocation = invocation
+        self.dep_manager: Any = None
+
+    def setup(self, dep_manager: Any, tasks_dict: dict[str, Any]) -> None:
+        super().setup(dep_manager, tasks_dict)
+        self.dep_manager = dep_manager
+
+    def __call__(self, task: Any, values: dict[str, Any]) -> bool:
+        upstream: dict[str, Any] = {}
+        for name, link in self.invocation.inputs.items():
+            value = self.dep_manager.get_values(link.invocation).get(link.output)
+            if value is None:
+                return False
+            upstream[name] = value
+        store = Store(self.store_path)
+        inputs = _inputs(self.invocation, upstream)
+        if not all(store.has(digest) for digest in inputs.values()):
+            return False
+        stage = get_stage(self.invocation.stage)
+        key = action_key(store, stage, inputs, stage.parse_params(self.invocation.params))
+        cached = cached_result(store, key)
+        # doit also keeps `_result:<task>` entries of its own among the values; only the outputs matter here.
+        saved = {name: value for name, value in values.items() if not name.startswith("_")}
+        return cached is not None and saved == {name: str(d) for name, d in cached[1].outputs.items()}
+
+
+def doit_tasks(plan: Plan, store_path: Path) -> Iterator[dict[str, Any]]:
+    """One doit task dict per invocation, named after it."""
+    for invocation in plan.invocations:
+        yield {
+            "basename": invocation.name,
+            "doc": f"{invocation.stage} stage",
+            "actions": [(run_invocation, [str(store_path), invocation.model_dump_json()])],
+            "getargs": {name: (link.invocation, link.output) for name, link in invocation.inputs.items()},
+            "task_dep": sorted(invocation.upstream),
+            "uptodate": [ActionCached(str(store_path), invocation)],
+            "verbosity": 2,
+        }

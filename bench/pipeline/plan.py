@@ -1,0 +1,52 @@
+"""A run plan: stage invocations wired by name, the data `dodo.py` turns into doit tasks."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import JsonValue, model_validator
+
+from ..contracts import ContractModel, Digest, Document
+
+__all__ = ["Invocation", "Plan", "Upstream"]
+
+
+class Upstream(ContractModel):
+    """An input taken from another invocation's named output."""
+
+    invocation: str
+    output: str
+
+
+class Invocation(ContractModel):
+    name: str
+    stage: str
+    params: dict[str, JsonValue]
+    inputs: dict[str, Upstream] = {}
+    sources: dict[str, Digest] = {}
+
+    @property
+    def upstream(self) -> set[str]:
+        return {link.invocation for link in self.inputs.values()}
+
+
+class Plan(Document):
+    kind: Literal["run-plan"] = "run-plan"
+    schema_version: Literal[1] = 1
+    invocations: tuple[Invocation, ...]
+
+    @model_validator(mode="after")
+    def _wired(self) -> Plan:
+        """Every input names an earlier invocation, so the plan is acyclic by construction."""
+        seen: set[str] = set()
+        for invocation in self.invocations:
+            if invocation.name in seen:
+                raise ValueError(f"invocation {invocation.name!r} is declared twice")
+            missing = invocation.upstream - seen
+            if missing:
+                raise ValueError(f"invocation {invocation.name!r} takes input from undeclared {sorted(missing)}")
+            seen.add(invocation.name)
+        return self
+
+
+PUBLIC_CONTRACTS = (Plan, Invocation, Upstream)

@@ -1,0 +1,122 @@
+"""Lineage: which actions and inputs produced an object, down to its roots; and re-derivation."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..contracts import Digest
+from ..errors import StageError
+from ..store import Store
+from ..store.actions import ActionKey, ActionResult, producers
+from .code import store_code_manifest
+from .stage import StageKind, get_stage
+
+__all__ = ["Lineage", "RederiveResult", "RederiveVerdict", "lineage", "rederive"]
+
+
+@dataclass
+class Lineage:
+    """``digest`` and the action that produced it (None for a root input), with its inputs' lineages."""
+
+    digest: Digest
+    stage: str | None = None
+    action: Digest | None = None
+    result: Digest | None = None
+    output: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    inputs: dict[str, Lineage] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"digest": self.digest}
+        if self.stage is not None:
+            data.update(stage=self.stage, action=self.action, result=self.result, output=self.output)
+            data.update(params=self.params, inputs={name: sub.as_json() for name, sub in self.inputs.items()})
+        return data
+
+    def lines(self, indent: str = "") -> list[str]:
+        if self.stage is None:
+            return [f"{indent}{self.digest}  (root input)"]
+        action = self.action.short if self.action else ""
+        head = f"{indent}{self.digest}  <- {self.output} of {self.stage} (action {action})"
+        body = [f"{indent}  {name}:\n" + "\n".join(sub.lines(indent + "    ")) for name, sub in self.inputs.items()]
+        if not self.inputs:  # an action with no stored inputs reads the outside world: its params are the root
+            body = [f"{indent}  from {key} = {value}" for key, value in sorted(self.params.items())]
+        return [head, *body]
+
+
+def _producer(store: Store, digest: Digest) -> tuple[Digest, ActionResult, ActionKey] | None:
+    """The earliest recorded action that output ``digest``, if any."""
+    found = [(result, store.get_document(result, ActionResult)) for result in producers(store, digest)]
+    if not found:
+        return None
+    result_digest, result = min(found, key=lambda item: item[1].started)
+    return result_digest, result, store.get_document(result.key, ActionKey)
+
+
+def lineage(store: Store, digest: Digest) -> Lineage:
+    produced = _producer(store, digest)
+    if produced is None:
+        if not store.has(digest):
+            raise StageError(f"{digest} is neither stored nor produced by any recorded action")
+        return Lineage(digest=digest)
+    result_digest, result, key = produced
+    output = next(name for name, value in result.outputs.items() if value == digest)
+    return Lineage(
+        digest=digest,
+        stage=key.stage,
+        action=result.key,
+        result=result_digest,
+        output=output,
+        params=dict(key.params),
+        inputs={name: lineage(store, value) for name, value in key.inputs.items()},
+    )
+
+
+class RederiveVerdict(enum.StrEnum):
+    SAME = "same"
+    DIFFERENT = "different"
+
+
+@dataclass(frozen=True)
+class RederiveResult:
+    verdict: RederiveVerdict
+    stage: str
+    recorded: dict[str, Digest]
+    derived: dict[str, Digest]
+    code_changed: bool
+
+    @property
+    def differing(self) -> dict[str, tuple[Digest | None, Digest | None]]:
+        names = sorted(self.recorded.keys() | self.derived.keys())
+        return {
+            name: (self.recorded.get(name), self.derived.get(name))
+            for name in names
+            if self.recorded.get(name) != self.derived.get(name)
+        }
+
+
+def rederive(store: Store, digest: Digest) -> RederiveResult:
+    """Re-run the deterministic action that produced ``digest`` from its recorded inputs and compare outputs.
+
+    Nothing new is recorded in the action cache: this re-checks a receipt, it does not produce one.
+    """
+    produced = _producer(store, digest)
+    if produced is None:
+        raise StageError(f"{digest} was not produced by any recorded action, so there is nothing to re-derive")
+    _, result, key = produced
+    stage = get_stage(key.stage)
+    if stage.kind is not StageKind.DETERMINISTIC:
+        raise StageError(
+            f"{digest} comes from the {stage.kind.value} stage {stage.name!r}, which is recorded, not re-derived"
+        )
+    derived = stage.run(store, key.inputs, stage.parse_params(key.params))
+    same = dict(derived) == dict(result.outputs)
+    return RederiveResult(
+        verdict=RederiveVerdict.SAME if same else RederiveVerdict.DIFFERENT,
+        stage=stage.name,
+        recorded=dict(result.outputs),
+        derived=dict(derived),
+        code_changed=store_code_manifest(store, stage.module) != key.code,
+    )

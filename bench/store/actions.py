@@ -1,0 +1,88 @@
+"""The action cache: which stage run, on which inputs, produced which outputs.
+
+An action's key is the digest of an :class:`ActionKey` document, so the key itself is stored and its inputs can
+be walked for lineage. A result records the outputs plus facts outside the key (times, host). Several results
+may be recorded for one key: a non-deterministic stage shows up as two results instead of overwriting one.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from pydantic import JsonValue
+
+from ..contracts import Digest, Document
+from .store import Store
+
+__all__ = ["ActionKey", "ActionResult", "CodeManifest", "producers", "record", "recorded_from", "results_for"]
+
+
+class CodeManifest(Document):
+    """The package source a stage runs: every module it imports from the package, with the blob of its text."""
+
+    kind: Literal["code-manifest"] = "code-manifest"
+    schema_version: Literal[1] = 1
+    modules: dict[str, Digest]
+
+
+class ActionKey(Document):
+    kind: Literal["action-key"] = "action-key"
+    schema_version: Literal[1] = 1
+    stage: str
+    stage_version: int
+    code: Digest
+    params: dict[str, JsonValue]
+    inputs: dict[str, Digest]
+
+
+class ActionResult(Document):
+    kind: Literal["action-result"] = "action-result"
+    schema_version: Literal[1] = 1
+    key: Digest
+    outputs: dict[str, Digest]
+    started: float
+    ended: float
+    duration_seconds: float
+    host: str
+
+
+def record(store: Store, result: ActionResult) -> Digest:
+    """Store ``result`` and index it by key and by each output, in one transaction."""
+    with store.batch():
+        digest = store.put_document(result)
+        connection = store.db.connection
+        connection.execute(
+            "INSERT OR IGNORE INTO action_results (key, result, recorded) VALUES (?, ?, ?)",
+            (str(result.key), str(digest), time.time()),
+        )
+        connection.executemany(
+            "INSERT OR IGNORE INTO produced (output, result) VALUES (?, ?)",
+            [(str(output), str(digest)) for output in result.outputs.values()],
+        )
+    return digest
+
+
+def results_for(store: Store, key: Digest) -> list[Digest]:
+    """Results recorded for ``key``, newest first."""
+    rows = store.db.connection.execute(
+        "SELECT result FROM action_results WHERE key = ? ORDER BY recorded DESC", (str(key),)
+    ).fetchall()
+    return [Digest(row[0]) for row in rows]
+
+
+def recorded_from(store: Store, since: float) -> list[ActionResult]:
+    """Results recorded at or after ``since`` (a time.time() value), oldest first: the action log."""
+    rows = store.db.connection.execute(
+        "SELECT result FROM action_results WHERE recorded >= ? ORDER BY recorded", (since,)
+    ).fetchall()
+    return [store.get_document(Digest(row[0]), ActionResult) for row in rows]
+
+
+def producers(store: Store, output: Digest) -> list[Digest]:
+    """Results that list ``output`` among their outputs."""
+    rows = store.db.connection.execute("SELECT result FROM produced WHERE output = ?", (str(output),)).fetchall()
+    return [Digest(row[0]) for row in rows]
+
+
+PUBLIC_CONTRACTS = (ActionKey, ActionResult, CodeManifest)

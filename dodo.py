@@ -1,0 +1,29 @@
+"""doit pipeline: the run plan named by `plan=` (default: the bundled demo plan) as one task per stage invocation.
+
+doit list                    the tasks of the plan
+doit                         run what is not cached
+doit -n 2                    two workers over one store
+doit plan=PATH store=DIR     another plan spec or store
+"""
+
+import os
+from pathlib import Path
+
+from doit import get_var
+
+from bench.pipeline.doit_tasks import doit_tasks
+from bench.pipeline.plans import load_plan
+
+DOIT_CONFIG = {
+    "dep_file": os.environ.get("STELE_BENCH_DOIT_DB", ".doit.sqlite"),
+    "backend": "sqlite3",
+    "default_tasks": None,
+    "verbosity": 2,
+}
+
+PLAN = Path(get_var("plan", "manifests/plans/demo.json"))
+STORE = Path(get_var("store", os.environ.get("STELE_BENCH_STORE", "store")))
+
+
+def task_plan():  # doit reads task_* names; the plan yields one top-level task per invocation
+    yield from doit_tasks(load_plan(PLAN), STORE)

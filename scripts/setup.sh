@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Set up everything stele-bench and its tests need on a fresh Debian machine, as root; safe to re-run.
+#   Debian packages: docker.io (engine), busybox-static + debootstrap (local images, no registry),
+#                    ripgrep + b3sum (benchmark peers), chromium (report rendering test)
+#   Python: this package with its test extra
+#   npm:    the Claude Code CLI, copied into the agent image
+#   Docker: an engine that answers (started when none does)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(docker.io busybox-static debootstrap ripgrep b3sum chromium git)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "setup: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+python3 -m pip install -q -e '.[test]' 2>&1 | grep -v -e "^WARNING: Location" -e "Running pip as the 'root'" >&2 || true
+python3 -c "import bench, doit, dulwich, blake3, docker, pydantic" # fail here, not in the tests, if pip did
+
+if ! command -v claude >/dev/null 2>&1; then
+    echo "setup: installing the Claude Code CLI from npm" >&2
+    npm install -g --silent @anthropic-ai/claude-code >/dev/null
+fi
+
+bash scripts/ensure-docker.sh

@@ -1,0 +1,111 @@
+"""The CLI over a real store: one JSON object with --json, errors on stderr, distinct fsck exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.contracts import Digest
+from bench.stages import execute
+from bench.stages.demo import TreeSummary, directory_fingerprint, directory_tree, tree_summary
+from bench.store import Store
+from bench.store.actions import ActionResult, producers, record
+
+
+def cli(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    options = ["--json"] if args[:1] == ("--json",) else []
+    command = [sys.executable, "-m", "bench", "--store", str(store), *options, *args[len(options) :]]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+
+def cli_json(store: Path, *args: str) -> tuple[int, dict[str, object]]:
+    done = cli(store, "--json", *args)
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1, done.stdout + done.stderr
+    return done.returncode, json.loads(lines[0])
+
+
+@pytest.fixture
+def derived(tmp_path: Path) -> tuple[Path, Digest, Digest]:
+    """A store holding a directory's tree and its summary, produced through the stage engine."""
+    source = tmp_path / "project"
+    (source / "src").mkdir(parents=True)
+    (source / "src" / "main.py").write_text("print('x')\n")
+    (source / "README.md").write_text("# project\n")
+    root = tmp_path / "store"
+    store = Store(root)
+    params = {"directory": str(source), "fingerprint": directory_fingerprint(source)}
+    tree = execute(store, directory_tree, {}, params).outputs["tree"]
+    summary = execute(store, tree_summary, {"tree": tree}, {}).outputs["summary"]
+    return root, tree, summary
+
+
+def test_put_cat_ls_and_export(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    (tmp_path / "f.txt").write_text("hello")
+    code, put = cli_json(root, "store", "put", str(tmp_path / "f.txt"), "--ref", "greeting")
+    assert code == 0 and put["digest"] == Digest.of(b"hello")
+    assert cli(root, "store", "cat", str(put["digest"])).stdout == "hello"
+    assert cli_json(root, "store", "ls")[1] == {"refs": {"greeting": put["digest"]}}
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "x").write_text("y")
+    tree = cli_json(root, "store", "put", str(tmp_path / "d"))[1]["digest"]
+    assert cli(root, "store", "export", str(tree), str(tmp_path / "out")).returncode == 0
+    assert (tmp_path / "out" / "x").read_text() == "y"
+
+
+def test_fsck_exit_codes_distinguish_corrupt_from_missing(derived: tuple[Path, Digest, Digest]) -> None:
+    root, tree, summary = derived
+    assert cli_json(root, "store", "fsck")[0] == 0
+    store = Store(root)
+    store.db.connection.execute("UPDATE objects SET data = ? WHERE hex = ?", (b"X" * summary.size, summary.hex))
+    code, report = cli_json(root, "store", "fsck")
+    assert code == 3 and report["corrupt"] == [summary]
+    store.db.connection.execute("DELETE FROM objects WHERE hex = ?", (tree.hex,))
+    code, report = cli_json(root, "store", "fsck")
+    assert code == 5 and tree in report["missing"]
+    refused = cli(root, "store", "cat", str(summary))
+    assert refused.returncode != 0 and refused.stdout == "" and "corrupt" in refused.stderr
+
+
+def test_bad_digest_argument_is_a_usage_error(tmp_path: Path) -> None:
+    done = cli(tmp_path / "store", "store", "cat", "not-a-digest")
+    assert done.returncode == 2 and "not a store digest" in done.stderr
+
+
+def test_lineage_prints_the_chain_to_the_root_inputs(derived: tuple[Path, Digest, Digest]) -> None:
+    root, tree, summary = derived
+    code, chain = cli_json(root, "lineage", str(summary))
+    assert code == 0
+    assert chain["stage"] == "tree-summary" and chain["output"] == "summary"
+    source = chain["inputs"]["tree"]  # type: ignore[index]
+    assert source["digest"] == tree and source["stage"] == "directory-tree" and source["inputs"] == {}
+    assert source["params"]["directory"].endswith("project")
+    text = cli(root, "lineage", str(summary)).stdout
+    assert "tree-summary" in text and "directory-tree" in text and "from directory" in text
+
+
+def test_rederive_says_same_then_names_a_tampered_receipt(derived: tuple[Path, Digest, Digest]) -> None:
+    root, _tree, summary = derived
+    done = cli(root, "rederive", str(summary))
+    assert done.returncode == 0 and done.stdout.startswith("same")
+
+    # A hand-edited receipt recorded as if the action had produced it.
+    store = Store(root)
+    original = store.get_document(summary, TreeSummary)
+    forged = store.put_document(original.model_copy(update={"files": original.files + 1}))
+    recorded = store.get_document(producers(store, summary)[0], ActionResult)
+    record(store, recorded.model_copy(update={"outputs": {"summary": forged}, "started": recorded.started + 1}))
+    code, verdict = cli_json(root, "rederive", str(forged))
+    assert code == 1 and verdict["verdict"] == "different"
+    assert verdict["differing"] == {"summary": {"recorded": forged, "derived": summary}}
+
+
+def test_rederive_refuses_an_observed_stage(derived: tuple[Path, Digest, Digest]) -> None:
+    root, tree, _ = derived
+    done = cli(root, "rederive", str(tree))
+    assert done.returncode != 0 and "observed stage 'directory-tree'" in done.stderr
