@@ -8,6 +8,7 @@ Python actions run again, find the cached result and execute no stage.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,12 @@ from .plan import Invocation, Plan
 __all__ = ["doit_tasks", "run_invocation"]
 
 
+@functools.cache
+def _open_store(path: str) -> Store:
+    """One store handle per process: opening SQLite for each of a thousand tasks is most of a no-op run."""
+    return Store(path)
+
+
 def _inputs(invocation: Invocation, values: dict[str, Any]) -> dict[str, Digest]:
     digests = {name: Digest(value) for name, value in values.items()}
     digests.update(invocation.sources)
@@ -33,7 +40,7 @@ def run_invocation(store_path: str, invocation_json: str, **upstream: str) -> di
     """The doit action: execute (or find cached) one invocation; the outputs become the task's values."""
     invocation = Invocation.model_validate_json(invocation_json)
     stage = get_stage(invocation.stage)
-    outcome = execute(Store(store_path), stage, _inputs(invocation, upstream), invocation.params)
+    outcome = execute(_open_store(store_path), stage, _inputs(invocation, upstream), invocation.params)
     verb = "ran" if outcome.executed else "cached"
     print(f"{verb} {invocation.stage} -> {', '.join(f'{k}={v.short}' for k, v in outcome.outputs.items())}")
     return {name: str(digest) for name, digest in outcome.outputs.items()}
@@ -59,7 +66,7 @@ class ActionCached(UptodateCalculator):  # type: ignore[misc]
             if value is None:
                 return False
             upstream[name] = value
-        store = Store(self.store_path)
+        store = _open_store(self.store_path)
         inputs = _inputs(self.invocation, upstream)
         if not all(store.has(digest) for digest in inputs.values()):
             return False

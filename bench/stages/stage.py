@@ -17,7 +17,12 @@ __all__ = ["Stage", "StageKind", "get_stage", "stage"]
 P = TypeVar("P", bound=ContractModel)
 
 # Modules that declare stages; imported on demand so `rederive` can find any recorded stage by name.
-STAGE_MODULES: tuple[str, ...] = ("bench.stages.demo",)
+STAGE_MODULES: tuple[str, ...] = (
+    "bench.stages.demo",
+    "bench.packaging.corpus",
+    "bench.packaging.redact",
+    "bench.packaging.certify",
+)
 
 
 class StageKind(enum.StrEnum):

@@ -20,7 +20,7 @@ CREATE TABLE IF NOT EXISTS objects (
     is_document INTEGER NOT NULL,
     data BLOB,                      -- NULL: the bytes are a loose file
     created REAL NOT NULL
-) WITHOUT ROWID;
+);                                  -- a rowid table: SQLite keeps large rows out of the key b-tree this way
 CREATE TABLE IF NOT EXISTS refs (
     name TEXT PRIMARY KEY,
     digest TEXT NOT NULL,

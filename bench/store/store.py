@@ -67,10 +67,10 @@ class Store:
 
     def put_bytes(self, data: bytes, *, document: bool = False) -> Digest:
         digest = Digest.of(data)
-        if self.has(digest):
-            return digest
         packed: bytes | None = data
         if len(data) >= PACK_LIMIT:
+            if self.has(digest):
+                return digest
             self._write_loose(digest, data)
             packed = None
         self.db.connection.execute(
