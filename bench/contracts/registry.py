@@ -21,6 +21,9 @@ CONTRACT_MODULES: tuple[str, ...] = (
     "bench.store.actions",
     "bench.pipeline.plan",
     "bench.stages.demo",
+    "bench.fence.config",
+    "bench.fence.caps",
+    "bench.fence.records",
 )
 
 

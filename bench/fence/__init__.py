@@ -1,0 +1,35 @@
+"""The money fence: four checks that keep a paid pair from draining the shared balance.
+
+Modules, one job each: :mod:`.config` (what the fence reads), :mod:`.caps` (the per-arm caps the gateway enforces),
+:mod:`.provider` (the quota API, where transport errors are translated), :mod:`.checks` (the four decisions),
+:mod:`.records` (the store documents), :mod:`.fence` (the driver the paired runner calls).
+"""
+
+from .caps import ArmCap, PairCaps
+from .config import FenceConfig, load_config
+from .errors import FenceStopped, KeyRejected, ProviderError, ProviderResponseInvalid, ProviderUnreachable
+from .fence import Fence, read_record
+from .provider import Credits, KeyInfo, ProviderClient
+from .records import CheckName, FenceCheck, FenceOutcome, FenceRecord, Verdict
+
+__all__ = [
+    "ArmCap",
+    "CheckName",
+    "Credits",
+    "Fence",
+    "FenceCheck",
+    "FenceConfig",
+    "FenceOutcome",
+    "FenceRecord",
+    "FenceStopped",
+    "KeyInfo",
+    "KeyRejected",
+    "PairCaps",
+    "ProviderClient",
+    "ProviderError",
+    "ProviderResponseInvalid",
+    "ProviderUnreachable",
+    "Verdict",
+    "load_config",
+    "read_record",
+]

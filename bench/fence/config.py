@@ -1,0 +1,50 @@
+"""The fence's configuration: which provider, which key, and how much of the balance is not ours to spend."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pydantic import Field, ValidationError, field_validator
+
+from ..contracts import ContractModel, Sha256
+from ..errors import ContractError
+
+__all__ = ["FenceConfig", "load_config"]
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class FenceConfig(ContractModel):
+    """Read once per pair; the key itself is only ever named (by its variable) and fingerprinted, never stored."""
+
+    base_url: str  # e.g. https://openrouter.ai; the endpoints are <base_url>/api/v1/key and /api/v1/credits
+    key_env: str = Field(pattern=_ENV_NAME.pattern)  # the environment variable that holds the exported key
+    key_sha256: Sha256  # fingerprint of the eval key, so a run is never billed to another key by accident
+    production_reserve_usd: Decimal = Field(ge=0, allow_inf_nan=False)  # balance that must stay untouched
+    timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+            raise ValueError(f"expected an http(s) base URL without query or fragment, got {value!r}")
+        return value.rstrip("/")
+
+
+def load_config(path: Path) -> FenceConfig:
+    """Read a fence config JSON file; a missing or malformed file is an error naming the file."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ContractError(f"cannot read the fence config {path}: {exc.strerror}") from exc
+    try:
+        return FenceConfig.model_validate_json(data)
+    except ValidationError as exc:
+        raise ContractError(f"{path} is not a valid fence config: {exc}") from exc
+
+
+PUBLIC_CONTRACTS = (FenceConfig,)

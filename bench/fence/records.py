@@ -1,0 +1,61 @@
+"""What the fence leaves in a pair's record: one document per check, and one listing them in order."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import AwareDatetime, Field
+
+from ..contracts import Digest, Document
+
+__all__ = ["CheckName", "FenceCheck", "FenceOutcome", "FenceRecord", "Verdict"]
+
+
+class CheckName(StrEnum):
+    """The four checks, in the order they run."""
+
+    KEY_IDENTITY = "key-identity"
+    KEY_BUDGET = "key-budget"
+    SHARED_HEADROOM = "shared-headroom"
+    OBSERVED_DRAIN = "observed-drain"
+
+
+class Verdict(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    UNOBSERVED = "unobserved"  # the provider could not be reached; the check did not run, and says so
+    NOT_APPLICABLE = "not-applicable"  # nothing is spent, so there is nothing to check
+
+
+class FenceOutcome(StrEnum):
+    CLEARED = "cleared"  # the pair may go on (an unobserved drain check clears: it fails open)
+    STOPPED = "stopped"  # the pair must not start, or its next arm must not start
+    NOT_APPLICABLE = "not-applicable"  # no paid provider: the fence was not run, deliberately
+
+
+class FenceCheck(Document):
+    """One check of one pair. ``observed_usd`` holds the numbers the verdict was decided on, exactly."""
+
+    kind: Literal["fence-check"] = "fence-check"
+    schema_version: Literal[1] = 1
+    pair: str = Field(min_length=1)
+    check: CheckName
+    verdict: Verdict
+    observed_usd: dict[str, Decimal]
+    reason: str = Field(min_length=1)
+    checked_at: AwareDatetime
+
+
+class FenceRecord(Document):
+    """The checks of a pair so far, in the order they ran; a later record of the same pair supersedes it."""
+
+    kind: Literal["fence-record"] = "fence-record"
+    schema_version: Literal[1] = 1
+    pair: str = Field(min_length=1)
+    outcome: FenceOutcome
+    checks: tuple[Digest, ...]
+
+
+PUBLIC_CONTRACTS = (FenceCheck, FenceRecord)
