@@ -23,9 +23,13 @@ fi
 python3 -m pip install -q -e '.[test]' 2>&1 | grep -v -e "^WARNING: Location" -e "Running pip as the 'root'" >&2 || true
 python3 -c "import bench, doit, dulwich, blake3, docker, pydantic" # fail here, not in the tests, if pip did
 
-if ! command -v claude >/dev/null 2>&1; then
-    echo "setup: installing the Claude Code CLI from npm" >&2
-    npm install -g --silent @anthropic-ai/claude-code >/dev/null
+# Pinned: the transcript parser's tests replay captures of this version.
+claude_version=2.1.197
+if ! claude --version 2>/dev/null | grep -q "^$claude_version "; then
+    echo "setup: installing the Claude Code CLI $claude_version from npm" >&2
+    npm install -g --silent "@anthropic-ai/claude-code@$claude_version" >/dev/null
 fi
+# The CLI refuses to bypass permissions as root: host-side tests run it as this user.
+id agentuser >/dev/null 2>&1 || useradd -m agentuser
 
 bash scripts/ensure-docker.sh

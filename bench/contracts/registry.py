@@ -24,6 +24,11 @@ CONTRACT_MODULES: tuple[str, ...] = (
     "bench.fence.config",
     "bench.fence.caps",
     "bench.fence.records",
+    "bench.analysis.records",
+    "bench.analysis.admission",
+    "bench.analysis.prereg",
+    "bench.analysis.summary",
+    "bench.publish.manifest",
 )
 
 

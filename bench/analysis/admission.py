@@ -1,0 +1,104 @@
+"""Admission: a recorded decision, never a status a finished run drifts into.
+
+A completed run may contribute to a published number only through an ``AdmissionDecision`` with a reason code.
+Excluded runs stay in the record whole (the decision points at the untouched record by digest); nothing here
+edits a record, and there is deliberately no reason code for "the result went the wrong way".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from ..contracts import Digest, Document
+from ..errors import ContractError
+from .records import Completion, PairedAttempt
+
+__all__ = [
+    "PUBLIC_CONTRACTS",
+    "Admission",
+    "AdmissionDecision",
+    "ReasonCode",
+    "admitted",
+    "decide",
+]
+
+
+class Admission(StrEnum):
+    ADMITTED = "admitted"
+    EXCLUDED = "excluded"
+
+
+class ReasonCode(StrEnum):
+    """Why a run was admitted or excluded. Only the first admits."""
+
+    PREREGISTERED_COMPLETE = "preregistered-complete"  # completed under an unmoved preregistration
+    NOT_COMPLETED = "not-completed"  # the runner did not finish both arms
+    SUPERSEDED_BY_CORRECTION = "superseded-by-correction"  # an apparatus correction created a new version
+    PREREGISTRATION_MOVED = "preregistration-moved"  # something frozen had moved when it ran
+    APPARATUS_FAULT = "apparatus-fault"  # the harness, not the system under test, failed
+    CERTIFICATION_FAILED = "certification-failed"  # the challenge failed its leak certification
+    FENCE_STOPPED = "fence-stopped"  # the money fence stopped the pair
+
+
+class AdmissionDecision(Document):
+    """The decision about one durable record, which it names by digest."""
+
+    kind: Literal["admission-decision"] = "admission-decision"
+    schema_version: Literal[1] = 1
+    record: Digest
+    decision: Admission
+    reason: ReasonCode
+    note: Annotated[str, Field(max_length=2000)]
+
+    @model_validator(mode="after")
+    def _reason_matches_decision(self) -> AdmissionDecision:
+        admits = self.reason is ReasonCode.PREREGISTERED_COMPLETE
+        if admits != (self.decision is Admission.ADMITTED):
+            raise ValueError(
+                f"decision {self.decision.value!r} cannot carry reason {self.reason.value!r}: only "
+                f"{ReasonCode.PREREGISTERED_COMPLETE.value!r} admits, every other reason excludes"
+            )
+        return self
+
+
+def decide(record: Digest, attempt: PairedAttempt, reason: ReasonCode, note: str = "") -> AdmissionDecision:
+    """Record a decision, refusing to admit a run the runner did not complete."""
+    if reason is ReasonCode.PREREGISTERED_COMPLETE and attempt.completion is not Completion.COMPLETED:
+        raise ContractError(
+            f"record {record} (attempt {attempt.attempt} of {attempt.key.challenge}) is {attempt.completion.value}, "
+            f"not completed; it cannot be admitted; exclude it with reason {ReasonCode.NOT_COMPLETED.value!r}"
+        )
+    decision = Admission.ADMITTED if reason is ReasonCode.PREREGISTERED_COMPLETE else Admission.EXCLUDED
+    return AdmissionDecision(record=record, decision=decision, reason=reason, note=note)
+
+
+def admitted(
+    records: Mapping[Digest, PairedAttempt], decisions: Iterable[AdmissionDecision]
+) -> dict[Digest, PairedAttempt]:
+    """The admitted records. Every record needs exactly one decision and every decision a record (fail closed)."""
+    by_record: dict[Digest, AdmissionDecision] = {}
+    for decision in decisions:
+        if decision.record not in records:
+            raise ContractError(f"admission decision names record {decision.record}, which is not among the records")
+        if decision.record in by_record:
+            raise ContractError(f"record {decision.record} has two admission decisions; keep exactly one")
+        by_record[decision.record] = decision
+    undecided = sorted(set(records) - set(by_record))
+    if undecided:
+        raise ContractError(
+            f"{len(undecided)} record(s) have no admission decision, first {undecided[0]}; "
+            "completed is not admitted: record a decision for each"
+        )
+    chosen = {d: records[d] for d, decision in by_record.items() if decision.decision is Admission.ADMITTED}
+    for digest, attempt in chosen.items():
+        if attempt.completion is not Completion.COMPLETED:
+            raise ContractError(f"record {digest} is admitted but was not completed; its decision is invalid")
+    return chosen
+
+
+# What `stele-bench schema` exports (listed in bench.contracts.registry by the lead).
+PUBLIC_CONTRACTS = (AdmissionDecision,)

@@ -1,0 +1,194 @@
+"""Preregistration: what a run froze before it ran, versioned, and the check that refuses a moved run.
+
+A manifest freezes the prompt, the verifier, the model, the budget and the analysis plan. A run checks its
+observed inputs against the manifest before starting and refuses, naming every moved field, when anything
+changed. An apparatus correction never edits a manifest: it writes version N+1 that names the old one, and the
+runs under the old version are excluded (``supersede``), kept whole in the record.
+
+On disk, ``manifests/<challenge>/v<N>.json`` holds version N as canonical JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from ..contracts import ContractModel, Digest, Document, canonical_bytes
+from ..errors import ContractError
+from .admission import AdmissionDecision, ReasonCode, decide
+from .records import PairedAttempt
+
+__all__ = [
+    "PUBLIC_CONTRACTS",
+    "AnalysisPlan",
+    "Budget",
+    "FrozenInputs",
+    "Moved",
+    "Preregistration",
+    "PreregistrationMoved",
+    "check_unmoved",
+    "correct",
+    "load_preregistrations",
+    "supersede",
+]
+
+
+class Budget(ContractModel):
+    attempts: Annotated[int, Field(ge=1)]
+    max_usd_cents_per_pair: Annotated[int, Field(ge=0)]
+    max_tokens_per_arm: Annotated[int, Field(ge=1)]
+    max_wall_seconds_per_arm: Annotated[int, Field(ge=1)]
+
+
+class AnalysisPlan(ContractModel):
+    """The analysis, fixed before any outcome is seen."""
+
+    confidence: Annotated[str, Field(pattern=r"^0\.[0-9]*[1-9]$")]
+    binary_test: Literal["mcnemar-exact"] = "mcnemar-exact"
+    effect_interval: Literal["conditional-odds-ratio-clopper-pearson"] = "conditional-odds-ratio-clopper-pearson"
+    continuous_tests: Literal["sign-and-wilcoxon-signed-rank-exact"] = "sign-and-wilcoxon-signed-rank-exact"
+    exploratory_below_attempts: Literal[5] = 5
+
+
+class FrozenInputs(ContractModel):
+    prompt: Digest
+    verifier: Digest
+    model: Annotated[str, Field(min_length=1)]
+    budget: Budget
+    analysis: AnalysisPlan
+
+
+class Preregistration(Document):
+    kind: Literal["preregistration"] = "preregistration"
+    schema_version: Literal[1] = 1
+    challenge: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+    version: Annotated[int, Field(ge=1)]
+    frozen: FrozenInputs
+    supersedes: Digest | None = None
+    correction: Annotated[str, Field(max_length=4000)] | None = None
+
+    @model_validator(mode="after")
+    def _versions_chain(self) -> Preregistration:
+        first = self.version == 1
+        if first != (self.supersedes is None) or first != (self.correction is None):
+            raise ValueError(
+                f"version {self.version} of {self.challenge}: version 1 has no 'supersedes' and no 'correction'; "
+                "every later version names the version it supersedes and why"
+            )
+        return self
+
+    @property
+    def digest(self) -> Digest:
+        return Digest.of(canonical_bytes(self))
+
+
+@dataclass(frozen=True)
+class Moved:
+    field: str
+    frozen: Any
+    observed: Any
+
+
+class PreregistrationMoved(ContractError):
+    """A run was about to start with inputs that differ from what its preregistration froze."""
+
+    def __init__(self, challenge: str, version: int, moved: tuple[Moved, ...]) -> None:
+        lines = "; ".join(f"{m.field}: frozen {m.frozen!r}, now {m.observed!r}" for m in moved)
+        super().__init__(
+            f"refusing to start {challenge} v{version}: {len(moved)} frozen input(s) moved ({lines}); "
+            "restore them, or write a corrected preregistration version"
+        )
+        self.challenge = challenge
+        self.version = version
+        self.moved = moved
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        flat: dict[str, Any] = {}
+        for key in sorted(value):
+            flat.update(_flatten(value[key], f"{prefix}.{key}" if prefix else key))
+        return flat
+    return {prefix: value}
+
+
+def check_unmoved(prereg: Preregistration, observed: FrozenInputs) -> None:
+    """Raise ``PreregistrationMoved`` naming every frozen field whose observed value differs."""
+    frozen = _flatten(prereg.frozen.model_dump(mode="json"))
+    now = _flatten(observed.model_dump(mode="json"))
+    moved = tuple(
+        Moved(f, frozen.get(f), now.get(f)) for f in sorted(set(frozen) | set(now)) if frozen.get(f) != now.get(f)
+    )
+    if moved:
+        raise PreregistrationMoved(prereg.challenge, prereg.version, moved)
+
+
+def correct(prereg: Preregistration, frozen: FrozenInputs, reason: str) -> Preregistration:
+    """A correction is a new version naming the old one; the old manifest is never edited."""
+    if not reason.strip():
+        raise ContractError(f"correcting {prereg.challenge} v{prereg.version} needs a reason; none was given")
+    return Preregistration(
+        challenge=prereg.challenge,
+        version=prereg.version + 1,
+        frozen=frozen,
+        supersedes=prereg.digest,
+        correction=reason,
+    )
+
+
+def supersede(
+    old: Preregistration, records: Mapping[Digest, PairedAttempt], corrected: Preregistration
+) -> list[AdmissionDecision]:
+    """Exclude every run made under ``old`` because ``corrected`` replaced it; the runs themselves stay whole."""
+    if corrected.supersedes != old.digest:
+        raise ContractError(
+            f"{corrected.challenge} v{corrected.version} supersedes {corrected.supersedes}, not v{old.version} "
+            f"({old.digest})"
+        )
+    note = f"superseded by v{corrected.version}: {corrected.correction}"
+    return [
+        decide(digest, attempt, ReasonCode.SUPERSEDED_BY_CORRECTION, note)
+        for digest, attempt in sorted(records.items())
+        if attempt.key.manifest == old.digest
+    ]
+
+
+def load_preregistrations(directory: Path) -> dict[str, list[Preregistration]]:
+    """Read ``<directory>/<challenge>/v<N>.json``; versions must run 1..N, each superseding the previous."""
+    found: dict[str, list[Preregistration]] = {}
+    for path in sorted(directory.glob("*/v*.json")):
+        try:
+            prereg = Preregistration.model_validate_json(path.read_bytes())
+        except ValidationError as exc:
+            raise ContractError(f"{path} is not a valid preregistration: {exc}") from exc
+        if path.parent.name != prereg.challenge or path.name != f"v{prereg.version}.json":
+            raise ContractError(
+                f"{path} holds {prereg.challenge} v{prereg.version}; "
+                f"store it as {prereg.challenge}/v{prereg.version}.json"
+            )
+        found.setdefault(prereg.challenge, []).append(prereg)
+    for challenge, versions in found.items():
+        versions.sort(key=lambda p: p.version)
+        _check_chain(challenge, versions)
+    return found
+
+
+def _check_chain(challenge: str, versions: Iterable[Preregistration]) -> None:
+    previous: Preregistration | None = None
+    for expected, prereg in enumerate(versions, start=1):
+        if prereg.version != expected:
+            raise ContractError(f"{challenge}: expected version {expected}, found v{prereg.version}; versions run 1..N")
+        if previous is not None and prereg.supersedes != previous.digest:
+            raise ContractError(
+                f"{challenge} v{prereg.version} supersedes {prereg.supersedes}, but v{previous.version} is "
+                f"{previous.digest}"
+            )
+        previous = prereg
+
+
+# What `stele-bench schema` exports (listed in bench.contracts.registry by the lead).
+PUBLIC_CONTRACTS = (Preregistration,)

@@ -1,0 +1,111 @@
+"""The comparability key and the per-attempt paired record the analysis consumes.
+
+A trend line only means something when every point asked the same question of the same model against the same
+memory, so the key names everything that defines the question: challenge, fixture, model, both conditions, the
+preregistration manifest and verifier digests and the source commit. The build under test is deliberately not
+in it: it is the thing whose effect we want to see, so it is recorded with each data point (``Build``) and a
+step in a trend can be traced to the build that caused it.
+
+The runner and grading issues produce these records; this module only fixes the minimal shape the statistics
+need.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from ..contracts import ContractModel, Digest, Document, canonical_bytes
+
+__all__ = [
+    "PUBLIC_CONTRACTS",
+    "ArmResult",
+    "Build",
+    "ComparabilityKey",
+    "Completion",
+    "Outcome",
+    "PairedAttempt",
+]
+
+Name = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@+/-]*$")]
+
+
+class Outcome(StrEnum):
+    """The verifier's binary reward for one arm of one attempt."""
+
+    PASS = "pass"
+    FAIL = "fail"
+
+
+class Completion(StrEnum):
+    """Whether the runner finished the attempt; admission is a separate, later decision."""
+
+    COMPLETED = "completed"
+    ABORTED = "aborted"
+
+
+class ComparabilityKey(ContractModel):
+    """Everything that makes two data points the same question. Never contains the build under test.
+
+    ``manifest`` is the preregistration's digest (``Preregistration.digest``), so a corrected version starts a
+    new key and a new trend line.
+    """
+
+    challenge: Name
+    fixture: Digest
+    model: Name
+    control_condition: Name
+    treatment_condition: Name
+    manifest: Digest
+    verifier: Digest
+    source_commit: Annotated[str, Field(pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$")]
+
+    @property
+    def key_id(self) -> Digest:
+        """The key's own name: the digest of its canonical encoding."""
+        return Digest.of(canonical_bytes(self))
+
+
+class Build(ContractModel):
+    """The build under test, recorded against each data point. ``sequence`` orders builds on a trend axis."""
+
+    label: Name
+    sequence: Annotated[int, Field(ge=0)]
+
+
+class ArmResult(ContractModel):
+    """One arm's three grading layers plus the continuous measures."""
+
+    outcome: Outcome
+    delivered: bool
+    used: bool
+    tokens: Annotated[int, Field(ge=0)]
+    wall_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class PairedAttempt(Document):
+    """One paired attempt: both arms ran the same task from the same start, so they are analysed as a pair."""
+
+    kind: Literal["paired-attempt"] = "paired-attempt"
+    schema_version: Literal[1] = 1
+    key: ComparabilityKey
+    build: Build
+    attempt: Annotated[int, Field(ge=1)]
+    completion: Completion
+    control: ArmResult | None
+    treatment: ArmResult | None
+
+    @model_validator(mode="after")
+    def _completed_has_both_arms(self) -> PairedAttempt:
+        if self.completion is Completion.COMPLETED and (self.control is None or self.treatment is None):
+            raise ValueError(
+                f"attempt {self.attempt} of {self.key.challenge} is marked completed but lacks an arm result; "
+                "a completed attempt records both arms (mark it aborted otherwise)"
+            )
+        return self
+
+
+# What `stele-bench schema` exports (listed in bench.contracts.registry by the lead).
+PUBLIC_CONTRACTS = (ComparabilityKey, PairedAttempt)

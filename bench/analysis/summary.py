@@ -1,0 +1,202 @@
+"""The statistics summary: a deterministic receipt derived from admitted paired attempts only.
+
+Attempts are grouped into cells, one per (comparability key, build): pooling builds would mix the very effect
+a trend is meant to show. Every number comes from ``exact`` and ``signed_rank``; the same attempts always give
+byte-identical canonical JSON, which is what lets ``verify`` re-derive a published summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from fractions import Fraction
+from statistics import median
+from typing import Literal
+
+from ..contracts import ContractModel, Digest, Document
+from ..errors import ContractError
+from .exact import clopper_pearson, conditional_odds_ratio_interval, mcnemar_exact, sign_test
+from .records import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
+from .signed_rank import signed_rank_test
+
+__all__ = [
+    "EXPLORATORY_BELOW",
+    "PUBLIC_CONTRACTS",
+    "ArmSummary",
+    "Cell",
+    "ContinuousStatus",
+    "ContinuousSummary",
+    "Interval",
+    "PairedBinary",
+    "StatisticsSummary",
+    "continuous",
+    "summarize",
+]
+
+# Below five attempts tokens and wall time are noise wearing a decimal point: no test is computed at all.
+EXPLORATORY_BELOW = 5
+
+
+class Interval(ContractModel):
+    """A two-sided interval; ``high`` None means unbounded above."""
+
+    low: float
+    high: float | None
+
+
+class ArmSummary(ContractModel):
+    attempts: int
+    passes: int
+    delivered: int
+    used: int
+    pass_rate: Interval
+
+
+class PairedBinary(ContractModel):
+    both_pass: int
+    treatment_only: int
+    control_only: int
+    neither: int
+    mcnemar_p: float
+    discordant_share: Interval
+    odds_ratio: Interval
+
+
+class ContinuousStatus(StrEnum):
+    EXPLORATORY = "exploratory"
+    TESTED = "tested"
+
+
+class ContinuousSummary(ContractModel):
+    """Treatment minus control, per pair. All numbers are None when exploratory."""
+
+    status: ContinuousStatus
+    median_difference: float | None
+    sign_test_p: float | None
+    signed_rank_p: float | None
+    nonzero_pairs: int | None
+
+
+class Cell(ContractModel):
+    key: ComparabilityKey
+    key_id: Digest
+    build: Build
+    attempts: list[int]
+    control: ArmSummary
+    treatment: ArmSummary
+    paired: PairedBinary
+    tokens: ContinuousSummary
+    wall_seconds: ContinuousSummary
+
+
+class StatisticsSummary(Document):
+    kind: Literal["statistics-summary"] = "statistics-summary"
+    schema_version: Literal[1] = 1
+    confidence: str
+    inputs: list[Digest]
+    cells: list[Cell]
+
+
+def _arm(results: Sequence[ArmResult], confidence: Fraction) -> ArmSummary:
+    passes = sum(r.outcome is Outcome.PASS for r in results)
+    low, high = clopper_pearson(passes, len(results), confidence)
+    return ArmSummary(
+        attempts=len(results),
+        passes=passes,
+        delivered=sum(r.delivered for r in results),
+        used=sum(r.used for r in results),
+        pass_rate=Interval(low=low, high=high),
+    )
+
+
+def _paired(pairs: Sequence[tuple[ArmResult, ArmResult]], confidence: Fraction) -> PairedBinary:
+    cells = [(c.outcome is Outcome.PASS, t.outcome is Outcome.PASS) for c, t in pairs]
+    treatment_only = cells.count((False, True))
+    control_only = cells.count((True, False))
+    share, odds = conditional_odds_ratio_interval(treatment_only, control_only, confidence)
+    return PairedBinary(
+        both_pass=cells.count((True, True)),
+        treatment_only=treatment_only,
+        control_only=control_only,
+        neither=cells.count((False, False)),
+        mcnemar_p=float(mcnemar_exact(treatment_only, control_only)),
+        discordant_share=Interval(low=share[0], high=share[1]),
+        odds_ratio=Interval(low=odds[0], high=odds[1]),
+    )
+
+
+def continuous(differences: Sequence[Fraction]) -> ContinuousSummary:
+    """Exact sign and signed-rank tests on paired differences, or nothing at all below five pairs."""
+    if len(differences) < EXPLORATORY_BELOW:
+        return ContinuousSummary(
+            status=ContinuousStatus.EXPLORATORY,
+            median_difference=None,
+            sign_test_p=None,
+            signed_rank_p=None,
+            nonzero_pairs=None,
+        )
+    positive = sum(d > 0 for d in differences)
+    negative = sum(d < 0 for d in differences)
+    return ContinuousSummary(
+        status=ContinuousStatus.TESTED,
+        median_difference=float(median(differences)),
+        sign_test_p=float(sign_test(positive, negative)),
+        signed_rank_p=signed_rank_test(differences).p_value,
+        nonzero_pairs=positive + negative,
+    )
+
+
+def _cell(attempts: Sequence[PairedAttempt], confidence: Fraction) -> Cell:
+    first = attempts[0]
+    pairs = [(a.control, a.treatment) for a in attempts if a.control is not None and a.treatment is not None]
+    controls = [c for c, _ in pairs]
+    treatments = [t for _, t in pairs]
+    return Cell(
+        key=first.key,
+        key_id=first.key.key_id,
+        build=first.build,
+        attempts=[a.attempt for a in attempts],
+        control=_arm(controls, confidence),
+        treatment=_arm(treatments, confidence),
+        paired=_paired(pairs, confidence),
+        # Fractions of the recorded floats: differences and ties are decided exactly.
+        tokens=continuous([Fraction(t.tokens - c.tokens) for c, t in pairs]),
+        wall_seconds=continuous([Fraction(t.wall_seconds) - Fraction(c.wall_seconds) for c, t in pairs]),
+    )
+
+
+def _parse_confidence(confidence: str) -> Fraction:
+    try:
+        value = Fraction(confidence)
+    except ValueError as exc:
+        raise ContractError(f"confidence {confidence!r} is not a decimal number such as '0.95'") from exc
+    if not 0 < value < 1:
+        raise ContractError(f"confidence {confidence!r} must lie strictly between 0 and 1")
+    return value
+
+
+def summarize(admitted: Mapping[Digest, PairedAttempt], confidence: str = "0.95") -> StatisticsSummary:
+    """Summarise admitted attempts (the caller selects them with ``admission.admitted``)."""
+    level = _parse_confidence(confidence)
+    groups: dict[tuple[str, str, int, str], list[PairedAttempt]] = {}
+    for digest, attempt in admitted.items():
+        if attempt.completion is not Completion.COMPLETED:
+            raise ContractError(
+                f"record {digest} is {attempt.completion.value}; only completed attempts are summarised"
+            )
+        cell_id = (attempt.key.challenge, attempt.key.key_id, attempt.build.sequence, attempt.build.label)
+        groups.setdefault(cell_id, []).append(attempt)
+    cells = []
+    for cell_id in sorted(groups):
+        attempts = sorted(groups[cell_id], key=lambda a: a.attempt)
+        numbers = [a.attempt for a in attempts]
+        if len(set(numbers)) != len(numbers):
+            raise ContractError(
+                f"{cell_id[0]} build {cell_id[3]}: attempt numbers repeat ({numbers}); each is run once"
+            )
+        cells.append(_cell(attempts, level))
+    return StatisticsSummary(confidence=confidence, inputs=sorted(admitted), cells=cells)
+
+
+# What `stele-bench schema` exports (listed in bench.contracts.registry by the lead).
+PUBLIC_CONTRACTS = (StatisticsSummary,)

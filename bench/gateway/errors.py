@@ -1,0 +1,31 @@
+"""Errors of the model gateway.
+
+BenchError
+ +-- GatewayError              the gateway cannot start or serve as configured
+      +-- PolicyDigestMismatch  a policy file's bytes are not the pinned ones
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import BenchError
+
+__all__ = ["GatewayError", "PolicyDigestMismatch"]
+
+
+class GatewayError(BenchError):
+    """The gateway cannot start or serve as configured; the message names the setting."""
+
+
+class PolicyDigestMismatch(GatewayError):
+    """A policy file changed after it was pinned: answering from it would answer from an unrecorded policy."""
+
+    def __init__(self, path: Path, expected: str, actual: str) -> None:
+        super().__init__(
+            f"policy {path} has SHA-256 {actual}, but the gateway config pins {expected}; "
+            "restore the pinned policy or re-pin the config to the new digest on purpose"
+        )
+        self.path = path
+        self.expected = expected
+        self.actual = actual

@@ -1,0 +1,119 @@
+"""Policies: a deterministic, offline stand-in for a model, read from a runner-owned, digest-pinned data file.
+
+A policy answers each request from ordered rules over what the request shows the model. The first rule whose
+conditions all hold wins; ``default`` answers when none does, so every request has exactly one answer. Because
+the rules read only the request, two arms given the same policy can differ only through what their harness
+delivered: that is the point of policy mode.
+
+Identifiers in a reply (message id, tool_use ids) are derived from the request bytes, so the same request
+always gets the same reply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, JsonValue, ValidationError
+
+from ..contracts import ContractModel, Document, Sha256, canonical_json
+from .errors import GatewayError, PolicyDigestMismatch
+from .wire import Part, RequestView
+
+__all__ = ["Policy", "Rule", "TextReply", "ToolUseReply", "When", "load_policy"]
+
+
+class TextReply(ContractModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ToolUseReply(ContractModel):
+    """A tool call, e.g. ``{"type": "tool_use", "name": "Read", "input": {"file_path": "/w/a.py"}}``."""
+
+    type: Literal["tool_use"] = "tool_use"
+    name: str = Field(min_length=1)
+    input: dict[str, JsonValue]
+
+
+Reply = Annotated[TextReply | ToolUseReply, Field(discriminator="type")]
+
+
+class When(ContractModel):
+    """Conditions on a request; all given ones must hold. No condition at all matches every request."""
+
+    contains: tuple[str, ...] = ()  # every phrase appears in `part`
+    lacks: tuple[str, ...] = ()  # no phrase appears in `part`
+    part: Part = Part.ANY
+    turn: int | None = Field(default=None, ge=1)  # 1 + assistant messages already in the request
+    tool_result_seen: bool | None = None  # whether any tool result is in the request
+
+    def holds(self, view: RequestView) -> bool:
+        texts = view.texts(self.part)
+        if not all(any(phrase in text for text in texts) for phrase in self.contains):
+            return False
+        if any(phrase in text for phrase in self.lacks for text in texts):
+            return False
+        if self.turn is not None and view.assistant_turns + 1 != self.turn:
+            return False
+        return self.tool_result_seen is None or view.has_tool_result == self.tool_result_seen
+
+
+class Rule(ContractModel):
+    name: str = Field(min_length=1)
+    when: When
+    reply: tuple[Reply, ...] = Field(min_length=1)
+
+
+class Policy(Document):
+    kind: Literal["model-policy"] = "model-policy"
+    schema_version: Literal[1] = 1
+    rules: tuple[Rule, ...]
+    default: tuple[Reply, ...] = Field(min_length=1)
+
+    def choose(self, view: RequestView) -> tuple[str, tuple[TextReply | ToolUseReply, ...]]:
+        """The name of the rule that answers (``default`` when none matches) and its reply."""
+        for rule in self.rules:
+            if rule.when.holds(view):
+                return rule.name, rule.reply
+        return "default", self.default
+
+    def answer(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The rule name and the assistant message for request ``body``, without ``usage`` (the caller counts)."""
+        rule, reply = self.choose(RequestView.of(body))
+        seed = hashlib.sha256(canonical_json(body)).hexdigest()
+        content: list[dict[str, Any]] = []
+        for index, block in enumerate(reply):
+            if isinstance(block, ToolUseReply):
+                content.append(
+                    {"type": "tool_use", "id": f"toolu_{seed[:16]}{index:02d}", **block.model_dump(exclude={"type"})}
+                )
+            else:
+                content.append({"type": "text", "text": block.text})
+        stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
+        message = {
+            "id": f"msg_{seed[16:40]}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", ""),
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+        }
+        return rule, message
+
+
+def load_policy(path: Path, sha256: Sha256) -> Policy:
+    """Read a pinned policy; refuse it when its bytes are not the pinned ones or it breaks the contract."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise GatewayError(f"cannot read policy {path}: {exc.strerror}; the gateway config names it") from exc
+    actual = Sha256.of(data)
+    if actual != sha256:
+        raise PolicyDigestMismatch(path, sha256, actual)
+    try:
+        return Policy.model_validate_json(data)
+    except ValidationError as exc:
+        raise GatewayError(f"policy {path} breaks the policy contract: {exc}") from exc

@@ -1,0 +1,37 @@
+"""Grading: the normalised transcript, and delivered / used / outcome reported separately, plus effort."""
+
+from .claude_code import hook_channel, parse_claude_session
+from .delivery import ChannelDelivery, DeliveryGrade, grade_delivery
+from .effort import EffortEnd, ExplorationEffort, measure_effort
+from .gateway_view import ReceivedContext, hook_contexts, received_texts
+from .grade import Grade, OutcomeGrade, grade
+from .memory import MemoryDeclaration
+from .transcript import Channel, Step, StepSource, ToolCall, ToolResult, Transcript
+from .used import UseEvidence, UseGrade, grade_use
+
+__all__ = [
+    "Channel",
+    "ChannelDelivery",
+    "DeliveryGrade",
+    "EffortEnd",
+    "ExplorationEffort",
+    "Grade",
+    "MemoryDeclaration",
+    "OutcomeGrade",
+    "ReceivedContext",
+    "Step",
+    "StepSource",
+    "ToolCall",
+    "ToolResult",
+    "Transcript",
+    "UseEvidence",
+    "UseGrade",
+    "grade",
+    "grade_delivery",
+    "grade_use",
+    "hook_channel",
+    "hook_contexts",
+    "measure_effort",
+    "parse_claude_session",
+    "received_texts",
+]

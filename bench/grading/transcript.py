@@ -1,0 +1,92 @@
+"""The normalised transcript: what happened in an agent session, step by step, with who wrote each step.
+
+Authorship is the point. A memory phrase in an agent step proves nothing (the agent can write anything); the
+same phrase in an injected step proves the harness delivered it, through the channel the step names.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal, Self
+
+from pydantic import Field, JsonValue, model_validator
+
+from ..contracts import ContractModel, Document
+from ..gateway.metering import TokenUsage
+
+__all__ = ["Channel", "Step", "StepSource", "ToolCall", "ToolResult", "Transcript"]
+
+
+class StepSource(StrEnum):
+    USER = "user"  # the human prompt
+    SYSTEM = "system"  # the harness's own context and notices (environment, listings, compaction summaries)
+    INJECTED = "injected"  # context a hook added for the model: the memory system's channels
+    AGENT = "agent"  # the model's own text and tool calls
+    TOOL = "tool"  # tool results
+
+
+class Channel(StrEnum):
+    """How injected context reached the model."""
+
+    PROMPT_TIME_RETRIEVAL = "prompt-time-retrieval"  # a UserPromptSubmit hook, on every prompt
+    ANCHOR_TRIGGERED_RECALL = "anchor-triggered-recall"  # a PostToolUse hook, tied to the tool call that fired it
+    SESSION_START = "session-start"  # a SessionStart hook
+    OTHER = "other"  # any other hook event
+
+
+class ToolCall(ContractModel):
+    id: str
+    name: str
+    input: dict[str, JsonValue]
+
+
+class ToolResult(ContractModel):
+    tool_use_id: str
+    text: str
+    is_error: bool = False
+
+
+class Step(ContractModel):
+    index: int = Field(ge=0)
+    source: StepSource
+    channel: Channel | None = None  # set exactly on injected steps
+    origin: str  # the native record it came from, e.g. "attachment:hook_additional_context"
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_results: tuple[ToolResult, ...] = ()
+    trigger_tool_use_id: str | None = None  # anchor recall: the tool call whose result fired the hook
+    message_id: str | None = None  # agent steps: one model response may span several steps
+    usage: TokenUsage | None = None
+    timestamp: str | None = None
+
+    @model_validator(mode="after")
+    def _channel_only_when_injected(self) -> Self:
+        if (self.channel is not None) != (self.source is StepSource.INJECTED):
+            raise ValueError(f"step {self.index}: a channel is set exactly on injected steps (source {self.source})")
+        if self.trigger_tool_use_id is not None and self.source is not StepSource.INJECTED:
+            raise ValueError(f"step {self.index}: only an injected step has a triggering tool call")
+        return self
+
+
+class Transcript(Document):
+    kind: Literal["agent-transcript"] = "agent-transcript"
+    schema_version: Literal[1] = 1
+    harness: str
+    harness_version: str | None
+    session_id: str
+    steps: tuple[Step, ...]
+    usage: TokenUsage  # counted once per model response
+    cost_usd: float | None  # as the harness reported it; None when no report was given
+    duration_ms: int | None
+    started_at: str | None
+    finished_at: str | None
+    unknown_record_types: tuple[str, ...]  # tolerated and skipped; listed so a new harness version is noticed
+
+    @model_validator(mode="after")
+    def _indexed_in_order(self) -> Self:
+        if [step.index for step in self.steps] != list(range(len(self.steps))):
+            raise ValueError("steps must be indexed 0, 1, 2, ... in order")
+        return self
+
+    def by_source(self, *sources: StepSource) -> tuple[Step, ...]:
+        return tuple(step for step in self.steps if step.source in sources)

@@ -1,0 +1,95 @@
+"""A publication bundle on disk: its layout, its file listing and its typed contents.
+
+Layout (every file except ``MANIFEST.json`` is covered by the manifest)::
+
+    records/<hex>.json              one PairedAttempt per file, named by its digest's hex
+    admissions/<hex>.json           the AdmissionDecision about records/<hex>.json
+    manifests/<challenge>/v<N>.json preregistrations
+    receipts/statistics-summary.json
+    report/index.html
+    MANIFEST.json
+"""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..analysis import AdmissionDecision, PairedAttempt
+from ..contracts import Digest, PortablePath
+from ..errors import ContractError
+from .manifest import MANIFEST_NAME
+
+__all__ = [
+    "ADMISSIONS",
+    "RECORDS",
+    "REPORT_PATH",
+    "SUMMARY_PATH",
+    "BundleError",
+    "bundle_files",
+    "load_admissions",
+    "load_records",
+    "parse_document",
+]
+
+RECORDS = "records"
+ADMISSIONS = "admissions"
+SUMMARY_PATH = PortablePath("receipts/statistics-summary.json")
+REPORT_PATH = PortablePath("report/index.html")
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+class BundleError(ContractError):
+    """The bundle's layout or a file in it is not what publication expects; ``path`` names the file."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+
+
+def bundle_files(root: Path) -> dict[PortablePath, bytes]:
+    """Every regular file under ``root`` except the manifest, by portable path. Links and devices are refused."""
+    if not root.is_dir():
+        raise BundleError(str(root), "is not a directory; pass a bundle directory")
+    files: dict[PortablePath, bytes] = {}
+    for path in sorted(root.rglob("*")):
+        mode = path.lstat().st_mode
+        relative = path.relative_to(root).as_posix()
+        if stat.S_ISDIR(mode):
+            continue
+        if not stat.S_ISREG(mode):
+            raise BundleError(relative, f"in {root} is not a regular file; a bundle holds only files and folders")
+        if relative != MANIFEST_NAME:
+            files[PortablePath(relative)] = path.read_bytes()
+    return files
+
+
+def parse_document(path: str, data: bytes, model: type[Model]) -> Model:
+    try:
+        return model.model_validate_json(data)
+    except ValidationError as exc:
+        raise BundleError(path, f"is not a valid {model.__name__}: {exc}") from exc
+
+
+def _in_folder(files: Mapping[PortablePath, bytes], folder: str) -> dict[PortablePath, bytes]:
+    return {p: data for p, data in files.items() if p.parts[0] == folder}
+
+
+def load_records(files: Mapping[PortablePath, bytes]) -> dict[Digest, tuple[PortablePath, PairedAttempt]]:
+    """Records by the digest of their file bytes; each file must be named by that digest."""
+    records: dict[Digest, tuple[PortablePath, PairedAttempt]] = {}
+    for path, data in _in_folder(files, RECORDS).items():
+        digest = Digest.of(data)
+        if path != f"{RECORDS}/{digest.hex}.json":
+            raise BundleError(path, f"holds record {digest}; name it {RECORDS}/{digest.hex}.json")
+        records[digest] = (path, parse_document(path, data, PairedAttempt))
+    return records
+
+
+def load_admissions(files: Mapping[PortablePath, bytes]) -> dict[PortablePath, AdmissionDecision]:
+    return {path: parse_document(path, data, AdmissionDecision) for path, data in _in_folder(files, ADMISSIONS).items()}

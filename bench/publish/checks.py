@@ -1,0 +1,140 @@
+"""Publication checks: admissions match durable records, the manifest covers every file, nothing leaks.
+
+Each check returns findings (a check, a file, what was found) rather than stopping at the first, so one run of
+CI names every offending file. A secret is never echoed back: findings show only its first characters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ..contracts import Digest, PortablePath
+from ..errors import BenchError
+from .bundle import ADMISSIONS, RECORDS, BundleError, load_admissions, load_records
+from .manifest import MANIFEST_NAME, PublicationManifest
+
+__all__ = [
+    "LEAK_PATTERNS",
+    "Check",
+    "Finding",
+    "PublicationRefused",
+    "all_findings",
+    "check_admissions",
+    "check_coverage",
+    "check_leaks",
+]
+
+
+class Check(StrEnum):
+    ADMISSION_RECORD = "admission-record"
+    COVERAGE = "coverage"
+    SECRET = "secret"
+    HOST_PATH = "host-path"
+
+
+# (check, what it is, pattern). Patterns run over raw bytes so no decoding can hide a match.
+LEAK_PATTERNS: tuple[tuple[Check, str, re.Pattern[bytes]], ...] = (
+    (Check.SECRET, "Anthropic API key", re.compile(rb"sk-ant-[A-Za-z0-9_-]{16,}")),
+    (Check.SECRET, "OpenAI-style API key", re.compile(rb"(?<![A-Za-z0-9])sk-(?!ant-)[A-Za-z0-9_-]{20,}")),
+    (Check.SECRET, "GitHub token", re.compile(rb"(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
+    (Check.SECRET, "AWS access key id", re.compile(rb"(?<![A-Z0-9])(AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])")),
+    (Check.SECRET, "AWS secret key", re.compile(rb"(?i)aws_secret_access_key[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}")),
+    (Check.SECRET, "bearer token", re.compile(rb"(?i)bearer\s+[A-Za-z0-9._~+/-]{16,}=*")),
+    (Check.SECRET, "private key", re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")),
+    (Check.SECRET, "Slack token", re.compile(rb"xox[abposr]-[A-Za-z0-9-]{10,}")),
+    (Check.SECRET, "Google API key", re.compile(rb"AIza[0-9A-Za-z_-]{35}")),
+    (Check.HOST_PATH, "root home directory", re.compile(rb"(?<![A-Za-z0-9._-])/root(?:/|\b)")),
+    (Check.HOST_PATH, "home directory", re.compile(rb"(?<![A-Za-z0-9._-])/home/[A-Za-z0-9._-]+")),
+    (Check.HOST_PATH, "macOS home directory", re.compile(rb"(?<![A-Za-z0-9._-])/Users/[A-Za-z0-9._-]+")),
+    (Check.HOST_PATH, "Windows home directory", re.compile(rb"(?i)\b[A-Z]:(?:\\\\|\\|/)Users(?:\\\\|\\|/)")),
+)
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    path: str
+    check: Check
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.check.value}: {self.detail}"
+
+
+class PublicationRefused(BenchError):
+    """Publication checks failed; ``findings`` names every offending file."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        lines = "\n  ".join(str(f) for f in findings)
+        super().__init__(
+            f"publication refused, {len(findings)} finding(s):\n  {lines}\n"
+            "redact or remove the named content (cleanup may redact; it may not drop a run), then publish again"
+        )
+        self.findings = findings
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def check_leaks(path: str, data: bytes) -> list[Finding]:
+    """Secret-shaped strings and host paths in a file's name or content."""
+    findings = []
+    for where, haystack in (("name", path.encode("utf-8")), ("content", data)):
+        for check, what, pattern in LEAK_PATTERNS:
+            for match in pattern.finditer(haystack):
+                shown = match.group(0)[:6].decode("utf-8", "replace")
+                place = "file name" if where == "name" else f"line {_line_of(haystack, match.start())}"
+                findings.append(Finding(path, check, f"{what} at {place} ({shown}...)"))
+    return findings
+
+
+def check_coverage(files: Mapping[PortablePath, bytes], manifest: PublicationManifest) -> list[Finding]:
+    """Every file listed with the digest of its bytes, and nothing listed missing."""
+    listed = {f.path: f.digest for f in manifest.files}
+    findings = [Finding(p, Check.COVERAGE, "not covered by the manifest") for p in sorted(set(files) - set(listed))]
+    findings += [
+        Finding(p, Check.COVERAGE, f"listed with {listed[p]} but missing from the bundle")
+        for p in sorted(set(listed) - set(files))
+    ]
+    for path in sorted(set(files) & set(listed)):
+        actual = Digest.of(files[path])
+        if actual != listed[path]:
+            findings.append(Finding(path, Check.COVERAGE, f"manifest says {listed[path]}, file hashes to {actual}"))
+    return findings
+
+
+def check_admissions(files: Mapping[PortablePath, bytes]) -> list[Finding]:
+    """Every admission decides about a durable record in the bundle, and every record has its decision."""
+    try:
+        records = load_records(files)
+        admissions = load_admissions(files)
+    except BundleError as exc:
+        return [Finding(exc.path, Check.ADMISSION_RECORD, str(exc))]
+    findings = []
+    decided: set[Digest] = set()
+    for path, decision in sorted(admissions.items()):
+        expected = f"{ADMISSIONS}/{decision.record.hex}.json"
+        if decision.record not in records:
+            findings.append(Finding(path, Check.ADMISSION_RECORD, f"names record {decision.record}, not in {RECORDS}/"))
+        elif path != expected:
+            findings.append(Finding(path, Check.ADMISSION_RECORD, f"decides {decision.record}; name it {expected}"))
+        decided.add(decision.record)
+    for digest, (path, _) in sorted(records.items()):
+        if digest not in decided:
+            findings.append(
+                Finding(path, Check.ADMISSION_RECORD, "has no admission decision (completed is not admitted)")
+            )
+    return findings
+
+
+def all_findings(files: Mapping[PortablePath, bytes], manifest_bytes: bytes | None) -> list[Finding]:
+    """Admission and leak findings for a bundle's files (and its manifest, when written), sorted by file."""
+    findings = check_admissions(files)
+    for path, data in files.items():
+        findings += check_leaks(path, data)
+    if manifest_bytes is not None:
+        findings += check_leaks(MANIFEST_NAME, manifest_bytes)
+    return sorted(findings)

@@ -1,0 +1,172 @@
+"""The static HTML report: one self-contained file that opens from disk (inline CSS and SVG, no scripts).
+
+It shows per-challenge paired outcomes with their exact intervals, the three grading layers, the admission
+decisions and one trend plot per comparability key. It contains no timestamps and iterates only in sorted
+order, so the same inputs always give byte-identical HTML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+
+from ..analysis import (
+    Admission,
+    AdmissionDecision,
+    Cell,
+    ContinuousStatus,
+    ContinuousSummary,
+    Interval,
+    PairedAttempt,
+    StatisticsSummary,
+)
+from ..contracts import Digest, PortablePath
+from ..errors import ContractError
+from .svg import CONTROL_COLOUR, TREATMENT_COLOUR, TrendLine, interval_plot, layer_bars, trend_plot
+
+__all__ = ["render_report"]
+
+_STYLE = """
+body{font-family:sans-serif;margin:24px;color:#222;background:#fff;max-width:1100px}
+h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}
+h3{font-size:14px;margin-bottom:4px}
+table{border-collapse:collapse;font-size:12px;margin:8px 0}
+th,td{border:1px solid #ccc;padding:3px 6px;text-align:left}th{background:#f2f2f2}
+.control{color:#b35806}.treatment{color:#1f5fa6}.excluded{background:#fbeaea}.admitted{background:#eaf6ea}
+code{font-size:11px}.note{font-size:12px;color:#555}
+"""
+
+
+def _interval(interval: Interval, digits: int = 3) -> str:
+    high = "&#8734;" if interval.high is None else f"{interval.high:.{digits}f}"
+    return f"[{interval.low:.{digits}f}, {high}]"
+
+
+def _cell_title(cell: Cell) -> str:
+    return f"{cell.key.challenge} @ {cell.build.label}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], row_classes: Sequence[str] | None = None) -> str:
+    head = "".join(f"<th>{h}</th>" for h in header)
+    body = []
+    for index, row in enumerate(rows):
+        css = f' class="{row_classes[index]}"' if row_classes else ""
+        body.append(f"<tr{css}>" + "".join(f"<td>{value}</td>" for value in row) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _outcomes(summary: StatisticsSummary) -> str:
+    header = ["challenge", "build", "pairs", "control pass", "treatment pass", "T only / C only", "McNemar p",
+              "discordant share", "conditional odds ratio"]  # fmt: skip
+    rows = [
+        [
+            escape(c.key.challenge),
+            escape(c.build.label),
+            str(len(c.attempts)),
+            f"{c.control.passes}/{c.control.attempts} {_interval(c.control.pass_rate)}",
+            f"{c.treatment.passes}/{c.treatment.attempts} {_interval(c.treatment.pass_rate)}",
+            f"{c.paired.treatment_only} / {c.paired.control_only}",
+            f"{c.paired.mcnemar_p:.4g}",
+            _interval(c.paired.discordant_share),
+            _interval(c.paired.odds_ratio, 2),
+        ]
+        for c in summary.cells
+    ]
+    plot_rows = []
+    for c in summary.cells:
+        for arm, colour, s in (("control", CONTROL_COLOUR, c.control), ("treatment", TREATMENT_COLOUR, c.treatment)):
+            high = 1.0 if s.pass_rate.high is None else s.pass_rate.high
+            plot_rows.append((f"{_cell_title(c)} {arm}", s.pass_rate.low, high, s.passes / s.attempts, colour))
+    plot = interval_plot(plot_rows, f"pass rates with exact {summary.confidence} intervals")
+    return _table(header, rows) + f'<figure id="outcome-intervals">{plot}</figure>'
+
+
+def _layers(summary: StatisticsSummary) -> str:
+    parts = []
+    for c in summary.cells:
+        rows = [
+            (f"{arm} {layer}", getattr(s, field), s.attempts, colour)
+            for arm, colour, s in (("control", CONTROL_COLOUR, c.control), ("treatment", TREATMENT_COLOUR, c.treatment))
+            for layer, field in (("delivered", "delivered"), ("used", "used"), ("outcome", "passes"))
+        ]
+        parts.append(f"<h3>{escape(_cell_title(c))}</h3>{layer_bars(rows, f'grading layers, {_cell_title(c)}')}")
+    return "".join(parts)
+
+
+def _continuous_text(measure: ContinuousSummary) -> str:
+    if measure.status is ContinuousStatus.EXPLORATORY:
+        return "exploratory (fewer than 5 pairs: no test computed)"
+    return (
+        f"median difference {measure.median_difference:.4g}; sign test p {measure.sign_test_p:.4g}; "
+        f"signed-rank p {measure.signed_rank_p:.4g} ({measure.nonzero_pairs} non-zero pairs)"
+    )
+
+
+def _continuous(summary: StatisticsSummary) -> str:
+    rows = [
+        [escape(c.key.challenge), escape(c.build.label), _continuous_text(c.tokens), _continuous_text(c.wall_seconds)]
+        for c in summary.cells
+    ]
+    return _table(["challenge", "build", "tokens (treatment - control)", "wall seconds (treatment - control)"], rows)
+
+
+def _admissions(
+    records: Mapping[Digest, tuple[PortablePath, PairedAttempt]], admissions: Mapping[PortablePath, AdmissionDecision]
+) -> str:
+    entries = []
+    for decision_path, decision in admissions.items():
+        if decision.record not in records:
+            raise ContractError(f"{decision_path} decides about record {decision.record}, which is not in the bundle")
+        path, record = records[decision.record]
+        entries.append((record.key.challenge, record.build.sequence, record.attempt, path, record, decision))
+    entries.sort(key=lambda e: (e[0], e[1], e[2], e[3]))
+    rows = [
+        [escape(challenge), escape(record.build.label), str(attempt), record.completion.value,
+         decision.decision.value, decision.reason.value, escape(decision.note),
+         f'<code title="{escape(path)}">{escape(path[:20])}&#8230;</code>']
+        for challenge, _, attempt, path, record, decision in entries
+    ]  # fmt: skip
+    header = ["challenge", "build", "attempt", "completion", "decision", "reason", "note", "record"]
+    return _table(header, rows, [e[5].decision.value for e in entries])
+
+
+def _trends(summary: StatisticsSummary) -> str:
+    by_key: dict[Digest, list[Cell]] = {}
+    for cell in summary.cells:
+        by_key.setdefault(cell.key_id, []).append(cell)
+    parts = []
+    for key_id in sorted(by_key, key=lambda k: (by_key[k][0].key.challenge, k)):
+        line = TrendLine.of(by_key[key_id])
+        key = line.cells[0].key
+        fields = ", ".join(f"{name} <code>{escape(str(value))}</code>" for name, value in key.model_dump().items())
+        parts.append(
+            f'<h3>{escape(key.challenge)} <code>{key_id.short}</code></h3><p class="note">{fields}</p>'
+            f'<figure class="trend">{trend_plot(line)}</figure>'
+        )
+    return "".join(parts)
+
+
+def render_report(
+    summary: StatisticsSummary,
+    records: Mapping[Digest, tuple[PortablePath, PairedAttempt]],
+    admissions: Mapping[PortablePath, AdmissionDecision],
+) -> str:
+    admitted = sum(d.decision is Admission.ADMITTED for d in admissions.values())
+    sections = [
+        ("outcomes", "Per-challenge paired outcomes", _outcomes(summary)),
+        ("layers", "Grading layers: delivered, used, outcome", _layers(summary)),
+        ("continuous", "Continuous measures", _continuous(summary)),
+        ("admissions", "Admission decisions", _admissions(records, admissions)),
+        ("trends", "Trends per comparability key across builds", _trends(summary)),
+    ]
+    body = "".join(f'<section id="{id_}"><h2>{title}</h2>{content}</section>' for id_, title, content in sections)
+    legend = (
+        f'<p class="note"><span class="control">&#9632; control</span> <span class="treatment">&#9632; treatment</span>'
+        f" &middot; {len(records)} records, {admitted} admitted, {len(admissions) - admitted} excluded &middot; "
+        f"exact {escape(summary.confidence)} intervals (Clopper-Pearson; conditional odds ratio on discordant pairs)"
+        "</p>"
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Paired run report</title>'
+        f"<style>{_STYLE}</style></head><body><h1>Paired run report</h1>{legend}{body}</body></html>\n"
+    )

@@ -1,0 +1,74 @@
+"""Paired attempts for tests: a fixed key and seeded random arms (shared with tests/publish)."""
+
+from __future__ import annotations
+
+import random
+
+from bench.analysis import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
+from bench.contracts import Digest, canonical_bytes
+
+__all__ = ["arm", "attempt", "key", "random_attempts", "record_digest"]
+
+
+def key(
+    challenge: str = "rename-config", manifest: bytes = b"prereg v1", verifier: bytes = b"verifier v1"
+) -> ComparabilityKey:
+    return ComparabilityKey(
+        challenge=challenge,
+        fixture=Digest.of(b"fixture " + challenge.encode()),
+        model="claude-sonnet-4-5",
+        control_condition="no-memory",
+        treatment_condition="reference-memory",
+        manifest=Digest.of(manifest),
+        verifier=Digest.of(verifier),
+        source_commit="ab" * 20,
+    )
+
+
+def arm(passed: bool, tokens: int = 1000, wall: float = 30.0, delivered: bool = False, used: bool = False) -> ArmResult:
+    return ArmResult(
+        outcome=Outcome.PASS if passed else Outcome.FAIL,
+        delivered=delivered,
+        used=used,
+        tokens=tokens,
+        wall_seconds=wall,
+    )
+
+
+def attempt(
+    number: int,
+    control: ArmResult | None,
+    treatment: ArmResult | None,
+    the_key: ComparabilityKey | None = None,
+    build: Build | None = None,
+    completion: Completion = Completion.COMPLETED,
+) -> PairedAttempt:
+    return PairedAttempt(
+        key=the_key or key(),
+        build=build or Build(label="mem-1.0.0", sequence=1),
+        attempt=number,
+        completion=completion,
+        control=control,
+        treatment=treatment,
+    )
+
+
+def random_attempts(rng: random.Random, n: int, the_key: ComparabilityKey, build: Build) -> list[PairedAttempt]:
+    """``n`` completed attempts whose treatment arm passes a little more often and uses memory."""
+    attempts = []
+    for number in range(1, n + 1):
+        delivered = rng.random() < 0.9
+        control = arm(rng.random() < 0.4, rng.randint(800, 2000), round(rng.uniform(10, 90), 3))
+        treatment = arm(
+            rng.random() < 0.7,
+            rng.randint(700, 2100),
+            round(rng.uniform(10, 90), 3),
+            delivered=delivered,
+            used=delivered and rng.random() < 0.8,
+        )
+        attempts.append(attempt(number, control, treatment, the_key, build))
+    return attempts
+
+
+def record_digest(record: PairedAttempt) -> Digest:
+    return Digest.of(canonical_bytes(record))

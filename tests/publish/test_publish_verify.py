@@ -1,0 +1,160 @@
+"""Publishing, the publication checks and verification on a real bundle on disk, through the CLI too."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bench.analysis import StatisticsSummary
+from bench.cli import main
+from bench.contracts import Digest, canonical_bytes
+from bench.publish import (
+    Check,
+    PublicationRefused,
+    check_bundle,
+    check_leaks,
+    publish,
+    read_manifest,
+    verify,
+)
+from bench.publish.manifest import write_manifest
+from tests.publish.bundle_factory import write_bundle
+
+SUMMARY = "receipts/statistics-summary.json"
+
+
+@pytest.fixture
+def bundle(tmp_path: Path) -> Path:
+    root = tmp_path / "bundle"
+    write_bundle(root)
+    publish(root)
+    return root
+
+
+def test_untouched_bundle_verifies(bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = read_manifest(bundle / "MANIFEST.json")
+    on_disk = sorted(p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file())
+    assert sorted(f.path for f in manifest.files) == [p for p in on_disk if p != "MANIFEST.json"]
+    assert verify(bundle / "MANIFEST.json") == []
+    assert check_bundle(bundle / "MANIFEST.json") == []
+    assert main(["verify", str(bundle / "MANIFEST.json")]) == 0
+    assert capsys.readouterr().out == "verified\n"
+
+
+def test_summary_counts_only_admitted_runs(bundle: Path) -> None:
+    summary = StatisticsSummary.model_validate_json((bundle / SUMMARY).read_bytes())
+    assert len(summary.inputs) == 18 + 4  # superseded v1 runs and the aborted run are kept but not counted
+    assert len(list((bundle / "records").iterdir())) == 3 + 18 + 5
+    assert {c.build.label for c in summary.cells if c.key.challenge == "rename-config"} == {
+        "mem-1.0",
+        "mem-1.1",
+        "mem-1.2",
+    }
+
+
+def test_altered_receipt_is_named_with_its_lineage(bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    summary = json.loads((bundle / SUMMARY).read_bytes())
+    summary["cells"][0]["paired"]["mcnemar_p"] = 0.001  # a friendlier p-value
+    altered = canonical_bytes(StatisticsSummary.model_validate_json(json.dumps(summary)))
+    (bundle / SUMMARY).write_bytes(altered)
+    # Even with the manifest re-hashed to match, re-derivation from the recorded attempts catches it.
+    manifest = read_manifest(bundle / "MANIFEST.json")
+    files = [f if f.path != SUMMARY else f.model_copy(update={"digest": Digest.of(altered)}) for f in manifest.files]
+    write_manifest(bundle, manifest.model_copy(update={"files": files}))
+    differences = verify(bundle / "MANIFEST.json")
+    # The report, re-derived from the altered summary it now records, no longer matches either.
+    assert [(d.path, d.how) for d in differences] == [(SUMMARY, "re-derived"), ("report/index.html", "re-derived")]
+    assert differences[0].recorded == Digest.of(altered)
+    assert main(["verify", str(bundle / "MANIFEST.json")]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"{SUMMARY}: recorded {Digest.of(altered)}, re-derived blake3:")
+    assert "<- analyze v1 (confidence=0.95)" in out and "<- records/" in out and "<- admissions/" in out
+
+
+def test_altered_record_is_named_with_what_it_feeds(bundle: Path) -> None:
+    record = next(p for p in sorted((bundle / "records").iterdir()) if b'"pass"' in p.read_bytes())
+    record.write_bytes(record.read_bytes().replace(b'"pass"', b'"fail"'))
+    differences = verify(bundle / "MANIFEST.json")
+    rehashed = [d for d in differences if d.how == "re-hashed"]
+    assert [d.path for d in rehashed] == [f"records/{record.name}"]
+    assert "feeds receipts/statistics-summary.json (analyze)" in rehashed[0].lineage
+    rederived = [d for d in differences if d.how == "re-derived"]
+    assert rederived and rederived[0].path == SUMMARY and rederived[0].lineage[0].startswith("could not re-derive")
+    assert check_bundle(bundle / "MANIFEST.json")[0].check in (Check.ADMISSION_RECORD, Check.COVERAGE)
+
+
+def test_uncovered_and_missing_files_fail_coverage(bundle: Path) -> None:
+    (bundle / "notes.txt").write_text("late addition, see /home/bob/scratch\n")
+    (bundle / "report" / "index.html").unlink()
+    findings = {(f.path, f.check) for f in check_bundle(bundle / "MANIFEST.json")}
+    expected = {("notes.txt", Check.COVERAGE), ("notes.txt", Check.HOST_PATH), ("report/index.html", Check.COVERAGE)}
+    assert findings == expected
+    assert main(["publish", "--check", str(bundle)]) == 1
+
+
+@pytest.mark.parametrize(
+    ("planted", "check"),
+    [
+        (b"/home/alice/work/repo", Check.HOST_PATH),
+        (b"/root/.claude/projects", Check.HOST_PATH),
+        (b"sk-ant-api03-" + b"A" * 40, Check.SECRET),
+        (b"ghp_" + b"a1B2" * 9, Check.SECRET),
+        (b"AKIAIOSFODNN7EXAMPLE", Check.SECRET),
+        (b"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.abcdefgh", Check.SECRET),
+        (b"-----BEGIN OPENSSH PRIVATE KEY-----", Check.SECRET),
+    ],
+)
+def test_planted_leak_refuses_publication_and_names_the_file(tmp_path: Path, planted: bytes, check: Check) -> None:
+    root = tmp_path / "bundle"
+    write_bundle(root)
+    notes = root / "manifests" / "rename-config" / "NOTES.md"
+    notes.write_bytes(b"reviewed by the lead\nsee " + planted + b"\n")
+    with pytest.raises(PublicationRefused) as caught:
+        publish(root)
+    assert [(f.path, f.check) for f in caught.value.findings] == [("manifests/rename-config/NOTES.md", check)]
+    assert "line 2" in caught.value.findings[0].detail
+    assert planted[8:].decode() not in str(caught.value)  # the secret itself is never echoed
+    assert not (root / "MANIFEST.json").exists()
+
+
+def test_leak_scan_leaves_ordinary_content_alone() -> None:
+    text = b"blake3:" + b"ab" * 32 + b":12 /usr/bin/env desk-lamp sk-short roots/home-made"
+    assert check_leaks("records/x.json", text) == []
+    assert check_leaks("home/alice.txt", b"") == []
+    assert check_leaks("x/root/y", b"") == []  # a relative path is not a host path
+    assert [f.check for f in check_leaks("a.json", b'{"cwd":"/root/x"}')] == [Check.HOST_PATH]
+    assert [f.check for f in check_leaks("a.json", b'"C:\\\\Users\\\\bob"')] == [Check.HOST_PATH]
+
+
+def test_admission_without_a_durable_record_fails(tmp_path: Path) -> None:
+    root = tmp_path / "bundle"
+    write_bundle(root)
+    record = sorted((root / "records").iterdir())[0]
+    shutil.move(record, tmp_path / record.name)
+    with pytest.raises(PublicationRefused) as caught:
+        publish(root)
+    assert [(f.path, f.check) for f in caught.value.findings] == [(f"admissions/{record.name}", Check.ADMISSION_RECORD)]
+
+
+def test_record_without_a_decision_fails(tmp_path: Path) -> None:
+    root = tmp_path / "bundle"
+    write_bundle(root)
+    decision = sorted((root / "admissions").iterdir())[0]
+    decision.unlink()
+    with pytest.raises(PublicationRefused, match="has no admission decision"):
+        publish(root)
+
+
+def test_same_inputs_give_byte_identical_receipts(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    write_bundle(first)
+    write_bundle(second)
+    publish(first)
+    assert main(["publish", str(second)]) == 0
+    for name in ("MANIFEST.json", SUMMARY, "report/index.html"):
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+    publish(first)  # publishing again reproduces the same bytes
+    assert (first / "MANIFEST.json").read_bytes() == (second / "MANIFEST.json").read_bytes()

@@ -1,0 +1,76 @@
+"""The static report: self-contained, deterministic, one key per trend line, and rendered by headless Chromium."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bench.analysis import StatisticsSummary
+from bench.publish import MixedKeysError, TrendLine, publish
+from bench.publish.svg import BAND_COLOURS, CONTROL_COLOUR, TREATMENT_COLOUR
+from tests.publish.bundle_factory import write_bundle
+from tests.publish.png import colour_counts
+
+REPORT = "report/index.html"
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("report") / "bundle"
+    write_bundle(root)
+    publish(root)
+    return root
+
+
+def test_report_is_self_contained(bundle: Path) -> None:
+    html = (bundle / REPORT).read_text()
+    assert "<script" not in html
+    assert not re.search(r"""(src|href)=["']?(https?:|//|file:)""", html), "the report must need no external asset"
+    assert html.count("<svg") == 1 + 4 + 2  # outcome intervals, four cells' layers, two trend keys
+    for section in ("outcomes", "layers", "continuous", "admissions", "trends"):
+        assert f'<section id="{section}">' in html
+    assert "superseded-by-correction" in html and "not-completed" in html
+    assert "exploratory (fewer than 5 pairs: no test computed)" in html
+
+
+def test_trend_line_refuses_two_keys(bundle: Path) -> None:
+    summary = StatisticsSummary.model_validate_json((bundle / "receipts/statistics-summary.json").read_bytes())
+    keys = {c.key_id for c in summary.cells}
+    assert len(keys) == 2
+    with pytest.raises(MixedKeysError, match="refusing to draw 2 comparability keys on one trend line"):
+        TrendLine.of(summary.cells)
+    one_key = [c for c in summary.cells if c.key.challenge == "rename-config"]
+    line = TrendLine.of(list(reversed(one_key)))
+    assert [c.build.sequence for c in line.cells] == [1, 2, 3]
+    with pytest.raises(MixedKeysError):
+        TrendLine(key_id=line.key_id, cells=(*line.cells, summary.cells[0]))
+
+
+def _rgb(colour: str) -> tuple[int, int, int]:
+    return (int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16))
+
+
+def test_report_renders_in_headless_chromium(bundle: Path, tmp_path: Path) -> None:
+    chromium = shutil.which("chromium")
+    assert chromium, "headless Chromium is needed: install the Debian package `chromium` (apt-get install -y chromium)"
+    shot = tmp_path / "report.png"
+    command = [
+        chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
+        # Half scale keeps the whole page (trends at the bottom) in one small image.
+        "--force-device-scale-factor=0.5", "--window-size=1100,4200", f"--screenshot={shot}",
+        (bundle / REPORT).as_uri(),
+    ]  # fmt: skip
+    subprocess.run(command, check=True, timeout=180, capture_output=True)
+    assert shot.stat().st_size > 10_000
+    counts = colour_counts(shot.read_bytes(), step=1)
+    assert len(counts) > 100, "a near single-colour screenshot means nothing was drawn"
+    assert counts.most_common(1)[0][0] == (255, 255, 255)
+    for colour in (CONTROL_COLOUR, TREATMENT_COLOUR):
+        assert counts[_rgb(colour)] > 500, f"{colour} plot marks missing"
+    for colour in BAND_COLOURS.values():  # only the trend plots use the band tints
+        assert counts[_rgb(colour)] > 100, f"trend interval bands {colour} missing"

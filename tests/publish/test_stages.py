@@ -1,0 +1,31 @@
+"""The analyze and report stages on the real store and engine agree byte for byte with a published bundle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.contracts import PortablePath
+from bench.publish import publish
+from bench.publish.stages import AnalyzeParams, ReportParams, analyze, report
+from bench.stages.engine import execute
+from bench.store import FileEntry, Store, tree_from_entries
+from bench.store.trees import EntryKind
+from tests.publish.bundle_factory import write_bundle
+
+
+def test_store_stages_match_the_bundle_receipts(tmp_path: Path, store: Store) -> None:
+    root = tmp_path / "bundle"
+    write_bundle(root)
+    entries = [
+        FileEntry(PortablePath(p.relative_to(root).as_posix()), EntryKind.FILE, p.read_bytes())
+        for folder in ("records", "admissions")
+        for p in sorted((root / folder).iterdir())
+    ]
+    tree = tree_from_entries(store, entries)
+    first = execute(store, analyze, {"bundle": tree}, AnalyzeParams(confidence="0.95"))
+    again = execute(store, analyze, {"bundle": tree}, AnalyzeParams(confidence="0.95"))
+    assert first.executed and not again.executed and again.outputs == first.outputs
+    html = execute(store, report, {"bundle": tree, "summary": first.outputs["summary"]}, ReportParams())
+    publish(root)
+    assert store.get_bytes(first.outputs["summary"]) == (root / "receipts/statistics-summary.json").read_bytes()
+    assert store.get_bytes(html.outputs["report"]) == (root / "report/index.html").read_bytes()
