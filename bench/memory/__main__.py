@@ -1,0 +1,60 @@
+"""``python -m bench.memory --home DIR restore|snapshot|destroy``: the reference provisioner as an executable.
+
+Reads exactly one JSON request on stdin, writes exactly one compact JSON response on stdout, diagnostics on stderr.
+Exit status 2: the request breaks the protocol; 1: the verb failed (the message says which input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from bench.contracts import ContractModel
+from bench.provision.messages import DestroyRequest, RestoreRequest, SnapshotRequest
+
+from . import provisioner
+from .corpus import CorpusError
+from .state import StateError
+
+_REQUESTS: dict[str, type[ContractModel]] = {
+    "restore": RestoreRequest,
+    "snapshot": SnapshotRequest,
+    "destroy": DestroyRequest,
+}
+
+
+def _dispatch(home: Path, request: ContractModel) -> ContractModel:
+    if isinstance(request, RestoreRequest):
+        return provisioner.restore(home, request)
+    if isinstance(request, SnapshotRequest):
+        return provisioner.snapshot(home, request)
+    if isinstance(request, DestroyRequest):
+        return provisioner.destroy(home, request)
+    raise TypeError(f"no verb takes a {type(request).__name__}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.memory", description=__doc__.splitlines()[0])
+    parser.add_argument("--home", type=Path, required=True, help="directory holding this system's projects")
+    parser.add_argument("verb", choices=sorted(_REQUESTS))
+    args = parser.parse_args(argv)
+    request_type = _REQUESTS[args.verb]
+    try:
+        request = request_type.model_validate_json(sys.stdin.buffer.read())
+    except ValidationError as exc:
+        print(f"{args.verb}: the request on stdin is not a valid {request_type.__name__}:\n{exc}", file=sys.stderr)
+        return 2
+    try:
+        response = _dispatch(args.home, request)
+    except (CorpusError, StateError, OSError) as exc:
+        print(f"{args.verb}: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write(response.model_dump_json() + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

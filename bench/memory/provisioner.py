@@ -1,0 +1,110 @@
+"""The reference memory system's three verbs, over the directory it keeps its projects in (its *home*).
+
+Layout: ``<home>/<project>/state.sqlite`` is the memory (the only file mounted into the agent's container) and
+``<home>/<project>/restore.json`` what snapshot needs besides it (the probes to run, how the semantic method stood
+at restore). A restore is built in a temporary directory and renamed into place, so a failed or killed restore
+leaves no half-built project behind. Ingestion is synchronous, so the reference system has no queue: both queue
+counts it reports are zero by construction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from bench.contracts import Sha256
+from bench.provision.fixture import artifact_sha256
+from bench.provision.messages import (
+    ArtifactRef,
+    DestroyRequest,
+    DestroyResponse,
+    MemoryState,
+    ProbeRequest,
+    RestoreRequest,
+    RestoreResponse,
+    SnapshotRequest,
+    SnapshotResponse,
+)
+
+from .corpus import read_corpus
+from .probes import run_probes
+from .recall import connect
+from .semantic import load_embedder
+from .state import StateError, build_state, fingerprint, item_count
+
+__all__ = ["STATE_FILE", "destroy", "project_dir", "restore", "snapshot", "state_path"]
+
+STATE_FILE = "state.sqlite"
+_RESTORE_FILE = "restore.json"
+
+
+def project_dir(home: Path, project: str) -> Path:
+    return home / project
+
+
+def state_path(home: Path, project: str) -> Path:
+    """The SQLite file to mount (read-only) into the agent's container for ``project``."""
+    return project_dir(home, project) / STATE_FILE
+
+
+def restore(home: Path, request: RestoreRequest) -> RestoreResponse:
+    started = time.monotonic()
+    for name, ref in (("evidence corpus", request.artifacts.evidence_corpus), ("graph", request.artifacts.graph)):
+        _check_artifact(name, ref)
+    key = "\0".join((request.fixture, request.graph_arm, request.run_identity))
+    project = "r" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:20]
+    target = project_dir(home, project)
+    if target.exists():
+        raise StateError(f"project {project} already exists in {home}; destroy it before restoring the same run")
+    home.mkdir(parents=True, exist_ok=True)
+    embedder, semantic = load_embedder()
+    with tempfile.TemporaryDirectory(dir=home, prefix=".restore-") as scratch:
+        documents = read_corpus(Path(request.artifacts.evidence_corpus.path))
+        build_state(Path(scratch) / STATE_FILE, documents, Path(request.artifacts.graph.path), embedder)
+        facts = {"probes": [p.model_dump(mode="json") for p in request.probes], "semantic": semantic}
+        (Path(scratch) / _RESTORE_FILE).write_text(json.dumps(facts, sort_keys=True), encoding="utf-8")
+        Path(scratch).rename(target)
+        Path(scratch).mkdir()  # TemporaryDirectory removes its path on exit
+    return RestoreResponse(project=project, queue_before_count=0, restore_seconds=time.monotonic() - started)
+
+
+def snapshot(home: Path, request: SnapshotRequest) -> SnapshotResponse:
+    """Re-read the project's state from disk, independently of how restore built it."""
+    started = time.monotonic()
+    directory = project_dir(home, request.project)
+    path = directory / STATE_FILE
+    if not path.is_file():
+        missing = MemoryState(present=False, items=0, fingerprint=Sha256.of(b""))
+        return SnapshotResponse(state=missing, probes=(), queue_after_count=0, snapshot_seconds=0.0)
+    facts = json.loads((directory / _RESTORE_FILE).read_text(encoding="utf-8"))
+    probes = tuple(ProbeRequest.model_validate_json(json.dumps(p)) for p in facts["probes"])
+    embedder, why_not = load_embedder()
+    if embedder is not None:
+        why_not = f"the state was restored without passage vectors: {facts['semantic']}"
+    conn = connect(path)
+    try:
+        state = MemoryState(present=True, items=item_count(conn), fingerprint=Sha256(fingerprint(conn)))
+        answers = run_probes(conn, probes, embedder, why_not)
+    finally:
+        conn.close()
+    return SnapshotResponse(
+        state=state, probes=answers, queue_after_count=0, snapshot_seconds=time.monotonic() - started
+    )
+
+
+def destroy(home: Path, request: DestroyRequest) -> DestroyResponse:
+    """Remove the project; destroying one that is already gone is success (destroy runs on every failure path)."""
+    directory = project_dir(home, request.project)
+    if directory.exists():
+        shutil.rmtree(directory)
+    return DestroyResponse(ok=True)
+
+
+def _check_artifact(name: str, ref: ArtifactRef) -> None:
+    actual = artifact_sha256(Path(ref.path))
+    if actual != ref.sha256:
+        raise StateError(f"{name} at {ref.path} has SHA-256 {actual}, the request says {ref.sha256}; refusing it")

@@ -1,0 +1,144 @@
+"""The provisioner adapter: the one boundary through which any memory system is plugged in.
+
+Configured by an argv prefix and a fixture root. :func:`provisioned` is how a run uses it::
+
+    provisioner = Provisioner(prefix=("my-memory", "--home", "/srv/mem"), fixture_root=Path("fixtures/x"))
+    async with provisioned(provisioner, fixture, "backfilled", "run-7.attempt-1") as session:
+        ...  # run the agent
+        receipt = await session.snapshot()
+
+destroy runs in the finalizer on every path out of the block: normal exit, an exception from the agent, a timeout,
+a refused snapshot, cancellation and Ctrl-C (``asyncio.run`` turns SIGINT into cancelling the main task, and the
+provisioner runs in its own session so the keystroke does not kill it first). If restore itself is refused, destroy
+still runs when the refused reply named a valid project; a restore that timed out or printed garbage named none, so
+there is nothing to address and the call log says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import TypeAdapter, ValidationError
+
+from .errors import ProvisionRefused
+from .fixture import Fixture, check_expected_hits, verify_artifact
+from .messages import (
+    DestroyRequest,
+    DestroyResponse,
+    ProjectName,
+    RestoreArtifacts,
+    RestoreRequest,
+    RestoreResponse,
+    SnapshotRequest,
+    SnapshotResponse,
+    Verb,
+)
+from .process import CallRecord, Limits, run_verb
+from .receipt import SnapshotReceipt, snapshot_receipt
+
+__all__ = ["Provisioner", "Session", "provisioned"]
+
+_PROJECT = TypeAdapter(ProjectName)
+
+
+@dataclass(frozen=True)
+class Provisioner:
+    """A memory system as the runner sees it: an argv prefix, a fixture root and call limits."""
+
+    prefix: tuple[str, ...]
+    fixture_root: Path
+    limits: Limits = field(default_factory=Limits)
+
+    def restore_request(self, fixture: Fixture, graph_arm: str, run_identity: str) -> RestoreRequest:
+        """The restore message, after every artifact was resolved inside the fixture root and its SHA-256 checked."""
+        arm = fixture.graph_arm(graph_arm)
+        evidence = verify_artifact(self.fixture_root, fixture.evidence_corpus)
+        check_expected_hits(fixture, evidence)
+        return RestoreRequest(
+            fixture=fixture.fixture_id,
+            graph_arm=arm.name,
+            run_identity=run_identity,
+            artifacts=RestoreArtifacts(evidence_corpus=evidence, graph=verify_artifact(self.fixture_root, arm.graph)),
+            probes=tuple(p.request() for p in fixture.probes),
+        )
+
+    async def restore(self, request: RestoreRequest, log: list[CallRecord]) -> RestoreResponse:
+        return await run_verb(self.prefix, Verb.RESTORE, request, RestoreResponse, self.limits, log)
+
+    async def snapshot(self, project: str, log: list[CallRecord]) -> SnapshotResponse:
+        return await run_verb(
+            self.prefix, Verb.SNAPSHOT, SnapshotRequest(project=project), SnapshotResponse, self.limits, log
+        )
+
+    async def destroy(self, project: str, log: list[CallRecord]) -> DestroyResponse:
+        return await run_verb(
+            self.prefix, Verb.DESTROY, DestroyRequest(project=project), DestroyResponse, self.limits, log
+        )
+
+
+@dataclass
+class Session:
+    """One restored memory state, live for one run."""
+
+    provisioner: Provisioner
+    fixture: Fixture
+    request: RestoreRequest
+    restored: RestoreResponse
+    log: list[CallRecord]
+
+    @property
+    def project(self) -> str:
+        return self.restored.project
+
+    async def snapshot(self) -> SnapshotReceipt:
+        """Re-read the live memory and judge it; a refused snapshot yields an invalid receipt naming the refusal."""
+        outcome: SnapshotResponse | ProvisionRefused
+        try:
+            outcome = await self.provisioner.snapshot(self.project, self.log)
+        except ProvisionRefused as refused:
+            outcome = refused
+        return snapshot_receipt(self.fixture, self.request, self.restored, outcome, tuple(self.log))
+
+
+@asynccontextmanager
+async def provisioned(
+    provisioner: Provisioner, fixture: Fixture, graph_arm: str, run_identity: str, log: list[CallRecord] | None = None
+) -> AsyncIterator[Session]:
+    """Restore, yield the live session, and destroy on every way out (see the module docstring).
+
+    Artifact refusals happen before any process starts, so there is nothing to destroy. ``log`` (when given)
+    receives every call record, destroy included, even when the block fails.
+    """
+    calls: list[CallRecord] = [] if log is None else log
+    request = provisioner.restore_request(fixture, graph_arm, run_identity)
+    try:
+        restored = await provisioner.restore(request, calls)
+    except ProvisionRefused as refused:
+        project = _named_project(refused.stdout_object)
+        if project is not None:
+            await _destroy_quietly(provisioner, project, calls)
+        raise
+    try:
+        yield Session(provisioner, fixture, request, restored, calls)
+    except BaseException:
+        await _destroy_quietly(provisioner, restored.project, calls)
+        raise
+    await provisioner.destroy(restored.project, calls)
+
+
+async def _destroy_quietly(provisioner: Provisioner, project: str, calls: list[CallRecord]) -> None:
+    # Another error is already on its way out; a refused destroy is in the call log and must not mask it.
+    with suppress(ProvisionRefused):
+        await provisioner.destroy(project, calls)
+
+
+def _named_project(obj: dict[str, object] | None) -> str | None:
+    if not isinstance(obj, dict):
+        return None
+    try:
+        return _PROJECT.validate_python(obj.get("project"))
+    except ValidationError:
+        return None

@@ -1,0 +1,211 @@
+"""The fixture contract: the evidence a memory condition is handed, kept apart from the challenge's question.
+
+A fixture is a directory (the *fixture root*) holding ``fixture.json`` and its artifacts. It owns:
+
+- ``evidence_corpus``: a directory of notes, ADRs and exported issue threads (or one file), pinned by SHA-256;
+- ``graph_arms``: named frozen graph states, each one artifact pinned by SHA-256, handed to one condition;
+- ``probes``: named full-text / semantic / graph retrieval probes with the evidence documents they must return,
+  which the snapshot receipt checks after the run;
+- ``memory_phrases``: distinctive phrases of the memory, which grading looks for in what the harness delivered;
+- ``redact_paths``: extra paths to remove from the source corpus, through the same redaction as auto-loaded context.
+
+Artifact paths are portable paths relative to the fixture root. Before a provisioner sees one, the adapter resolves
+it (symlinks included) and refuses it if it lands outside the root or its SHA-256 differs from the manifest.
+
+The SHA-256 of a directory artifact is the SHA-256 of its listing: one line per entry below it, sorted by relative
+POSIX path, ``<kind>\\t<hex>\\t<path>\\n`` where kind is ``file``, ``executable`` (hex = SHA-256 of the bytes),
+``symlink`` (hex = SHA-256 of the link target) or ``directory`` (hex = 64 zeros). ``stele-bench provision digest``
+prints it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, ValidationError, model_validator
+
+from bench.contracts import ContractModel, Document, PortablePath, Sha256
+from bench.errors import ContractError
+
+from .errors import ProvisionRefused, RefusalReason
+from .messages import ArtifactRef, ProbeKind, ProbeRequest
+
+__all__ = [
+    "FIXTURE_FILE",
+    "PUBLIC_CONTRACTS",
+    "Fixture",
+    "FixtureArtifact",
+    "FixtureProbe",
+    "GraphArm",
+    "artifact_sha256",
+    "check_expected_hits",
+    "load_fixture",
+    "verify_artifact",
+]
+
+FIXTURE_FILE = "fixture.json"
+Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
+_NO_DIGEST = "0" * 64
+
+
+class FixtureArtifact(ContractModel):
+    path: PortablePath
+    sha256: Sha256
+
+
+class GraphArm(ContractModel):
+    name: Name
+    graph: FixtureArtifact
+
+
+class FixtureProbe(ContractModel):
+    """A retrieval probe and the evidence documents (portable paths inside the corpus) that must be among its hits."""
+
+    name: Name
+    kind: ProbeKind
+    query: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+    top_k: Annotated[int, Field(ge=1, le=50)] = 5
+    expected: Annotated[tuple[PortablePath, ...], Field(min_length=1)]
+
+    def request(self) -> ProbeRequest:
+        """The probe as sent to a provisioner: without the expected hits."""
+        return ProbeRequest(name=self.name, kind=self.kind, query=self.query, top_k=self.top_k)
+
+
+class Fixture(Document):
+    """The evidence one memory condition is handed, and how to prove it was there (see the module docstring)."""
+
+    kind: Literal["fixture"] = "fixture"
+    schema_version: Literal[1] = 1
+    fixture_id: Name
+    evidence_corpus: FixtureArtifact
+    graph_arms: Annotated[tuple[GraphArm, ...], Field(min_length=1)]
+    probes: Annotated[tuple[FixtureProbe, ...], Field(min_length=1)]
+    memory_phrases: Annotated[tuple[Annotated[str, StringConstraints(min_length=4)], ...], Field(min_length=1)]
+    # Extra source-corpus paths to remove before any arm sees the tree; applied by bench.packaging.redact only.
+    redact_paths: tuple[PortablePath, ...] = ()
+
+    @model_validator(mode="after")
+    def _names_unique(self) -> Fixture:
+        for label, names in (
+            ("graph arm", [a.name for a in self.graph_arms]),
+            ("probe", [p.name for p in self.probes]),
+        ):
+            duplicates = sorted({n for n in names if names.count(n) > 1})
+            if duplicates:
+                raise ValueError(f"{label} names must be unique; repeated: {', '.join(duplicates)}")
+        return self
+
+    def graph_arm(self, name: str) -> GraphArm:
+        for arm in self.graph_arms:
+            if arm.name == name:
+                return arm
+        known = ", ".join(a.name for a in self.graph_arms)
+        raise ContractError(f"fixture {self.fixture_id!r} has no graph arm {name!r}; it declares: {known}")
+
+
+PUBLIC_CONTRACTS: tuple[type[ContractModel], ...] = (Fixture,)
+
+
+def load_fixture(root: Path) -> Fixture:
+    """Read and validate ``<root>/fixture.json``; a missing or malformed manifest is an error naming the file."""
+    manifest = root / FIXTURE_FILE
+    try:
+        text = manifest.read_bytes()
+    except OSError as exc:
+        raise ContractError(f"cannot read fixture manifest {manifest}: {exc.strerror}; pass the fixture root") from exc
+    try:
+        return Fixture.model_validate_json(text)
+    except ValidationError as exc:
+        raise ContractError(f"fixture manifest {manifest} breaks the fixture contract:\n{exc}") from exc
+
+
+def check_expected_hits(fixture: Fixture, evidence: ArtifactRef) -> None:
+    """Every probe's expected hits name documents of the (verified) evidence corpus; a typo is an error now, not a
+    probe that can never pass."""
+    corpus = Path(evidence.path)
+    documents = {corpus.name} if corpus.is_file() else {p.relative_to(corpus).as_posix() for p in corpus.rglob("*")}
+    for probe in fixture.probes:
+        unknown = [hit for hit in probe.expected if hit not in documents]
+        if unknown:
+            raise ContractError(
+                f"fixture {fixture.fixture_id!r} probe {probe.name!r} expects {', '.join(unknown)}, which the evidence "
+                f"corpus {corpus} does not hold; fix the probe's expected hits"
+            )
+
+
+def verify_artifact(root: Path, artifact: FixtureArtifact) -> ArtifactRef:
+    """Resolve ``artifact`` under ``root`` and check it, returning what a provisioner is handed.
+
+    Refuses (each with its own reason) an artifact that is missing, whose resolved path or any symlink inside it
+    leaves the fixture root, or whose SHA-256 differs from the manifest.
+    """
+    try:
+        real_root = root.resolve(strict=True)
+        target = (real_root / artifact.path).resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise ProvisionRefused(
+            RefusalReason.ARTIFACT_MISSING,
+            f"fixture artifact {artifact.path!r} does not exist under {root} ({exc}); add it or fix the manifest",
+        ) from exc
+    _check_inside(real_root, target, artifact.path)
+    actual = artifact_sha256(target, real_root)
+    if actual != artifact.sha256:
+        raise ProvisionRefused(
+            RefusalReason.ARTIFACT_SHA256_MISMATCH,
+            f"fixture artifact {artifact.path!r} has SHA-256 {actual}, the manifest pins {artifact.sha256}; "
+            "the artifact changed after it was frozen: restore it, or re-freeze the fixture as a new version",
+        )
+    return ArtifactRef(path=str(target), sha256=Sha256(actual))
+
+
+def artifact_sha256(path: Path, root: Path | None = None) -> str:
+    """SHA-256 of a file's bytes, or of a directory's listing (see the module docstring).
+
+    With ``root``, a symlink inside a directory whose target resolves outside ``root`` is refused.
+    """
+    if path.is_file():
+        return _file_sha256(path)
+    lines: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
+        for name in sorted(dirnames + filenames):
+            full = Path(dirpath) / name
+            rel = full.relative_to(path).as_posix()
+            kind, digest = _entry(full, root, rel)
+            lines.append(f"{kind}\t{digest}\t{rel}\n")
+    lines.sort(key=lambda line: line.split("\t", 2)[2])
+    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+
+
+def _entry(full: Path, root: Path | None, rel: str) -> tuple[str, str]:
+    mode = full.lstat().st_mode
+    if stat.S_ISLNK(mode):
+        if root is not None:
+            _check_inside(root, full.resolve(), rel)
+        return "symlink", hashlib.sha256(os.fsencode(os.readlink(full))).hexdigest()
+    if stat.S_ISDIR(mode):
+        return "directory", _NO_DIGEST
+    if stat.S_ISREG(mode):
+        return ("executable" if mode & 0o111 else "file"), _file_sha256(full)
+    raise ContractError(f"artifact entry {rel!r} is neither a file, a directory nor a symlink; remove it")
+
+
+def _check_inside(root: Path, resolved: Path, label: str) -> None:
+    if not resolved.is_relative_to(root):
+        raise ProvisionRefused(
+            RefusalReason.ARTIFACT_ESCAPES_ROOT,
+            f"fixture artifact {label!r} resolves to {resolved}, outside the fixture root {root}; "
+            "artifacts (and symlinks inside them) must stay inside the fixture root",
+        )
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,53 @@
+"""`stele-bench provision restore|snapshot|destroy|digest` drive a provisioner by hand, through the real adapter."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.cli import main
+from bench.memory.semantic import MODEL_DIR_ENV
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "challenges" / "fixtures" / "example-evidence"
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:
+    code = main(["--json", *argv])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_restore_snapshot_destroy_by_hand(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path / "no-model"))  # faster; the semantic path has its own tests
+    home = tmp_path / "home"
+    common = ["--provisioner", shlex.join([sys.executable, "-m", "bench.memory", "--home", str(home)])]
+    common += ["--fixture-root", str(EXAMPLE)]
+    code, restored = _json(capsys, "provision", "restore", *common, "--graph-arm", "backfilled", "--run-identity", "m1")
+    assert code == 0
+    project = restored["response"]["project"]
+    assert (home / project / "state.sqlite").is_file()
+    code, snapshot = _json(capsys, "provision", "snapshot", *common, "--project", project)
+    assert code == 0
+    assert snapshot["assessment"]["verdict"] == "valid"
+    assert {p["outcome"] for p in snapshot["assessment"]["probes"]} == {"passed", "unsupported"}
+    code, destroyed = _json(capsys, "provision", "destroy", *common, "--project", project)
+    assert code == 0 and destroyed["ok"] is True
+    assert not (home / project).exists()
+    code, missing = _json(capsys, "provision", "snapshot", *common, "--project", project)
+    assert code == 3 and missing["assessment"]["verdict"] == "invalid-memory-missing"
+
+
+def test_refusal_is_an_error_naming_its_reason(tmp_path: Path, capsys) -> None:
+    code = main(["provision", "destroy", "--provisioner", "false", "--fixture-root", str(EXAMPLE), "--project", "p"])
+    assert code == 1
+    assert "[nonzero-exit]" in capsys.readouterr().err
+
+
+def test_digest_matches_the_manifest(capsys) -> None:
+    code, printed = _json(capsys, "provision", "digest", str(EXAMPLE / "evidence"))
+    manifest = json.loads((EXAMPLE / "fixture.json").read_text())
+    assert code == 0 and printed["sha256"] == manifest["evidence_corpus"]["sha256"]
