@@ -32,6 +32,7 @@ CONTRACT_MODULES: tuple[str, ...] = (
     "bench.provision.messages",
     "bench.provision.fixture",
     "bench.provision.receipt",
+    "bench.suite.suite",
 )
 
 

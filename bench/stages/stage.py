@@ -8,8 +8,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from ..contracts import ContractModel, Digest
-from ..errors import StageError
+from pydantic import ValidationError
+
+from ..contracts import ContractModel, Digest, canonical_json
+from ..errors import ContractError, StageError
 from ..store import Store
 
 __all__ = ["Stage", "StageKind", "get_stage", "stage"]
@@ -22,6 +24,7 @@ STAGE_MODULES: tuple[str, ...] = (
     "bench.packaging.corpus",
     "bench.packaging.redact",
     "bench.packaging.certify",
+    "bench.publish.stages",
 )
 
 
@@ -48,7 +51,11 @@ class Stage(Generic[P]):
         return self.run.__module__
 
     def parse_params(self, raw: Mapping[str, Any]) -> P:
-        return self.params.model_validate(dict(raw))
+        """Params as a plan or an action key spells them: JSON, so lists fill tuples and strings fill enums."""
+        try:
+            return self.params.model_validate_json(canonical_json(dict(raw)))
+        except ValidationError as exc:
+            raise ContractError(f"stage {self.name!r}: bad params: {exc}") from exc
 
 
 _REGISTRY: dict[str, Stage[Any]] = {}

@@ -1,0 +1,218 @@
+"""The suite manifest: one project at a pinned commit, one fixture, the challenges asked of it, and how they run.
+
+A suite directory holds ``suite.json`` (a :class:`SuiteManifest`), the project's git objects (a bundle), the fixture
+root and one directory per challenge. Every path in the manifest is a portable path relative to the suite
+directory, except a challenge's ``policy`` asset, which like its verifier is relative to the challenge directory.
+Everything here is runner-owned: an agent only ever sees the packaged project tree and the challenge prompts.
+
+The commit is the project's pin: a 40-hex git id covers the whole tree and history, so the bundle's bytes (which
+dulwich does not write deterministically) are not pinned again. A challenge's gateway policy is pinned by SHA-256
+here, because the challenge manifest belongs to the question and the policy to how this suite stands in for a model.
+
+A policy may name files in the agent's workspace through :data:`WORKSPACE_PLACEHOLDER`; :func:`render_policy` puts
+the container's workspace path in its place, and the rendered bytes are what the gateway is configured with.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Literal, Self
+
+from pydantic import Field, StringConstraints, ValidationError, model_validator
+
+from ..contracts import ContractModel, Document, PortablePath
+from ..errors import ContractError
+from ..gateway.config import Mode
+from ..grading.memory import MemoryDeclaration
+from ..provision.fixture import Fixture, load_fixture
+from .challenge import Asset, ChallengeManifest, load_challenge, read_asset
+
+__all__ = [
+    "PUBLIC_CONTRACTS",
+    "SUITE_FILE",
+    "WORKSPACE_PLACEHOLDER",
+    "ChallengeCategory",
+    "FixtureRef",
+    "LoadedChallenge",
+    "ProjectSource",
+    "Suite",
+    "SuiteChallenge",
+    "SuiteManifest",
+    "load_suite",
+    "open_suite",
+    "render_policy",
+]
+
+SUITE_FILE = "suite.json"
+WORKSPACE_PLACEHOLDER = "{workspace}"
+Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
+GitId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{40}$")]
+Marker = Annotated[str, StringConstraints(min_length=1, pattern=r"\S")]
+_SAFE_WORKSPACE = re.compile(r"^/[A-Za-z0-9._/-]*$")
+
+
+class ChallengeCategory(enum.StrEnum):
+    """The kind of memory value a challenge probes; a control is chosen because memory should not help."""
+
+    INVESTIGATION = "investigation"
+    FOCUSED_CODING = "focused-coding"
+    CONTINUITY = "continuity"
+    LOW_MEMORY_CONTROL = "low-memory-control"
+
+
+class ProjectSource(ContractModel):
+    bundle: PortablePath  # a git bundle (or repository directory), relative to the suite directory
+    commit: GitId
+    repository: Name  # the label receipts name the project by
+
+
+class FixtureRef(ContractModel):
+    path: PortablePath  # the fixture root, relative to the suite directory
+    graph_arm: Name  # the graph arm the memory condition is restored from
+
+
+class SuiteChallenge(ContractModel):
+    directory: PortablePath  # relative to the suite directory; its last component is the challenge id
+    category: ChallengeCategory
+    policy: Asset | None = None  # the gateway policy for policy mode, relative to the challenge directory
+    # Markers of use for grading's second layer: workspace files the memory points at, names only it gives.
+    anchored_paths: tuple[PortablePath, ...] = ()
+    identifiers: tuple[Marker, ...] = ()
+
+    @property
+    def challenge_id(self) -> str:
+        return self.directory.rsplit("/", 1)[-1]
+
+
+class SuiteManifest(Document):
+    kind: Literal["suite"] = "suite"
+    schema_version: Literal[1] = 1
+    suite_id: Name
+    project: ProjectSource
+    fixture: FixtureRef
+    challenges: Annotated[tuple[SuiteChallenge, ...], Field(min_length=1)]
+    attempts: Annotated[int, Field(ge=1, le=100)] = 2
+    model: Annotated[str, StringConstraints(min_length=1)]
+    gateway_mode: Mode
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        ids = [challenge.challenge_id for challenge in self.challenges]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            raise ValueError(f"challenge directories must end in distinct ids; repeated: {', '.join(repeated)}")
+        if self.gateway_mode is Mode.POLICY:
+            missing = [c.challenge_id for c in self.challenges if c.policy is None]
+            if missing:
+                raise ValueError(f"gateway_mode 'policy' needs a policy for every challenge; none for {missing}")
+        return self
+
+    def challenge(self, challenge_id: str) -> SuiteChallenge:
+        for challenge in self.challenges:
+            if challenge.challenge_id == challenge_id:
+                return challenge
+        known = ", ".join(c.challenge_id for c in self.challenges)
+        raise ContractError(f"suite {self.suite_id!r} has no challenge {challenge_id!r}; it declares: {known}")
+
+
+PUBLIC_CONTRACTS: tuple[type[ContractModel], ...] = (SuiteManifest,)
+
+
+def load_suite(path: Path) -> SuiteManifest:
+    """Read ``path`` (a ``suite.json`` or the directory holding one) through the suite contract."""
+    manifest = path / SUITE_FILE if path.is_dir() else path
+    try:
+        text = manifest.read_bytes()
+    except OSError as exc:
+        raise ContractError(
+            f"cannot read the suite manifest {manifest}: {exc.strerror}; pass a suite directory or its {SUITE_FILE}"
+        ) from exc
+    try:
+        return SuiteManifest.model_validate_json(text)
+    except ValidationError as exc:
+        raise ContractError(f"{manifest} breaks the suite contract:\n{exc}") from exc
+
+
+@dataclass(frozen=True)
+class LoadedChallenge:
+    entry: SuiteChallenge
+    directory: Path
+    manifest: ChallengeManifest
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A suite whose every part was found and checked: challenges, pinned assets, fixture, graph arm, bundle."""
+
+    root: Path
+    manifest: SuiteManifest
+    fixture: Fixture
+    challenges: tuple[LoadedChallenge, ...]
+
+    @property
+    def bundle(self) -> Path:
+        return self.root / self.manifest.project.bundle
+
+    @property
+    def fixture_root(self) -> Path:
+        return self.root / self.manifest.fixture.path
+
+    def challenge(self, challenge_id: str) -> LoadedChallenge:
+        entry = self.manifest.challenge(challenge_id)
+        return next(loaded for loaded in self.challenges if loaded.entry == entry)
+
+    def policy(self, challenge_id: str, workspace: str) -> bytes:
+        """The challenge's pinned policy with ``workspace`` in place of the placeholder (what the gateway serves)."""
+        loaded = self.challenge(challenge_id)
+        if loaded.entry.policy is None:
+            raise ContractError(f"challenge {challenge_id!r} of suite {self.manifest.suite_id!r} declares no policy")
+        return render_policy(read_asset(loaded.directory, loaded.entry.policy), workspace)
+
+    def memory(self, challenge_id: str) -> MemoryDeclaration:
+        """What grading looks for: the fixture's phrases and the challenge's markers of use."""
+        entry = self.manifest.challenge(challenge_id)
+        return MemoryDeclaration(
+            phrases=self.fixture.memory_phrases, anchored_paths=entry.anchored_paths, identifiers=entry.identifiers
+        )
+
+
+def open_suite(path: Path) -> Suite:
+    """Load the suite at ``path`` and everything it names, refusing the first part that is missing or off its pin."""
+    manifest = load_suite(path)
+    root = (path if path.is_dir() else path.parent).resolve()
+    bundle = root / manifest.project.bundle
+    if not bundle.exists():
+        raise ContractError(f"suite {manifest.suite_id!r}: the project bundle {bundle} does not exist")
+    fixture = load_fixture(root / manifest.fixture.path)
+    fixture.graph_arm(manifest.fixture.graph_arm)  # raises naming the arms it does declare
+    return Suite(root, manifest, fixture, tuple(_load_challenge(root, entry) for entry in manifest.challenges))
+
+
+def _load_challenge(root: Path, entry: SuiteChallenge) -> LoadedChallenge:
+    directory = root / entry.directory
+    manifest = load_challenge(directory)
+    if manifest.challenge_id != entry.challenge_id:
+        raise ContractError(
+            f"{directory}/challenge.json names challenge {manifest.challenge_id!r}, but its directory says "
+            f"{entry.challenge_id!r}; rename one so they agree"
+        )
+    assets = [manifest.verifier.asset, *([manifest.oracle.asset] if manifest.oracle else [])]
+    for asset in [*assets, *([entry.policy] if entry.policy else [])]:
+        read_asset(directory, asset)  # refuses an escaping path or a SHA-256 off its pin
+    return LoadedChallenge(entry, directory, manifest)
+
+
+def render_policy(template: bytes, workspace: str) -> bytes:
+    """``template`` with every :data:`WORKSPACE_PLACEHOLDER` replaced by ``workspace``.
+
+    The workspace must be an absolute path of plain characters, so the substitution cannot break the JSON around
+    it or smuggle in anything else.
+    """
+    if not _SAFE_WORKSPACE.fullmatch(workspace):
+        raise ContractError(
+            f"workspace {workspace!r} cannot be put into a policy: use an absolute path of letters, digits, . _ - /"
+        )
+    return template.replace(WORKSPACE_PLACEHOLDER.encode(), workspace.encode())

@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from example_suite import build_memory, example_suite, export_project
+
+from bench.store import Store
+from bench.suite.suite import Suite
+
+
+@pytest.fixture(scope="session")
+def suite() -> Suite:
+    return example_suite()
+
+
+@pytest.fixture(scope="session")
+def packaged(suite: Suite, tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Path]:
+    """The removed paths and the redacted project tree every arm starts from (never modify it: copy it)."""
+    base = tmp_path_factory.mktemp("packaged")
+    return export_project(suite, Store(base / "store"), base / "tree")
+
+
+@pytest.fixture
+def workspace(packaged: tuple[list[str], Path], tmp_path: Path) -> Path:
+    return Path(shutil.copytree(packaged[1], tmp_path / "workspace"))
+
+
+@pytest.fixture(scope="session")
+def memory_state(suite: Suite, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_memory(suite, tmp_path_factory.mktemp("memory") / "state.sqlite")
+
+
+@pytest.fixture
+def fresh_workspace(packaged: tuple[list[str], Path], tmp_path: Path) -> Callable[[str], Path]:
+    def make(name: str) -> Path:
+        return Path(shutil.copytree(packaged[1], tmp_path / name))
+
+    return make

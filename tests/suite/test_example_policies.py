@@ -1,0 +1,82 @@
+"""The policies, the deterministic stand-in model of policy mode: valid, pinned, sure to end, and deciding only on
+what the harness delivered. Driven here in process with the reference memory's own recall code; the real CLI
+drives them in ``test_example_real_cli.py``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from example_suite import drive, run_script
+
+from bench.gateway import Policy, ToolUseReply, load_policy
+from bench.suite.suite import ChallengeCategory, Suite
+
+MEMORY_CHALLENGES = ["harbor-holds", "transaction-memo", "spreadsheet-export"]
+CONTROL = "rule-letter-case"
+
+
+def _policy(suite: Suite, challenge_id: str, workspace: str) -> Policy:
+    return Policy.model_validate_json(suite.policy(challenge_id, workspace))
+
+
+def _prompts(suite: Suite, challenge_id: str) -> list[str]:
+    manifest = suite.challenge(challenge_id).manifest
+    return [manifest.prompt, *([manifest.follow_up_prompt] if manifest.follow_up_prompt else [])]
+
+
+@pytest.mark.parametrize("challenge_id", [*MEMORY_CHALLENGES, CONTROL])
+def test_policy_loads_through_the_gateway_loader_at_its_pin(suite: Suite, challenge_id: str) -> None:
+    loaded = suite.challenge(challenge_id)
+    assert loaded.entry.policy is not None
+    template = load_policy(loaded.directory / loaded.entry.policy.path, loaded.entry.policy.sha256)
+    assert template.rules and _policy(suite, challenge_id, "/workspace").rules
+
+
+@pytest.mark.parametrize("challenge_id", [*MEMORY_CHALLENGES, CONTROL])
+def test_every_tool_call_is_tied_to_a_turn_so_a_session_always_ends(suite: Suite, challenge_id: str) -> None:
+    policy = _policy(suite, challenge_id, "/workspace")
+    assert all(
+        rule.when.turn is not None for rule in policy.rules if any(isinstance(r, ToolUseReply) for r in rule.reply)
+    )
+    assert not any(isinstance(reply, ToolUseReply) for reply in policy.default)
+    for rule in policy.rules:
+        for reply in rule.reply:
+            if isinstance(reply, ToolUseReply):
+                assert str(reply.input["file_path"]).startswith("/workspace/"), rule.name
+
+
+def test_the_control_policy_never_looks_at_memory(suite: Suite) -> None:
+    assert suite.manifest.challenge(CONTROL).category is ChallengeCategory.LOW_MEMORY_CONTROL
+    for rule in _policy(suite, CONTROL, "/workspace").rules:
+        assert not rule.when.contains and not rule.when.lacks, rule.name
+
+
+@pytest.mark.parametrize("with_memory", [True, False], ids=["memory", "none"])
+@pytest.mark.parametrize("challenge_id", [*MEMORY_CHALLENGES, CONTROL])
+def test_driven_policy_passes_exactly_when_memory_should_decide(
+    suite: Suite,
+    fresh_workspace: Callable[[str], Path],
+    memory_state: Path,
+    challenge_id: str,
+    with_memory: bool,
+) -> None:
+    workspace = fresh_workspace("workspace")
+    policy = _policy(suite, challenge_id, str(workspace))
+    rules = drive(policy, workspace, _prompts(suite, challenge_id), memory_state if with_memory else None)
+    assert rules[-1] == "default" or rules[-1] == "answer-written", rules
+    loaded = suite.challenge(challenge_id)
+    verdict = run_script(loaded.directory / loaded.manifest.verifier.asset.path, workspace)
+    expected_pass = with_memory or challenge_id == CONTROL
+    assert (verdict.returncode == 0) is expected_pass, (rules, verdict.stdout)
+
+
+def test_the_control_runs_the_same_rules_in_both_arms(
+    suite: Suite, fresh_workspace: Callable[[str], Path], memory_state: Path
+) -> None:
+    runs = []
+    for name, state in (("with", memory_state), ("without", None)):
+        workspace = fresh_workspace(name)
+        runs.append(drive(_policy(suite, CONTROL, str(workspace)), workspace, _prompts(suite, CONTROL), state))
+    assert runs[0] == runs[1] == ["read-rules", "fold-case", "default"]
