@@ -33,6 +33,8 @@ CONTRACT_MODULES: tuple[str, ...] = (
     "bench.provision.fixture",
     "bench.provision.receipt",
     "bench.suite.suite",
+    "bench.agent.records",
+    "bench.agent.grading",
 )
 
 

@@ -25,6 +25,8 @@ STAGE_MODULES: tuple[str, ...] = (
     "bench.packaging.redact",
     "bench.packaging.certify",
     "bench.publish.stages",
+    "bench.agent.stage",
+    "bench.agent.grading",
 )
 
 

@@ -1,0 +1,54 @@
+"""`stele-bench certify`: the read-only gate over every surface an agent can see, run through the engine."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ..packaging import UNCHECKED_CORPUS_VARIABLE, CertificationReport, CertifyParams, Verdict, certify
+from ..packaging.surfaces import challenge_inputs, fixture_inputs
+from ..provision.fixture import load_fixture
+from ..stages.engine import execute
+from ..store import Store
+from ..suite import load_challenge
+from .output import Output
+from .packaging_cmd import add_json_flag, outcome_fields
+from .store_cmd import parse_digest
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "certify",
+        help="check the redacted corpus, evidence, graph arms and challenge text for leaks (exit 1 on findings)",
+    )
+    parser.add_argument(
+        "--source", type=parse_digest, help=f"the redacted source tree (required unless {UNCHECKED_CORPUS_VARIABLE}=1)"
+    )
+    parser.add_argument("--fixture", type=Path, required=True, help="the fixture root (evidence corpus, graph arms)")
+    parser.add_argument("--challenge", type=Path, required=True, help="the challenge directory")
+    add_json_flag(parser)
+    parser.set_defaults(handler=_certify)
+
+
+def _certify(args: argparse.Namespace, out: Output) -> int:
+    store = Store(args.store)
+    inputs = fixture_inputs(store, args.fixture, load_fixture(args.fixture))
+    inputs |= challenge_inputs(store, args.challenge, load_challenge(args.challenge))
+    if args.source is not None:
+        inputs["source"] = args.source
+    params = CertifyParams(unchecked_corpus_allowed=os.environ.get(UNCHECKED_CORPUS_VARIABLE) == "1")
+    outcome = execute(store, certify, inputs, params)
+    report = store.get_document(outcome.outputs["report"], CertificationReport)
+    data = outcome_fields(outcome) | {"report": report.model_dump(mode="json")}
+    lines = [f"{'ran' if outcome.executed else 'cached'}: {report.verdict.value} ({len(report.findings)} findings)"]
+    lines += [f"unchecked: {note}" for note in report.unchecked]
+    lines += [
+        f"{f.kind.value}: {f.surface} {f.path}{'' if f.line is None else f':{f.line}'}: {f.marker}"
+        for f in report.findings
+    ]
+    lines.append(f"report {outcome.outputs['report']}")
+    out.result(data, "\n".join(lines))
+    return 1 if report.verdict is Verdict.REJECTED else 0

@@ -1,0 +1,82 @@
+"""`stele-bench corpus REPO COMMIT` and `stele-bench redact TREE`: the packaging stages, run through the engine."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..contracts import PortablePath
+from ..packaging import MaterializationReceipt, RedactionReceipt, RedactParams, corpus, corpus_params, redact
+from ..provision.fixture import load_fixture
+from ..stages.engine import ActionOutcome, execute
+from ..store import Store
+from .output import Output
+from .store_cmd import parse_digest
+
+__all__ = ["add_json_flag", "outcome_fields", "register"]
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    """``--json`` after the command too; SUPPRESS keeps the global flag's value when it is not repeated here."""
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object")
+
+
+def outcome_fields(outcome: ActionOutcome) -> dict[str, Any]:
+    return {"ran": outcome.executed, "action": outcome.key, "outputs": dict(outcome.outputs)}
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("corpus", help="build a store tree from a commit's git objects (no checkout)")
+    parser.add_argument("repository", help="a git repository directory or a git bundle file")
+    parser.add_argument("commit", help="a full 40-hex commit id, or a ref (resolved and recorded)")
+    add_json_flag(parser)
+    parser.set_defaults(handler=_corpus)
+    parser = subparsers.add_parser("redact", help="remove auto-loaded agent context from a tree, with a receipt")
+    parser.add_argument("tree", type=parse_digest)
+    parser.add_argument("--fixture", type=Path, help="a fixture root whose redact_paths are removed too")
+    parser.add_argument(
+        "--remove", action="append", default=[], type=_portable, metavar="PATH", help="an extra path to remove"
+    )
+    add_json_flag(parser)
+    parser.set_defaults(handler=_redact)
+
+
+def _portable(text: str) -> PortablePath:
+    try:
+        return PortablePath(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _corpus(args: argparse.Namespace, out: Output) -> int:
+    store = Store(args.store)
+    outcome = execute(store, corpus, {}, corpus_params(args.repository, args.commit))
+    receipt = store.get_document(outcome.outputs["receipt"], MaterializationReceipt)
+    data = outcome_fields(outcome) | {"receipt": receipt.model_dump(mode="json")}
+    lines = [
+        f"{'ran' if outcome.executed else 'cached'}: corpus of {receipt.commit}",
+        f"tree {receipt.tree}",
+        f"{receipt.files} files, {receipt.symlinks} symlinks, {receipt.total_bytes} bytes",
+        f"git tree {receipt.git_tree}",
+        *(f"lfs pointer: {p.path} (oid {p.oid}, {p.size} bytes not packaged)" for p in receipt.lfs_pointers),
+        f"receipt {outcome.outputs['receipt']}",
+    ]
+    out.result(data, "\n".join(lines))
+    return 0
+
+
+def _redact(args: argparse.Namespace, out: Output) -> int:
+    store = Store(args.store)
+    extra = list(args.remove)
+    if args.fixture is not None:
+        extra += load_fixture(args.fixture).redact_paths
+    params = RedactParams(extra_paths=tuple(sorted(set(extra))))
+    outcome = execute(store, redact, {"tree": args.tree}, params)
+    receipt = store.get_document(outcome.outputs["receipt"], RedactionReceipt)
+    data = outcome_fields(outcome) | {"receipt": receipt.model_dump(mode="json")}
+    lines = [f"{'ran' if outcome.executed else 'cached'}: redacted {receipt.source}", f"tree {receipt.redacted}"]
+    lines += [f"removed {r.path} ({r.kind.value}, {r.size} bytes, {r.digest}): {r.reason}" for r in receipt.removed]
+    lines.append(f"receipt {outcome.outputs['receipt']}")
+    out.result(data, "\n".join(lines))
+    return 0

@@ -1,0 +1,207 @@
+"""Certification: a static, zero-model, read-only, fail-closed gate over everything an agent can see.
+
+Surfaces, each required: the redacted source corpus (``source``), the evidence corpus (``evidence``), every
+declared graph arm (``graph/<arm>``) and the challenge's agent-visible text (``challenge``: prompt and follow-up
+prompt). Inputs named ``runner/<what>`` are runner-owned artifacts (verifier, oracle, manifests): a copy of one
+inside a surface is suspicious metadata. A missing surface is an error, never a skipped check; the only opt-out
+is :data:`UNCHECKED_CORPUS_VARIABLE`, whose name says what it does, and the report records its use.
+
+Certification never changes anything: findings are reported, and repair is redaction's job, upstream.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Literal
+
+from ..contracts import ContractModel, Digest, Document
+from ..errors import StageError
+from ..stages.stage import StageKind, stage
+from ..store import EntryKind, Store, walk_tree
+from ..suite import ChallengeManifest
+from .graph import graph_texts
+from .markers import FindingKind, TextScanner, identity_terms, path_markers
+from .prefetch import prefetched
+
+__all__ = [
+    "UNCHECKED_CORPUS_VARIABLE",
+    "CertificationReport",
+    "CertifyParams",
+    "CheckedSurface",
+    "Finding",
+    "MissingSurface",
+    "Verdict",
+    "certify",
+    "certify_surfaces",
+]
+
+UNCHECKED_CORPUS_VARIABLE = "STELE_BENCH_UNCHECKED_CORPUS_ALLOWED"
+GRAPH_PREFIX = "graph/"
+RUNNER_PREFIX = "runner/"
+
+
+class MissingSurface(StageError):
+    """A surface certification must cover was not given; naming it is the whole message."""
+
+
+class Verdict(enum.StrEnum):
+    CERTIFIED = "certified"
+    CERTIFIED_CORPUS_UNCHECKED = "certified-with-source-corpus-unchecked"
+    REJECTED = "rejected"
+
+
+class Finding(ContractModel):
+    kind: FindingKind
+    surface: str  # source, evidence, graph/<arm>, challenge
+    path: str  # a tree path, a JSON pointer into a graph, or the challenge field
+    line: int | None  # None for a finding about the path itself
+    marker: str
+
+
+class CheckedSurface(ContractModel):
+    surface: str
+    digest: Digest
+    entries: int
+    scanned_bytes: int
+
+
+class CertificationReport(Document):
+    kind: Literal["certification-report"] = "certification-report"
+    schema_version: Literal[1] = 1
+    verdict: Verdict
+    surfaces: tuple[CheckedSurface, ...]
+    unchecked: tuple[str, ...]  # each opt-out used, with the variable that allowed it
+    findings: tuple[Finding, ...]
+
+
+class CertifyParams(ContractModel):
+    """``unchecked_corpus_allowed`` is set only from :data:`UNCHECKED_CORPUS_VARIABLE`, so it is in the action key."""
+
+    unchecked_corpus_allowed: bool = False
+
+
+def certify_surfaces(store: Store, inputs: Mapping[str, Digest], params: CertifyParams) -> CertificationReport:
+    """Check every surface in ``inputs`` and report; raises :class:`MissingSurface` for an absent one."""
+    unchecked = _check_inputs(inputs, params)
+    challenge = store.get_document(inputs["challenge"], ChallengeManifest)
+    scanner = TextScanner(challenge.answer_phrases)
+    runner = {
+        digest: name.removeprefix(RUNNER_PREFIX) for name, digest in inputs.items() if name.startswith(RUNNER_PREFIX)
+    }
+    runner[inputs["challenge"]] = "challenge manifest"
+    findings: list[Finding] = []
+    surfaces = [
+        _scan_tree(store, name, inputs[name], scanner, runner, findings)
+        for name in ("source", "evidence")
+        if name in inputs
+    ]
+    for name in sorted(n for n in inputs if n.startswith(GRAPH_PREFIX)):
+        surfaces.append(_scan_graph(store, name, inputs[name], scanner, findings))
+    surfaces.append(_scan_challenge(inputs["challenge"], challenge, scanner, findings))
+    findings.sort(key=lambda f: (f.surface, f.path, f.line or 0, f.kind.value, f.marker))
+    verdict = Verdict.REJECTED if findings else Verdict.CERTIFIED_CORPUS_UNCHECKED if unchecked else Verdict.CERTIFIED
+    return CertificationReport(verdict=verdict, surfaces=tuple(surfaces), unchecked=unchecked, findings=tuple(findings))
+
+
+def _check_inputs(inputs: Mapping[str, Digest], params: CertifyParams) -> tuple[str, ...]:
+    unknown = sorted(
+        n
+        for n in inputs
+        if n not in ("source", "evidence", "challenge") and not n.startswith((GRAPH_PREFIX, RUNNER_PREFIX))
+    )
+    if unknown:
+        raise StageError(
+            f"certify: unknown inputs {', '.join(unknown)}; "
+            "expected source, evidence, challenge, graph/<arm> and runner/<what>"
+        )
+    for name in ("evidence", "challenge"):
+        if name not in inputs:
+            raise MissingSurface(f"certify: the {name} surface is missing; every agent-visible surface must be given")
+    if not any(n.startswith(GRAPH_PREFIX) for n in inputs):
+        raise MissingSurface("certify: no graph arm given; pass every graph arm the fixture declares")
+    if "source" in inputs:
+        return ()
+    if not params.unchecked_corpus_allowed:
+        raise MissingSurface(
+            f"certify: the source corpus is missing; pass it, or set {UNCHECKED_CORPUS_VARIABLE}=1 to certify without "
+            "it (the report then says the corpus went unchecked)"
+        )
+    return (f"source corpus: not given; allowed by {UNCHECKED_CORPUS_VARIABLE}=1",)
+
+
+def _scan_tree(
+    store: Store,
+    surface: str,
+    tree: Digest,
+    scanner: TextScanner,
+    runner: Mapping[Digest, str],
+    findings: list[Finding],
+) -> CheckedSurface:
+    paths_by_blob: dict[Digest, list[str]] = defaultdict(list)
+    entries = 0
+    for path, entry in walk_tree(store, tree):
+        entries += 1
+        for kind, marker in path_markers(path):
+            findings.append(Finding(kind=kind, surface=surface, path=path, line=None, marker=marker))
+        if entry.digest in runner:
+            marker = f"runner-owned {runner[entry.digest]}"
+            findings.append(
+                Finding(kind=FindingKind.SUSPICIOUS_METADATA, surface=surface, path=path, line=None, marker=marker)
+            )
+        if entry.kind is not EntryKind.DIRECTORY:
+            paths_by_blob[entry.digest].append(path)
+    scanned = 0
+    # Read in store order (the index is then read sequentially), in a worker thread while this one scans.
+    ordered = sorted(paths_by_blob, key=lambda d: d.hex)
+    for digest, data in prefetched((digest, store.get_bytes(digest)) for digest in ordered):
+        scanned += len(data)
+        for hit in scanner.scan(data):
+            for path in paths_by_blob[digest]:
+                findings.append(Finding(kind=hit.kind, surface=surface, path=path, line=hit.line, marker=hit.marker))
+    return CheckedSurface(surface=surface, digest=tree, entries=entries, scanned_bytes=scanned)
+
+
+def _scan_graph(
+    store: Store, surface: str, blob: Digest, scanner: TextScanner, findings: list[Finding]
+) -> CheckedSurface:
+    entries = 0
+    for text in graph_texts(store.get_bytes(blob), surface):
+        entries += 1
+        for hit in scanner.scan(text.text.encode("utf-8")):
+            findings.append(
+                Finding(kind=hit.kind, surface=surface, path=text.pointer, line=hit.line, marker=hit.marker)
+            )
+        if text.identity:
+            for term in identity_terms(text.text):
+                marker = f"identity field names the experiment: {term}"
+                findings.append(
+                    Finding(
+                        kind=FindingKind.BENCHMARK_AWARENESS, surface=surface, path=text.pointer, line=1, marker=marker
+                    )
+                )
+    return CheckedSurface(surface=surface, digest=blob, entries=entries, scanned_bytes=blob.size)
+
+
+def _scan_challenge(
+    digest: Digest, challenge: ChallengeManifest, scanner: TextScanner, findings: list[Finding]
+) -> CheckedSurface:
+    visible = {"prompt": challenge.prompt, "follow_up_prompt": challenge.follow_up_prompt}
+    scanned = 0
+    for field, text in visible.items():
+        if text is None:
+            continue
+        data = text.encode("utf-8")
+        scanned += len(data)
+        for hit in scanner.scan(data):
+            findings.append(Finding(kind=hit.kind, surface="challenge", path=field, line=hit.line, marker=hit.marker))
+    return CheckedSurface(
+        surface="challenge", digest=digest, entries=len([t for t in visible.values() if t]), scanned_bytes=scanned
+    )
+
+
+@stage("certify", version=1, kind=StageKind.DETERMINISTIC, params=CertifyParams)
+def certify(store: Store, inputs: Mapping[str, Digest], params: CertifyParams) -> dict[str, Digest]:
+    """Store the certification report; a rejection is a recorded result, not an exception."""
+    return {"report": store.put_document(certify_surfaces(store, inputs, params))}

@@ -1,0 +1,197 @@
+"""The corpus stage: a store tree built from one commit's git objects, and the receipt that says so.
+
+The tree holds exactly what ``git archive COMMIT`` would: paths, executable bits, symlinks as symlinks, bytes.
+It never holds history, the index, ignored files or ``.git``. Everything is written in one store transaction, so
+a refusal half way (a missing blob, a crafted name) leaves nothing behind: never a partial tree.
+
+Refused, each naming the path: submodules (the content is not there), tree entries named ``.git`` or containing
+``..``, ``/`` or NUL (a crafted tree), non-UTF-8 names (shown escaped), symlinks that are absolute or resolve
+outside the tree, and missing objects. Git LFS pointer files are kept as they are and listed in the receipt.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+from dulwich.objects import Blob, Commit, Tree
+from pydantic import Field
+
+from ..contracts import ContractModel, Digest, Document, PortablePath
+from ..errors import SourceError
+from ..stages.stage import StageKind, stage
+from ..store import EntryKind, FileEntry, Store, tree_from_entries
+from .gitsource import GitSource, open_source, resolve_commit
+from .prefetch import prefetched
+from .symlinks import check_symlinks
+
+__all__ = [
+    "CorpusError",
+    "CorpusParams",
+    "LfsPointer",
+    "MaterializationReceipt",
+    "corpus",
+    "corpus_params",
+    "materialize",
+]
+
+GitId = Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")]
+
+_TREE, _SYMLINK, _GITLINK = 0o040000, 0o120000, 0o160000
+_LFS_HEADER = b"version https://git-lfs.github.com/spec/v1\n"
+_LFS_LIMIT = 1024  # git-lfs never writes a pointer this large (its spec)
+_LFS_FIELDS = re.compile(rb"^oid sha256:([0-9a-f]{64})\nsize ([0-9]+)$", re.MULTILINE)
+
+
+class CorpusError(SourceError):
+    """A commit's tree is refused; ``path`` is the tree path at fault."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+
+
+class LfsPointer(ContractModel):
+    """A Git LFS pointer file: packaged as the pointer it is, since the real content is not in git."""
+
+    path: PortablePath
+    oid: str
+    size: int
+
+
+class MaterializationReceipt(Document):
+    kind: Literal["materialization-receipt"] = "materialization-receipt"
+    schema_version: Literal[1] = 1
+    repository: str  # as given, so the receipt reads like the command that made it
+    commit: GitId
+    git_tree: GitId
+    tree: Digest
+    files: int  # regular and executable files
+    symlinks: int
+    total_bytes: int
+    lfs_pointers: tuple[LfsPointer, ...]
+
+
+class CorpusParams(ContractModel):
+    repository: str
+    commit: GitId
+
+
+@dataclass
+class _Walk:
+    """What the walk saw besides the entries it yields: symlinks to check at the end, counts, LFS pointers."""
+
+    links: dict[str, bytes] = field(default_factory=dict)
+    files: int = 0
+    total_bytes: int = 0
+    lfs: list[LfsPointer] = field(default_factory=list)
+
+
+def corpus_params(repository: str, commit: str) -> CorpusParams:
+    """Resolve ``commit`` (a full id or a ref) in ``repository``: the stage's params name the commit itself."""
+    with open_source(repository) as source:
+        return CorpusParams(repository=repository, commit=resolve_commit(source, commit))
+
+
+def materialize(store: Store, source: GitSource, commit: str) -> MaterializationReceipt:
+    """Store the tree of ``commit`` (a full id) and return its receipt; nothing is stored on refusal."""
+    obj = source.get(commit.encode())
+    if not isinstance(obj, Commit):
+        raise CorpusError("(commit)", f"{commit} is not a commit in {source.repository}")
+    walk = _Walk()
+    tree = tree_from_entries(store, prefetched(_entries(source, obj.tree, "", walk)))
+    return MaterializationReceipt(
+        repository=source.repository,
+        commit=commit,
+        git_tree=obj.tree.decode(),
+        tree=tree,
+        files=walk.files,
+        symlinks=len(walk.links),
+        total_bytes=walk.total_bytes,
+        lfs_pointers=tuple(walk.lfs),
+    )
+
+
+def _entries(source: GitSource, tree_id: bytes, prefix: str, walk: _Walk) -> Iterator[FileEntry]:
+    """Yield every leaf below ``tree_id``; the last step checks the symlinks against the whole tree."""
+    yield from _walk_tree(source, tree_id, prefix, walk)
+    for path, reason in check_symlinks(walk.links):
+        raise CorpusError(path, reason)
+
+
+def _walk_tree(source: GitSource, tree_id: bytes, prefix: str, walk: _Walk) -> Iterator[FileEntry]:
+    tree = _object(source, tree_id, Tree, prefix.rstrip("/") or "(root tree)")
+    for entry in tree.iteritems():
+        path = _checked_path(prefix, entry.path)
+        if entry.mode == _TREE:
+            yield FileEntry(path, EntryKind.DIRECTORY, b"")
+            yield from _walk_tree(source, entry.sha, path + "/", walk)
+        elif entry.mode == _GITLINK:
+            raise CorpusError(
+                path, f"is a submodule (gitlink to {entry.sha.decode()}); its content is not in this repository"
+            )
+        elif entry.mode == _SYMLINK:
+            target = _object(source, entry.sha, Blob, path).as_raw_string()
+            walk.links[path] = target
+            yield FileEntry(path, EntryKind.SYMLINK, target)
+        elif entry.mode & 0o170000 == 0o100000:
+            data = _object(source, entry.sha, Blob, path).as_raw_string()
+            walk.files += 1
+            walk.total_bytes += len(data)
+            _note_lfs(walk, path, data)
+            kind = EntryKind.EXECUTABLE if entry.mode & 0o111 else EntryKind.FILE
+            yield FileEntry(path, kind, data)
+        else:
+            raise CorpusError(path, f"has git mode {entry.mode:o}, which is not a file, directory or symlink")
+
+
+def _object(source: GitSource, sha: bytes, expected: type[Blob] | type[Tree], path: str) -> Blob | Tree:
+    obj = source.get(sha)
+    if obj is None:
+        raise CorpusError(
+            path,
+            f"its {expected.type_name.decode()} {sha.decode()} is missing from {source.repository}; "
+            "fetch the missing objects (git fetch --refetch) before packaging",
+        )
+    if not isinstance(obj, expected):
+        raise CorpusError(
+            path, f"object {sha.decode()} is a {obj.type_name.decode()}, not a {expected.type_name.decode()}"
+        )
+    return obj
+
+
+def _checked_path(prefix: str, raw: bytes) -> PortablePath:
+    """The tree path for entry name ``raw`` under ``prefix``, refusing names a checkout would not survive."""
+    shown = prefix + raw.decode("utf-8", "backslashreplace").replace("\x00", "\\x00")
+    if b"\x00" in raw or b"/" in raw or raw in (b"", b".", b".."):
+        raise CorpusError(
+            shown, "is a crafted tree entry (a name containing NUL or '/', or an empty, '.' or '..' name)"
+        )
+    if raw.rstrip(b". ").lower() == b".git":
+        raise CorpusError(shown, "is a tree entry named .git; a tree must never carry repository metadata")
+    try:
+        name = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CorpusError(shown, "has a name that is not UTF-8 (shown escaped); rename it upstream") from None
+    try:
+        return PortablePath(prefix + name)
+    except ValueError as exc:
+        raise CorpusError(shown, f"cannot enter a portable tree: {exc}") from None
+
+
+def _note_lfs(walk: _Walk, path: str, data: bytes) -> None:
+    if len(data) < _LFS_LIMIT and data.startswith(_LFS_HEADER):
+        found = _LFS_FIELDS.search(data)
+        if found is None:
+            raise CorpusError(path, "starts like a Git LFS pointer but has no 'oid sha256:' and 'size' lines")
+        walk.lfs.append(LfsPointer(path=PortablePath(path), oid=found[1].decode(), size=int(found[2])))
+
+
+@stage("corpus", version=1, kind=StageKind.DETERMINISTIC, params=CorpusParams)
+def corpus(store: Store, inputs: Mapping[str, Digest], params: CorpusParams) -> dict[str, Digest]:
+    """Build the corpus tree of ``params.commit``; deterministic because a full commit id fixes every byte."""
+    with open_source(params.repository) as source:
+        receipt = materialize(store, source, params.commit)
+    return {"tree": receipt.tree, "receipt": store.put_document(receipt)}

@@ -1,0 +1,127 @@
+"""Where a corpus comes from: a git repository directory or a bundle file, read through dulwich only.
+
+Only the object database and the refs are read: never a worktree, the index, ignored files or anything else in
+``.git``. A bundle's pack is inflated into a memory object store, so nothing is written anywhere.
+
+A commit is named by its full 40-hex id (used as is) or by a ref (resolved, peeled through annotated tags, and
+the resolved id recorded). An abbreviated id is refused: it is ambiguous by construction and may name a
+different commit tomorrow.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from dulwich.bundle import read_bundle
+from dulwich.errors import NotGitRepository
+from dulwich.object_store import BaseObjectStore, MemoryObjectStore
+from dulwich.objects import Commit, ShaFile, Tag
+from dulwich.repo import Repo
+
+from ..errors import SourceError
+
+__all__ = ["CommitNotFound", "GitSource", "open_source", "resolve_commit"]
+
+FULL_ID = re.compile(r"[0-9a-f]{40}")
+_ABBREVIATED = re.compile(r"[0-9a-fA-F]{4,39}")
+# The order git itself tries a short ref name in (git-rev-parse(1), "SPECIFYING REVISIONS").
+_REF_PREFIXES = (b"", b"refs/", b"refs/tags/", b"refs/heads/", b"refs/remotes/")
+
+
+class CommitNotFound(SourceError):
+    """The commit (or ref) given for a corpus does not name a commit in the repository."""
+
+
+@dataclass
+class GitSource:
+    """An opened repository: its object store and a ref lookup (``None`` for an unknown ref)."""
+
+    repository: str
+    objects: BaseObjectStore
+    lookup_ref: Callable[[bytes], bytes | None]
+
+    def get(self, sha: bytes) -> ShaFile | None:
+        """The object named ``sha`` (40 hex bytes), or ``None`` when the repository does not hold it."""
+        try:
+            return self.objects[sha]
+        except KeyError:
+            return None
+
+
+@contextmanager
+def open_source(repository: str) -> Iterator[GitSource]:
+    """Open ``repository`` (a directory holding a git repository, or a bundle file) for reading objects."""
+    path = Path(repository)
+    if path.is_file():
+        with _bundle(repository, path) as source:
+            yield source
+    elif path.is_dir():
+        try:
+            repo = Repo(str(path))
+        except NotGitRepository as exc:
+            raise SourceError(f"{repository} is not a git repository (no object database found)") from exc
+        try:
+            yield GitSource(repository, repo.object_store, lambda name: _repo_ref(repo, name))
+        finally:
+            repo.close()
+    else:
+        raise SourceError(f"{repository} does not exist; pass a git repository directory or a git bundle file")
+
+
+@contextmanager
+def _bundle(repository: str, path: Path) -> Iterator[GitSource]:
+    with path.open("rb") as handle:
+        try:
+            bundle = read_bundle(handle)
+        except (AssertionError, ValueError) as exc:  # dulwich signals a bad header with AssertionError
+            raise SourceError(f"{repository} is neither a git repository nor a git bundle: {exc}") from exc
+        with bundle:
+            objects = MemoryObjectStore()
+            try:
+                bundle.store_objects(objects)
+            except (KeyError, ValueError, TypeError) as exc:
+                missing = ", ".join(sha.decode() for sha, _ in bundle.prerequisites) or "none declared"
+                raise SourceError(
+                    f"the pack in bundle {repository} cannot be read on its own ({exc}); its prerequisite commits "
+                    f"({missing}) are not in it: create the bundle without a range (git bundle create F REF)"
+                ) from exc
+            refs = dict(bundle.references)
+        yield GitSource(repository, objects, refs.get)
+
+
+def _repo_ref(repo: Repo, name: bytes) -> bytes | None:
+    try:
+        return repo.refs[name]
+    except KeyError:
+        return None
+
+
+def resolve_commit(source: GitSource, spec: str) -> str:
+    """The full id of the commit ``spec`` names: a full id as is, or a ref resolved and peeled."""
+    if FULL_ID.fullmatch(spec.lower()):
+        return _peel(source, spec.lower().encode(), spec)
+    for prefix in _REF_PREFIXES:
+        target = source.lookup_ref(prefix + spec.encode())
+        if target is not None:
+            return _peel(source, target, spec)
+    if _ABBREVIATED.fullmatch(spec):
+        raise CommitNotFound(
+            f"{spec!r} looks like an abbreviated commit id; abbreviations are refused because they can become "
+            f"ambiguous: pass the full 40-character id (git rev-parse {spec}) or a ref name"
+        )
+    raise CommitNotFound(f"{spec!r} is neither a full commit id nor a ref in {source.repository}")
+
+
+def _peel(source: GitSource, sha: bytes, spec: str) -> str:
+    obj = source.get(sha)
+    while isinstance(obj, Tag):
+        obj = source.get(obj.object[1])
+    if obj is None:
+        raise CommitNotFound(f"{spec!r} names {sha.decode()}, which is not in {source.repository}")
+    if not isinstance(obj, Commit):
+        raise CommitNotFound(f"{spec!r} names a {obj.type_name.decode()}, not a commit, in {source.repository}")
+    return obj.id.decode()

@@ -1,0 +1,34 @@
+"""A run plan for packaging one corpus: corpus then redact, as doit tasks through `dodo.py`.
+
+The commit is resolved when the plan is built (a ref becomes the full id it names right now), so the plan's
+invocations are deterministic and a rerun executes nothing. Certification needs the fixture's and challenge's
+files in the store first (:mod:`bench.packaging.surfaces`), so it is run with `stele-bench certify`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..pipeline.plan import Invocation, Plan, Upstream
+from ..provision.fixture import load_fixture
+from .corpus import corpus_params
+
+__all__ = ["packaging_plan"]
+
+
+def packaging_plan(base: Path, repository: str, commit: str, fixture: str | None = None) -> Plan:
+    """``repository`` (and ``fixture``, whose redact_paths are removed too) are relative to ``base``."""
+    params = corpus_params(str(base / repository), commit)
+    extra = sorted(load_fixture(base / fixture).redact_paths) if fixture else []
+    label = params.commit[:12]
+    return Plan(
+        invocations=(
+            Invocation(name=f"corpus-{label}", stage="corpus", params=params.model_dump(mode="json")),
+            Invocation(
+                name=f"redact-{label}",
+                stage="redact",
+                params={"extra_paths": list(extra)},
+                inputs={"tree": Upstream(invocation=f"corpus-{label}", output="tree")},
+            ),
+        )
+    )

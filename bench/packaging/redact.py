@@ -1,0 +1,111 @@
+"""Redaction: the only function allowed to remove anything from a packaged tree.
+
+It removes auto-loaded agent context (:mod:`bench.packaging.patterns`) and the extra paths a fixture declares,
+and writes a receipt naming every removed entry with its digest and size. It runs once per corpus and its output
+is shared by every arm, so the arms cannot differ in what was taken away. Certification, which only reads, runs
+on the result: there is no code path where a gate notices a problem and quietly repairs it.
+
+Only directory objects on the path to a removal are rewritten; blobs are never read, so redacting a large tree
+costs one read per directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from ..contracts import ContractModel, Digest, Document, PortablePath
+from ..errors import ContractError, StageError
+from ..stages.stage import StageKind, stage
+from ..store import EntryKind, Store, TreeEntry, TreeObject, read_tree, walk_tree
+from .patterns import auto_loaded_match
+
+__all__ = ["FIXTURE_REASON", "RedactParams", "RedactionReceipt", "RemovedEntry", "redact", "redact_tree"]
+
+FIXTURE_REASON = "declared by the fixture"
+
+
+class RemovedEntry(ContractModel):
+    path: PortablePath
+    kind: EntryKind
+    digest: Digest  # file bytes, symlink target, or directory object
+    size: int
+    reason: str  # the matching pattern, or FIXTURE_REASON
+
+
+class RedactionReceipt(Document):
+    kind: Literal["redaction-receipt"] = "redaction-receipt"
+    schema_version: Literal[1] = 1
+    source: Digest
+    redacted: Digest
+    removed: tuple[RemovedEntry, ...]
+
+
+class RedactParams(ContractModel):
+    """``extra_paths``: paths the fixture declares for removal, removed and receipted like any match."""
+
+    # Not strict: a plan file spells the tuple as a JSON list.
+    extra_paths: Annotated[tuple[PortablePath, ...], Field(strict=False)] = ()
+
+
+@dataclass
+class _Redaction:
+    pending: set[str]
+    removed: list[RemovedEntry] = field(default_factory=list)
+
+
+def redact_tree(store: Store, tree: Digest, extra_paths: tuple[PortablePath, ...] = ()) -> RedactionReceipt:
+    """Store ``tree`` without auto-loaded context and ``extra_paths``; a declared path that is absent is an error."""
+    work = _Redaction(pending=set(extra_paths))
+    with store.batch():
+        redacted, _ = _rewrite(store, tree, "", work)
+        if work.pending:
+            raise ContractError(
+                f"the fixture declares {', '.join(sorted(work.pending))} for redaction, but tree {tree} has no such "
+                "path; fix the fixture's redact_paths (a declared removal that matches nothing is a typo)"
+            )
+    return RedactionReceipt(source=tree, redacted=redacted, removed=tuple(work.removed))
+
+
+def _rewrite(store: Store, digest: Digest, prefix: str, work: _Redaction) -> tuple[Digest, int]:
+    """The directory ``digest`` with removals applied, and its new total size."""
+    kept: list[TreeEntry] = []
+    changed = False
+    for entry in read_tree(store, digest).entries:
+        path = prefix + entry.name
+        reason = auto_loaded_match(path) or (FIXTURE_REASON if path in work.pending else None)
+        if reason is not None:
+            _remove(store, PortablePath(path), entry, reason, work)
+            changed = True
+            continue
+        if entry.kind is EntryKind.DIRECTORY:
+            sub, size = _rewrite(store, entry.digest, path + "/", work)
+            if sub != entry.digest:
+                entry = entry.model_copy(update={"digest": sub, "size": size})
+                changed = True
+        kept.append(entry)
+    total = sum(entry.size for entry in kept if entry.kind is not EntryKind.SYMLINK)
+    if not changed:
+        return digest, total
+    return store.put_document(TreeObject(entries=tuple(kept))), total
+
+
+def _remove(store: Store, path: PortablePath, entry: TreeEntry, reason: str, work: _Redaction) -> None:
+    work.removed.append(RemovedEntry(path=path, kind=entry.kind, digest=entry.digest, size=entry.size, reason=reason))
+    work.pending = {p for p in work.pending if p != path and not p.startswith(path + "/")}
+    if entry.kind is EntryKind.DIRECTORY:
+        for inner, below in walk_tree(store, entry.digest, path + "/"):
+            work.removed.append(
+                RemovedEntry(path=inner, kind=below.kind, digest=below.digest, size=below.size, reason=reason)
+            )
+
+
+@stage("redact", version=1, kind=StageKind.DETERMINISTIC, params=RedactParams)
+def redact(store: Store, inputs: Mapping[str, Digest], params: RedactParams) -> dict[str, Digest]:
+    if set(inputs) != {"tree"}:
+        raise StageError(f"redact takes exactly one input, 'tree'; got {', '.join(sorted(inputs)) or 'none'}")
+    receipt = redact_tree(store, inputs["tree"], params.extra_paths)
+    return {"tree": receipt.redacted, "receipt": store.put_document(receipt)}

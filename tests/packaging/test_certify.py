@@ -1,0 +1,203 @@
+"""Certification: a clean corpus passes, each of the five kinds fires on a planted case, ordinary prose never does."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bench.contracts import Digest, PortablePath, Sha256
+from bench.errors import ContractError
+from bench.packaging import (
+    CertificationReport,
+    CertifyParams,
+    FindingKind,
+    MissingSurface,
+    Verdict,
+    certify,
+    certify_surfaces,
+)
+from bench.stages.engine import execute
+from bench.store import EntryKind, FileEntry, Store, tree_from_entries
+from bench.suite import ChallengeManifest
+
+PROSE = (
+    b"To test the parser, spin up a temp directory with test fixtures and run it under each condition.\n"
+    b"The robot arm trial used synthetic data; the ground truth labels live in data/labels.csv.\n"
+    b"See benchmarks/ for the control loop timings. A negative number is an error.\n"
+)
+SOURCE = {
+    "README.md": b"# acme web\n" + PROSE,
+    "benchmarks/bench_parse.py": b"def bench_parse():\n    pass\n",
+    "tests/fixtures/settings.json": b'{"label": "Check for Updates"}\n',
+    "src/settings.rs": b'const LABEL: &str = "Check for Updates";\n',
+    "docs/diffs.md": b"We review changes as unified diffs with `git diff -U3`.\n@@ is how a hunk starts.\n",
+}
+EVIDENCE = {"notes/2024-03-settings.md": b"Decision: labels come from one table.\n" + PROSE}
+GRAPH: dict[str, Any] = {
+    "project": "acme-web",
+    "workspace": "main",
+    "branch": "main",
+    "nodes": [
+        {"id": "n1", "kind": "decision", "body": "Spin up a temp directory with test fixtures before each run."},
+        {"id": "n2", "kind": "note", "body": PROSE.decode()},
+    ],
+}
+VERIFIER = b"#!/bin/sh\nexec cargo test --quiet settings_label\n"
+
+
+def _tree(store: Store, files: dict[str, bytes]) -> Digest:
+    return tree_from_entries(store, [FileEntry(PortablePath(p), EntryKind.FILE, d) for p, d in files.items()])
+
+
+def _challenge(store: Store, **changes: Any) -> Digest:
+    fields = {
+        "challenge_id": "settings-label",
+        "prompt": "On the Settings screen, rename the update row's label as the product team asked.",
+        "allowed_output_paths": ["src"],
+        "agent_timeout_seconds": 900,
+        "environment": {"network_mode": "none", "cpus": 2, "memory_mb": 2048},
+        "verifier": {
+            "kind": "script",
+            "runtime": "posix-shell",
+            "asset": {"path": "verifier.sh", "sha256": Sha256.of(VERIFIER)},
+            "timeout_seconds": 60,
+        },
+        "answer_phrases": ["Automatic Update Checks"],
+    } | changes
+    return store.put_document(ChallengeManifest.model_validate_json(json.dumps(fields)))
+
+
+def _inputs(store: Store, source: dict[str, bytes] = SOURCE, graph: Any = GRAPH, **changes: Any) -> dict[str, Digest]:
+    return {
+        "source": _tree(store, source),
+        "evidence": _tree(store, EVIDENCE),
+        "graph/memory": store.put_bytes(json.dumps(graph).encode()),
+        "challenge": _challenge(store, **changes),
+        "runner/verifier": store.put_bytes(VERIFIER),
+    }
+
+
+def _found(report: CertificationReport) -> set[tuple[str, str, str, str]]:
+    return {(f.kind.value, f.surface, f.path, f.marker) for f in report.findings}
+
+
+def test_a_clean_corpus_with_ordinary_prose_certifies(store: Store) -> None:
+    report = certify_surfaces(store, _inputs(store), CertifyParams())
+    assert report.findings == ()
+    assert report.verdict is Verdict.CERTIFIED
+    assert [s.surface for s in report.surfaces] == ["source", "evidence", "graph/memory", "challenge"]
+    assert report.surfaces[0].scanned_bytes == sum(len(d) for d in SOURCE.values())
+
+
+PLANTED = [
+    pytest.param(
+        {"CLAUDE.md": b"always run make\n"}, (FindingKind.AUTO_LOADED_CONTEXT, "CLAUDE.md", None), id="claude-md"
+    ),
+    pytest.param(
+        {"web/.cursor/rules/a.mdc": b"x"}, (FindingKind.AUTO_LOADED_CONTEXT, "web/.cursor", None), id="cursor"
+    ),
+    pytest.param({".env": b"TOKEN=1\n"}, (FindingKind.SUSPICIOUS_METADATA, ".env", None), id="dotenv"),
+    pytest.param({".git/HEAD": b"ref: refs/heads/main\n"}, (FindingKind.SUSPICIOUS_METADATA, ".git", None), id="git"),
+    pytest.param(
+        {"deploy/key.txt": b"x\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blb\n"},
+        (FindingKind.SUSPICIOUS_METADATA, "deploy/key.txt", 2),
+        id="private-key",
+    ),
+    pytest.param(
+        {"scripts/check.sh": VERIFIER}, (FindingKind.SUSPICIOUS_METADATA, "scripts/check.sh", None), id="verifier"
+    ),
+    pytest.param(
+        {"NOTES.md": b"a\nb\nbuilt for Stele-Bench runs\n"},
+        (FindingKind.BENCHMARK_AWARENESS, "NOTES.md", 3),
+        id="harness",
+    ),
+    pytest.param({"fix.patch": b"x"}, (FindingKind.PATCH_OR_DIFF, "fix.patch", None), id="patch"),
+    pytest.param({"src/app.py.orig": b"x"}, (FindingKind.PATCH_OR_DIFF, "src/app.py.orig", None), id="orig"),
+    pytest.param(
+        {"docs/change.md": b"the change:\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n+b\n"},
+        (FindingKind.PATCH_OR_DIFF, "docs/change.md", 4),
+        id="hunk",
+    ),
+    pytest.param(
+        {"docs/ui.md": b"The row now reads\nautomatic   update\n   CHECKS.\n"},
+        (FindingKind.SOLUTION_LEAK, "docs/ui.md", 2),
+        id="answer-phrase",
+    ),
+]
+
+
+@pytest.mark.parametrize(("planted", "expected"), PLANTED)
+def test_each_kind_fires_on_a_planted_file(
+    store: Store, planted: dict[str, bytes], expected: tuple[FindingKind, str, int | None]
+) -> None:
+    report = certify_surfaces(store, _inputs(store, SOURCE | planted), CertifyParams())
+    assert report.verdict is Verdict.REJECTED
+    assert {(f.kind, f.path, f.line) for f in report.findings} == {expected}
+    assert {f.surface for f in report.findings} == {"source"}
+
+
+def test_the_stricter_terms_fire_on_identity_fields_but_never_on_node_bodies(store: Store) -> None:
+    graph = GRAPH | {"project": "settings-fixture-treatment", "branch": "controlArm"}
+    report = certify_surfaces(store, _inputs(store, graph=graph), CertifyParams())
+    assert _found(report) == {
+        ("benchmark-awareness", "graph/memory", "/project", "identity field names the experiment: fixture"),
+        ("benchmark-awareness", "graph/memory", "/project", "identity field names the experiment: treatment"),
+        ("benchmark-awareness", "graph/memory", "/branch", "identity field names the experiment: arm"),
+        ("benchmark-awareness", "graph/memory", "/branch", "identity field names the experiment: control"),
+        ("benchmark-awareness", "graph/memory", "/branch", "identity field names the experiment: control arm"),
+    }
+
+
+def test_node_bodies_are_checked_for_everything_that_applies_everywhere(store: Store) -> None:
+    nodes = [
+        {"id": "n3", "body": "made by stele_bench"},
+        {"id": "n4", "body": "old\n@@ -10 +10,2 @@\n"},
+        {"id": "n5", "body": "the label is Automatic Update Checks"},
+    ]
+    report = certify_surfaces(store, _inputs(store, graph=GRAPH | {"nodes": nodes}), CertifyParams())
+    assert {(f.kind.value, f.path, f.line) for f in report.findings} == {
+        ("benchmark-awareness", "/nodes/0/body", 1),
+        ("patch-or-diff", "/nodes/1/body", 2),
+        ("solution-leak", "/nodes/2/body", 1),
+    }
+
+
+def test_the_challenge_text_is_a_surface(store: Store) -> None:
+    inputs = _inputs(store, follow_up_prompt="Now make it say automatic update checks everywhere.")
+    report = certify_surfaces(store, inputs, CertifyParams())
+    assert _found(report) == {
+        ("solution-leak", "challenge", "follow_up_prompt", "answer phrase 'automatic update checks'"),
+    }
+
+
+@pytest.mark.parametrize("missing", ["source", "evidence", "graph/memory", "challenge"])
+def test_a_missing_surface_is_an_error_not_a_skipped_check(store: Store, missing: str) -> None:
+    inputs = _inputs(store)
+    del inputs[missing]
+    with pytest.raises(MissingSurface, match=missing.split("/")[0]):
+        certify_surfaces(store, inputs, CertifyParams())
+
+
+def test_the_only_opt_out_is_recorded_in_the_report(store: Store) -> None:
+    inputs = _inputs(store)
+    del inputs["source"]
+    report = certify_surfaces(store, inputs, CertifyParams(unchecked_corpus_allowed=True))
+    assert report.verdict is Verdict.CERTIFIED_CORPUS_UNCHECKED
+    assert report.unchecked == ("source corpus: not given; allowed by STELE_BENCH_UNCHECKED_CORPUS_ALLOWED=1",)
+
+
+def test_a_graph_that_cannot_be_read_is_refused(store: Store) -> None:
+    inputs = _inputs(store) | {"graph/memory": store.put_bytes(b"SQLite format 3\x00...")}
+    with pytest.raises(ContractError, match="graph/memory"):
+        certify_surfaces(store, inputs, CertifyParams())
+
+
+def test_the_stage_records_a_rejection_and_a_rerun_executes_nothing(store: Store) -> None:
+    inputs = _inputs(store, SOURCE | {"CLAUDE.md": b"x"})
+    first = execute(store, certify, inputs, CertifyParams())
+    second = execute(store, certify, inputs, CertifyParams())
+    assert (first.executed, second.executed) == (True, False)
+    report = store.get_document(first.outputs["report"], CertificationReport)
+    assert report.verdict is Verdict.REJECTED and first.outputs == second.outputs
