@@ -33,6 +33,7 @@ CONTRACT_MODULES: tuple[str, ...] = (
     "bench.provision.fixture",
     "bench.provision.receipt",
     "bench.suite.suite",
+    "bench.packaging",
     "bench.agent.records",
     "bench.agent.grading",
 )

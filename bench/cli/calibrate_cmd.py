@@ -1,0 +1,44 @@
+"""`stele-bench calibrate CHALLENGE_DIR`: the verifier fails untouched and passes with the oracle applied."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..sandbox import DockerBackend, calibrate, require_calibrated
+from ..sandbox.images import ImageName, newest_image_id, require_image
+from ..store import Store, tree_from_directory
+from ..suite.challenge import load_challenge
+from .output import Output
+from .store_cmd import parse_digest
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("calibrate", help="show a challenge's verifier fails untouched and passes solved")
+    parser.add_argument("challenge", type=Path, help="challenge directory holding challenge.json and its assets")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--tree", type=parse_digest, help="the redacted workspace tree (a store digest)")
+    source.add_argument("--workspace", type=Path, help="a directory to hash into the store as the redacted tree")
+    parser.add_argument("--image", help="image ID to run in (default: the newest base image)")
+    parser.set_defaults(handler=_calibrate)
+
+
+def _calibrate(args: argparse.Namespace, out: Output) -> int:
+    store = Store(args.store)
+    manifest = load_challenge(args.challenge)
+    image_id = require_image(args.image) if args.image else newest_image_id(ImageName.BASE)
+    redacted = args.tree if args.tree is not None else tree_from_directory(store, args.workspace)
+    out.progress(f"calibrating {manifest.challenge_id} in {image_id[:19]}")
+    report = calibrate(DockerBackend(store), store, args.challenge, manifest, image_id, redacted)
+    digest = store.put_document(report)
+    data = {**report.model_dump(mode="json"), "report": str(digest)}
+    lines = [
+        f"untouched: verifier {report.untouched_outcome.value}",
+        f"oracle:    verifier {report.oracle_outcome.value if report.oracle_outcome else 'not run'}",
+        f"verdict:   {report.verdict.value} (report {digest})",
+    ]
+    out.result(data, "\n".join(lines))
+    require_calibrated(report)
+    return 0

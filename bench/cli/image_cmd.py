@@ -1,0 +1,47 @@
+"""`stele-bench image build NAME` (prints the image ID to pin) and `stele-bench image ls`."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..sandbox.images import ImageName, build_image, list_images
+from .output import Output
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("image", help="build and list the locally built container images")
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    build = verbs.add_parser("build", help="build an image unless one with the same inputs exists; prints its ID")
+    build.add_argument("name", type=ImageName, choices=list(ImageName), metavar="NAME", help="tiny, base or agent")
+    build.set_defaults(handler=_build)
+    verbs.add_parser("ls", help="list built images, newest first per recipe").set_defaults(handler=_ls)
+
+
+def _build(args: argparse.Namespace, out: Output) -> int:
+    out.progress(f"building the {args.name.value} image (reused when its inputs are unchanged)")
+    result = build_image(args.name)
+    record = result.record
+    data = {
+        "name": record.name.value,
+        "image_id": record.image_id,
+        "inputs": record.inputs,
+        "built": result.built,
+        "seconds": round(result.seconds, 3),
+        "size": record.size,
+    }
+    out.progress(f"{'built' if result.built else 'reused'} in {result.seconds:.1f}s")
+    out.result(data, record.image_id)
+    return 0
+
+
+def _ls(args: argparse.Namespace, out: Output) -> int:
+    records = list_images()
+    rows = [
+        {"name": r.name.value, "image_id": r.image_id, "inputs": r.inputs, "size": r.size, "created": r.created}
+        for r in records
+    ]
+    text = "\n".join(f"{r['name']:<6} {r['image_id']}  {int(r['size']) / 1e6:8.1f} MB  {r['created']}" for r in rows)
+    out.result({"images": rows}, text or "no images built; run `stele-bench image build tiny|base|agent`")
+    return 0

@@ -1,0 +1,100 @@
+"""Calibration: the verifier must fail on the untouched start tree and pass once the oracle solution is applied.
+
+This is what Harbor and SWE-bench do with gold solutions. A verifier that passes untouched measures nothing and
+the challenge is refused; one that fails even with the oracle applied is broken or too strict. Both halves run on
+the prebuilt start tree, the same tree the arms start from.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Literal
+
+from ..contracts import Digest, Document
+from ..errors import SandboxError
+from ..store import Store
+from ..suite.challenge import ChallengeManifest
+from .base import RunStatus, SandboxBackend
+from .prebuild import PrebuildParams, prebuild, start_tree
+from .verifier import VerifierOutcome, run_owned_script, run_verifier
+
+__all__ = ["CalibrationReport", "CalibrationVerdict", "calibrate", "require_calibrated"]
+
+
+class CalibrationVerdict(enum.StrEnum):
+    CALIBRATED = "calibrated"
+    PASSES_UNTOUCHED = "passes-untouched"  # refused: the verifier does not tell work from no work
+    ORACLE_FAILS = "oracle-fails"  # refused: the verifier (or the oracle) is wrong
+    NO_ORACLE = "no-oracle"  # only the untouched half could be checked
+
+
+class CalibrationReport(Document):
+    kind: Literal["calibration"] = "calibration"
+    schema_version: Literal[1] = 1
+    challenge_id: str
+    image_id: str
+    start: Digest
+    untouched: Digest  # verifier-result document on the start tree
+    untouched_outcome: VerifierOutcome
+    oracle_tree: Digest | None
+    oracle: Digest | None  # verifier-result document on the oracle tree
+    oracle_outcome: VerifierOutcome | None
+    verdict: CalibrationVerdict
+
+
+def calibrate(
+    backend: SandboxBackend,
+    store: Store,
+    challenge_dir: Path,
+    manifest: ChallengeManifest,
+    image_id: str,
+    redacted: Digest,
+) -> CalibrationReport:
+    """Prebuild ``redacted``, verify it untouched, apply the oracle, verify again; every result is stored."""
+    start = start_tree(prebuild(backend, redacted, PrebuildParams(image_id=image_id, environment=manifest.environment)))
+    untouched = run_verifier(backend, challenge_dir, manifest, image_id, start)
+    report = CalibrationReport(
+        challenge_id=manifest.challenge_id,
+        image_id=image_id,
+        start=start,
+        untouched=store.put_document(untouched),
+        untouched_outcome=untouched.outcome,
+        oracle_tree=None,
+        oracle=None,
+        oracle_outcome=None,
+        verdict=CalibrationVerdict.PASSES_UNTOUCHED,
+    )
+    if untouched.outcome is VerifierOutcome.PASSED:
+        return report
+    if manifest.oracle is None:
+        return report.model_copy(update={"verdict": CalibrationVerdict.NO_ORACLE})
+    oracle = manifest.oracle
+    script = (oracle.runtime, oracle.asset, float(oracle.timeout_seconds))
+    applied = run_owned_script(backend, challenge_dir, manifest, image_id, start, script, read_back=True)
+    if applied.status is RunStatus.TIMED_OUT or applied.exit_code != 0 or applied.tree is None:
+        raise SandboxError(
+            f"the oracle of {manifest.challenge_id} did not apply (status {applied.status.value}, exit "
+            f"{applied.exit_code}): {applied.output[-500:]}"
+        )
+    solved = run_verifier(backend, challenge_dir, manifest, image_id, applied.tree)
+    passed = solved.outcome is VerifierOutcome.PASSED
+    update = {
+        "oracle_tree": applied.tree,
+        "oracle": store.put_document(solved),
+        "oracle_outcome": solved.outcome,
+        "verdict": CalibrationVerdict.CALIBRATED if passed else CalibrationVerdict.ORACLE_FAILS,
+    }
+    return report.model_copy(update=update)
+
+
+def require_calibrated(report: CalibrationReport) -> None:
+    """Refuse a challenge whose calibration did not show fail-untouched and pass-with-oracle."""
+    if report.verdict is CalibrationVerdict.CALIBRATED:
+        return
+    why = {
+        CalibrationVerdict.PASSES_UNTOUCHED: "its verifier passes on the untouched start tree",
+        CalibrationVerdict.ORACLE_FAILS: "its verifier fails even with the oracle solution applied",
+        CalibrationVerdict.NO_ORACLE: "it ships no oracle solution, so passing was never shown possible",
+    }[report.verdict]
+    raise SandboxError(f"challenge {report.challenge_id} is refused: {why}; fix the verifier or the oracle")

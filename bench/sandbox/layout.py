@@ -1,0 +1,40 @@
+"""What a container looks like from inside: the user, the workspace path, the hostname, the base environment.
+
+These values are the same for every container the runner starts (prebuild, both arms, verifier, calibration), so
+nothing an agent can see differs between arms, and none of them names the harness, a condition or an experiment.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ASSET_DIR",
+    "BASE_ENV",
+    "GATEWAY_ALIAS",
+    "HOSTNAME",
+    "USER",
+    "USER_GID",
+    "USER_HOME",
+    "USER_NAME",
+    "USER_UID",
+    "WORKSPACE",
+]
+
+USER_NAME = "dev"
+USER_UID = 1000
+USER_GID = 1000
+USER_HOME = "/home/dev"
+WORKSPACE = "/workspace"
+HOSTNAME = "devbox"
+USER = f"{USER_UID}:{USER_GID}"
+# Where a runner-owned script (verifier, oracle) is mounted read-only, only ever in containers the agent is not in.
+ASSET_DIR = "/mnt/task"
+# The name the model gateway answers to on a model-only network.
+GATEWAY_ALIAS = "api"
+
+# The environment every container starts from; an arm may add only its declared memory attachment.
+BASE_ENV: dict[str, str] = {
+    "HOME": USER_HOME,
+    "LANG": "C.UTF-8",
+    "PATH": "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
+    "USER": USER_NAME,
+}

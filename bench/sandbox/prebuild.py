@@ -1,0 +1,112 @@
+"""Prebuild: run the challenge's ``prebuild_argv`` once over the redacted tree; its result starts both arms.
+
+It runs under the challenge's CPU and memory limits, in the same image and as the same user as the arms, so a
+build cache made here is valid there. A model-only network has no gateway yet at this point, so prebuild then
+runs with no network; ``public`` and ``none`` are kept as declared. A prebuild that fails or times out stops the
+pair: the receipt records why and carries no start tree.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import Field
+
+from ..contracts import ContractModel, Digest, Document
+from ..errors import SandboxError
+from ..stages.stage import StageKind, stage
+from ..store import Store
+from ..suite.challenge import Environment, NetworkMode
+from .base import RunRequest, RunStatus, SandboxBackend
+from .docker_backend import DockerBackend
+from .spec import container_spec
+
+__all__ = ["PrebuildOutcome", "PrebuildParams", "PrebuildReceipt", "prebuild", "prebuild_stage", "start_tree"]
+
+PREBUILD_TIMEOUT = 1800
+
+
+class PrebuildOutcome(enum.StrEnum):
+    BUILT = "built"
+    NOTHING_TO_RUN = "nothing-to-run"  # no prebuild_argv: the redacted tree is the start tree
+    FAILED = "failed"
+    TIMED_OUT = "timed-out"
+
+
+class PrebuildReceipt(Document):
+    kind: Literal["prebuild"] = "prebuild"
+    schema_version: Literal[1] = 1
+    redacted: Digest
+    image_id: str
+    argv: tuple[str, ...]
+    outcome: PrebuildOutcome
+    exit_code: int | None
+    output: str
+    seconds: float
+    start: Digest | None  # the byte-identical start of both arms; None when the pair is stopped
+    reason: str | None  # why the pair stopped
+
+
+class PrebuildParams(ContractModel):
+    image_id: str
+    environment: Environment
+    timeout_seconds: float = Field(default=PREBUILD_TIMEOUT, gt=0)
+    attempt: int = Field(default=1, ge=1)
+
+
+def prebuild(backend: SandboxBackend, redacted: Digest, params: PrebuildParams) -> PrebuildReceipt:
+    """Run the prebuild (if any) and say what the arms start from, or why the pair stops."""
+    argv = params.environment.prebuild_argv
+    receipt = PrebuildReceipt(
+        redacted=redacted,
+        image_id=params.image_id,
+        argv=argv,
+        outcome=PrebuildOutcome.NOTHING_TO_RUN,
+        exit_code=None,
+        output="",
+        seconds=0.0,
+        start=redacted,
+        reason=None,
+    )
+    if not argv:
+        return receipt
+    mode = params.environment.network_mode
+    network = NetworkMode.NONE if mode is NetworkMode.MODEL_ONLY else mode
+    spec = container_spec(params.image_id, params.environment, argv, network=network)
+    outcome = backend.run(RunRequest(spec=spec, workspace=redacted, timeout_seconds=params.timeout_seconds))
+    result, reason = PrebuildOutcome.BUILT, None
+    if outcome.status is RunStatus.TIMED_OUT:
+        result, reason = (
+            PrebuildOutcome.TIMED_OUT,
+            f"prebuild {list(argv)} passed its {params.timeout_seconds:g}s deadline",
+        )
+    elif outcome.exit_code != 0:
+        result, reason = PrebuildOutcome.FAILED, f"prebuild {list(argv)} exited {outcome.exit_code}"
+    update = {
+        "outcome": result,
+        "exit_code": outcome.exit_code,
+        "output": outcome.output,
+        "seconds": outcome.seconds,
+        "start": outcome.tree if reason is None else None,
+        "reason": reason,
+    }
+    return receipt.model_copy(update=update)
+
+
+def start_tree(receipt: PrebuildReceipt) -> Digest:
+    """The arms' start tree, or an error carrying the recorded reason the pair stopped."""
+    if receipt.start is None:
+        raise SandboxError(f"the pair is stopped: {receipt.reason}; see the prebuild receipt's output")
+    return receipt.start
+
+
+@stage("prebuild", version=1, kind=StageKind.OBSERVED, params=PrebuildParams)
+def prebuild_stage(store: Store, inputs: Mapping[str, Digest], params: PrebuildParams) -> dict[str, Digest]:
+    """Input the ``redacted`` tree; output the ``prebuild`` receipt (and the ``start`` tree when it built)."""
+    receipt = prebuild(DockerBackend(store), inputs["redacted"], params)
+    outputs = {"prebuild": store.put_document(receipt)}
+    if receipt.start is not None:
+        outputs["start"] = receipt.start
+    return outputs

@@ -1,0 +1,124 @@
+"""The verifier: a runner-owned script, pinned by SHA-256, run in a fresh container over the post-agent tree.
+
+The script's bytes are checked against the manifest before anything runs (a mismatch is refused), written to a
+private host directory and bind-mounted read-only at :data:`ASSET_DIR`, a path no arm container has. The verifier
+container gets the challenge's limits, no network and the verifier's own timeout; its exit status and a bounded
+copy of its output are the result.
+"""
+
+from __future__ import annotations
+
+import enum
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from pydantic import Field
+
+from ..contracts import ContractModel, Digest, Document, Sha256
+from ..errors import ContractError
+from ..stages.stage import StageKind, stage
+from ..store import Store
+from ..suite.challenge import Asset, ChallengeManifest, NetworkMode, Runtime, load_challenge, read_asset
+from .base import RunOutcome, RunRequest, RunStatus, SandboxBackend
+from .docker_backend import DockerBackend
+from .layout import ASSET_DIR
+from .spec import Mount, container_spec
+
+__all__ = ["VerifierOutcome", "VerifierResult", "VerifyParams", "run_owned_script", "run_verifier", "verify_stage"]
+
+
+class VerifierOutcome(enum.StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    TIMED_OUT = "timed-out"
+
+
+class VerifierResult(Document):
+    kind: Literal["verifier-result"] = "verifier-result"
+    schema_version: Literal[1] = 1
+    challenge_id: str
+    verifier_sha256: Sha256
+    tree: Digest
+    image_id: str
+    outcome: VerifierOutcome
+    exit_code: int | None
+    output: str
+    output_bytes: int
+    seconds: float
+
+
+def run_owned_script(
+    backend: SandboxBackend,
+    challenge_dir: Path,
+    manifest: ChallengeManifest,
+    image_id: str,
+    tree: Digest,
+    script: tuple[Runtime, Asset, float],
+    *,
+    read_back: bool,
+) -> RunOutcome:
+    """Run a pinned runner-owned script with the workspace as its working directory, in a fresh container."""
+    runtime, asset, timeout = script
+    data = read_asset(challenge_dir, asset)  # refuses a digest mismatch before any container exists
+    name = PurePosixPath(asset.path).name
+    private = Path(tempfile.mkdtemp(prefix="task-"))
+    try:
+        private.chmod(0o755)  # the container's non-root user must read it
+        (private / name).write_bytes(data)
+        (private / name).chmod(0o644)
+        mount = Mount(source=str(private), target=ASSET_DIR, read_only=True)
+        command = (*runtime.interpreter, f"{ASSET_DIR}/{name}")
+        spec = container_spec(image_id, manifest.environment, command, network=NetworkMode.NONE, mounts=(mount,))
+        return backend.run(RunRequest(spec=spec, workspace=tree, timeout_seconds=timeout, read_back=read_back))
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def run_verifier(
+    backend: SandboxBackend, challenge_dir: Path, manifest: ChallengeManifest, image_id: str, tree: Digest
+) -> VerifierResult:
+    """Verify ``tree``: passed when the script exits 0 within its timeout."""
+    verifier = manifest.verifier
+    script = (verifier.runtime, verifier.asset, float(verifier.timeout_seconds))
+    outcome = run_owned_script(backend, challenge_dir, manifest, image_id, tree, script, read_back=False)
+    if outcome.status is RunStatus.TIMED_OUT:
+        result = VerifierOutcome.TIMED_OUT
+    else:
+        result = VerifierOutcome.PASSED if outcome.exit_code == 0 else VerifierOutcome.FAILED
+    return VerifierResult(
+        challenge_id=manifest.challenge_id,
+        verifier_sha256=verifier.asset.sha256,
+        tree=tree,
+        image_id=image_id,
+        outcome=result,
+        exit_code=outcome.exit_code,
+        output=outcome.output,
+        output_bytes=outcome.output_bytes,
+        seconds=outcome.seconds,
+    )
+
+
+class VerifyParams(ContractModel):
+    """``verifier_sha256`` repeats the manifest's pin so the action key changes whenever the verifier does."""
+
+    challenge_dir: str
+    verifier_sha256: Sha256
+    image_id: str
+    attempt: int = Field(default=1, ge=1)
+
+
+@stage("verify", version=1, kind=StageKind.OBSERVED, params=VerifyParams)
+def verify_stage(store: Store, inputs: Mapping[str, Digest], params: VerifyParams) -> dict[str, Digest]:
+    """Input the ``final`` tree; output the ``verifier`` result document."""
+    directory = Path(params.challenge_dir)
+    manifest = load_challenge(directory)
+    if manifest.verifier.asset.sha256 != params.verifier_sha256:
+        raise ContractError(
+            f"{directory} pins verifier {manifest.verifier.asset.sha256}, but the plan expects "
+            f"{params.verifier_sha256}; re-plan from the current manifest"
+        )
+    result = run_verifier(DockerBackend(store), directory, manifest, params.image_id, inputs["final"])
+    return {"verifier": store.put_document(result)}

@@ -1,0 +1,95 @@
+"""Both arms' specs as data: they differ only in the memory attachment, and nothing visible names the experiment."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.errors import SandboxError
+from bench.sandbox import (
+    ArmOutcome,
+    DockerBackend,
+    MemoryAttachment,
+    Mount,
+    container_spec,
+    prepare_pair,
+    run_arm,
+)
+from bench.sandbox.docker_backend import OWNER_LABEL
+from bench.sandbox.spec import identity_terms_in
+from bench.store import Store, walk_tree
+from bench.suite.challenge import Environment
+from tests.sandbox.sandbox_helpers import make_tree
+
+# Everything a process inside can read about its own container, then every workspace path and file.
+INSPECT = (
+    "hostname; env; cat /proc/self/mountinfo /etc/hosts /etc/hostname /proc/1/environ | tr '\\0' '\\n'; "
+    "find /workspace; cat $(find /workspace -type f)"
+)
+
+
+@pytest.fixture
+def attachment(tmp_path_factory: pytest.TempPathFactory) -> MemoryAttachment:
+    hooks = tmp_path_factory.mktemp("hooks")
+    (hooks / "recall.sh").write_text("#!/bin/sh\necho recalled\n")
+    hooks.chmod(0o755)
+    return MemoryAttachment(
+        env={"RECALL_URL": "http://127.0.0.1:7000"}, mounts=(Mount(source=str(hooks), target="/home/dev/.hooks"),)
+    )
+
+
+def test_a_real_pair_differs_only_in_the_memory_attachment(
+    store: Store, backend: DockerBackend, tiny_image: str, environment: Environment, attachment: MemoryAttachment
+) -> None:
+    command = ("sh", "-c", "echo done > result.txt")
+    first = container_spec(tiny_image, environment, command)
+    second = container_spec(tiny_image, environment, command, attachment=attachment)
+    receipt = prepare_pair(first, second, ("without", "with"))
+    assert receipt.only_attachment
+    assert [d.field for d in receipt.differences] == ["attachment.env.RECALL_URL", "attachment.mounts"]
+    assert [d.first for d in receipt.differences] == [None, None]
+    assert receipt.differences[0].second == "http://127.0.0.1:7000"
+    start = make_tree(store, {"README": b"a small project\n"})
+    results = [run_arm(backend, label, spec, start, 30) for label, spec in (("without", first), ("with", second))]
+    assert [r.outcome for r in results] == [ArmOutcome.FINISHED, ArmOutcome.FINISHED]
+    assert results[0].final == results[1].final  # same work from the same start gives the same tree
+
+
+def test_a_pair_differing_elsewhere_is_refused(tiny_image: str, environment: Environment) -> None:
+    first = container_spec(tiny_image, environment, ("true",))
+    second = first.model_copy(update={"hostname": "other", "env": {**first.env, "EXTRA": "1"}})
+    with pytest.raises(SandboxError, match=r"differ in env\.EXTRA, hostname"):
+        prepare_pair(first, second, ("a", "b"))
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        {"hostname": "stele-runner"},
+        {"env": {"HOME": "/home/dev", "RUN_CONDITION": "treatment"}},
+        {"mounts": (Mount(source="/srv/benchmarks/x", target="/data"),)},
+        {"workdir": "/experiment"},
+    ],
+)
+def test_a_spec_naming_the_harness_or_the_experiment_is_refused(
+    tiny_image: str, environment: Environment, update: dict
+) -> None:
+    spec = container_spec(tiny_image, environment, ("true",)).model_copy(update=update)
+    with pytest.raises(SandboxError, match="name the harness or the experiment"):
+        prepare_pair(spec, spec, ("a", "b"))
+
+
+def test_ordinary_words_do_not_trip_the_scan() -> None:
+    assert identity_terms_in("controller armv7 conditional fixtures-dir PATH=/usr/bin") == []
+
+
+def test_nothing_visible_inside_an_arm_names_the_harness_condition_or_experiment(
+    store: Store, backend: DockerBackend, tiny_image: str, environment: Environment, attachment: MemoryAttachment
+) -> None:
+    start = make_tree(store, {"src/app.py": b"print('hi')\n", "notes/todo.txt": b"ship it\n"})
+    spec = container_spec(tiny_image, environment, ("sh", "-c", INSPECT), attachment=attachment)
+    result = run_arm(backend, "with", spec, start, 30)
+    seen = result.output
+    assert "/home/dev/.hooks" in seen and "RECALL_URL" in seen and "ship it" in seen  # the scan saw everything
+    assert identity_terms_in(seen) == []
+    assert OWNER_LABEL not in seen and "sandbox" not in seen  # engine labels stay outside the container
+    assert all(not identity_terms_in(str(path)) for path, _ in walk_tree(store, result.final))

@@ -1,0 +1,71 @@
+"""Prebuild: once, under the challenge's limits, over the redacted tree; a failure stops the pair with a reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.errors import SandboxError
+from bench.sandbox import DockerBackend, PrebuildOutcome, PrebuildParams, prebuild, start_tree
+from bench.sandbox.prebuild import prebuild_stage
+from bench.stages.engine import execute
+from bench.store import Store, walk_tree
+from bench.suite.challenge import Environment, NetworkMode
+from tests.sandbox.sandbox_helpers import make_tree
+
+LIMITS = "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes"
+
+
+def _params(image: str, argv: tuple[str, ...], **kw: object) -> PrebuildParams:
+    environment = Environment(network_mode=NetworkMode.MODEL_ONLY, cpus=1.0, memory_mb=160, prebuild_argv=argv)
+    return PrebuildParams(image_id=image, environment=environment, **kw)  # type: ignore[arg-type]
+
+
+def test_prebuild_output_is_the_start_tree_and_runs_under_the_limits(
+    store: Store, backend: DockerBackend, tiny_image: str
+) -> None:
+    redacted = make_tree(store, {"src/a.c": b"int main(){}\n"})
+    argv = ("sh", "-c", f"mkdir -p build && ({LIMITS}) > build/limit && ls /sys/class/net > build/net")
+    receipt = prebuild(backend, redacted, _params(tiny_image, argv))
+    assert receipt.outcome is PrebuildOutcome.BUILT and receipt.reason is None
+    start = start_tree(receipt)
+    files = {str(p): store.get_bytes(e.digest) for p, e in walk_tree(store, start) if p.startswith("build/")}
+    assert files == {"build/limit": str(160 * 1024 * 1024).encode() + b"\n", "build/net": b"lo\n"}
+
+
+def test_no_prebuild_argv_starts_from_the_redacted_tree(store: Store, backend: DockerBackend, tiny_image: str) -> None:
+    redacted = make_tree(store, {"a": b"a"})
+    receipt = prebuild(backend, redacted, _params(tiny_image, ()))
+    assert receipt.outcome is PrebuildOutcome.NOTHING_TO_RUN and start_tree(receipt) == redacted
+
+
+@pytest.mark.parametrize(
+    ("argv", "timeout", "outcome", "reason"),
+    [
+        (("sh", "-c", "echo missing dependency >&2; exit 3"), 30.0, PrebuildOutcome.FAILED, "exited 3"),
+        (("sleep", "30"), 1.0, PrebuildOutcome.TIMED_OUT, "deadline"),
+    ],
+)
+def test_a_failed_prebuild_stops_the_pair_with_a_recorded_reason(
+    store: Store,
+    backend: DockerBackend,
+    tiny_image: str,
+    argv: tuple[str, ...],
+    timeout: float,
+    outcome: PrebuildOutcome,
+    reason: str,
+) -> None:
+    receipt = prebuild(backend, make_tree(store, {"a": b"a"}), _params(tiny_image, argv, timeout_seconds=timeout))
+    assert receipt.outcome is outcome and receipt.start is None and reason in (receipt.reason or "")
+    with pytest.raises(SandboxError, match="the pair is stopped"):
+        start_tree(receipt)
+    stored = store.put_document(receipt)
+    assert store.get_document(stored, type(receipt)) == receipt
+
+
+def test_the_prebuild_stage_runs_once(store: Store, tiny_image: str) -> None:
+    redacted = make_tree(store, {"a": b"a"})
+    params = _params(tiny_image, ("sh", "-c", "echo built > out"))
+    first = execute(store, prebuild_stage, {"redacted": redacted}, params)
+    again = execute(store, prebuild_stage, {"redacted": redacted}, params)
+    assert first.executed and not again.executed and again.outputs == first.outputs
+    assert set(first.outputs) == {"prebuild", "start"}

@@ -1,0 +1,150 @@
+"""The runner-owned verifier: pinned, run fresh and read-only over the final tree, invisible to the arm; calibration."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.cli import main
+from bench.errors import ContractError, SandboxError
+from bench.sandbox import (
+    CalibrationVerdict,
+    DockerBackend,
+    Mount,
+    RunRequest,
+    VerifierOutcome,
+    calibrate,
+    container_spec,
+    require_calibrated,
+    run_arm,
+    run_verifier,
+)
+from bench.sandbox.verifier import VerifierResult, verify_stage
+from bench.stages.engine import execute
+from bench.store import Store
+from bench.suite.challenge import load_challenge
+from tests.sandbox.sandbox_helpers import make_tree, write_challenge
+
+TOKEN = "zq-7731-runner-owned"
+VERIFY = f"# {TOKEN}\ngrep -qx 'hello, world' hello.txt && echo verified\n"
+SOLVE = "printf 'hello, world\\n' > hello.txt\n"
+
+
+@pytest.fixture
+def challenge(tmp_path: Path) -> Path:
+    return write_challenge(tmp_path / "greeting", VERIFY, oracle=SOLVE, answer_phrases=[TOKEN])
+
+
+def test_the_verifier_passes_and_fails_on_the_tree_it_is_given(
+    store: Store, backend: DockerBackend, tiny_image: str, challenge: Path
+) -> None:
+    manifest = load_challenge(challenge)
+    solved = run_verifier(backend, challenge, manifest, tiny_image, make_tree(store, {"hello.txt": b"hello, world\n"}))
+    unsolved = run_verifier(backend, challenge, manifest, tiny_image, make_tree(store, {"hello.txt": b"hello\n"}))
+    assert (solved.outcome, solved.exit_code, solved.output) == (VerifierOutcome.PASSED, 0, "verified\n")
+    assert (unsolved.outcome, unsolved.exit_code) == (VerifierOutcome.FAILED, 1)
+
+
+def test_a_verifier_whose_digest_differs_is_refused(
+    store: Store, backend: DockerBackend, tiny_image: str, challenge: Path
+) -> None:
+    manifest = load_challenge(challenge)
+    (challenge / "verify.sh").write_text(VERIFY.replace("&& echo", "|| true; echo"))
+    with pytest.raises(ContractError, match="refusing it"):
+        run_verifier(backend, challenge, manifest, tiny_image, make_tree(store, {"hello.txt": b"x"}))
+
+
+def test_the_verifier_is_read_only_timed_and_its_output_bounded(
+    store: Store, backend: DockerBackend, tiny_image: str, tmp_path: Path
+) -> None:
+    script = "touch /mnt/task/x 2>/dev/null && echo writable; yes line | head -c 200000; exit 4\n"
+    directory = write_challenge(tmp_path / "noisy", script)
+    result = run_verifier(backend, directory, load_challenge(directory), tiny_image, make_tree(store, {"a": b"a"}))
+    assert result.outcome is VerifierOutcome.FAILED and result.exit_code == 4
+    assert result.output.startswith("line\n") and len(result.output) == 64 * 1024 and result.output_bytes == 200000
+    slow = write_challenge(tmp_path / "slow", "sleep 30\n")
+    manifest = load_challenge(slow).model_copy(
+        update={"verifier": load_challenge(slow).verifier.model_copy(update={"timeout_seconds": 1})}
+    )
+    late = run_verifier(backend, slow, manifest, tiny_image, make_tree(store, {"a": b"a"}))
+    assert late.outcome is VerifierOutcome.TIMED_OUT and late.exit_code is None
+
+
+def test_an_arm_cannot_read_the_verifier_or_the_manifest(
+    store: Store, backend: DockerBackend, tiny_image: str, challenge: Path
+) -> None:
+    manifest = load_challenge(challenge)
+    # Every regular file outside the kernel's pseudo-filesystems; the token is split so the command line lacks it.
+    search = (
+        "find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f -print"
+        f" | xargs grep -l {TOKEN[:7]}''{TOKEN[7:]}; test -e /mnt/task && echo asset-dir-present; echo searched"
+    )
+    spec = container_spec(tiny_image, manifest.environment, ("sh", "-c", search))
+    result = run_arm(backend, "arm", spec, make_tree(store, {"hello.txt": b"hello\n"}), 60)
+    assert result.output == "searched\n"  # no file holds the token and no asset directory exists
+    # The same search does find both files when they are mounted, so the check above can fail.
+    exposed = spec.model_copy(update={"mounts": (Mount(source=str(challenge), target="/mnt/task"),)})
+    leaked = backend.run(RunRequest(spec=exposed, workspace=None, timeout_seconds=60, read_back=False))
+    assert set(leaked.output.split()) == {
+        "/mnt/task/verify.sh",
+        "/mnt/task/challenge.json",
+        "asset-dir-present",
+        "searched",
+    }
+
+
+def test_calibration_fails_untouched_and_passes_with_the_oracle(
+    store: Store, backend: DockerBackend, tiny_image: str, challenge: Path
+) -> None:
+    redacted = make_tree(store, {"hello.txt": b"hello\n"})
+    report = calibrate(backend, store, challenge, load_challenge(challenge), tiny_image, redacted)
+    assert report.untouched_outcome is VerifierOutcome.FAILED
+    assert report.oracle_outcome is VerifierOutcome.PASSED
+    assert report.verdict is CalibrationVerdict.CALIBRATED
+    require_calibrated(report)
+
+
+def test_a_challenge_whose_verifier_passes_untouched_is_refused(
+    store: Store, backend: DockerBackend, tiny_image: str, tmp_path: Path
+) -> None:
+    lax = write_challenge(tmp_path / "lax", "test -f hello.txt\n", oracle=SOLVE)
+    report = calibrate(backend, store, lax, load_challenge(lax), tiny_image, make_tree(store, {"hello.txt": b"hi"}))
+    assert report.verdict is CalibrationVerdict.PASSES_UNTOUCHED and report.oracle is None
+    with pytest.raises(SandboxError, match="passes on the untouched start tree"):
+        require_calibrated(report)
+
+
+def test_calibrate_cli(tiny_image: str, challenge: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "hello.txt").write_text("hello\n")
+    argv = [
+        "--store",
+        str(tmp_path / "store"),
+        "--json",
+        "calibrate",
+        str(challenge),
+        "--workspace",
+        str(workspace),
+        "--image",
+        tiny_image,
+    ]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "calibrated"
+    (workspace / "hello.txt").write_text("hello, world\n")
+    assert main(argv) == 1
+    assert "passes on the untouched start tree" in capsys.readouterr().err
+
+
+def test_the_verify_stage_records_once_and_refuses_a_moved_pin(store: Store, tiny_image: str, challenge: Path) -> None:
+    final = make_tree(store, {"hello.txt": b"hello, world\n"})
+    pinned = load_challenge(challenge).verifier.asset.sha256
+    params = {"challenge_dir": str(challenge), "verifier_sha256": pinned, "image_id": tiny_image}
+    first = execute(store, verify_stage, {"final": final}, params)
+    again = execute(store, verify_stage, {"final": final}, params)
+    assert first.executed and not again.executed
+    assert store.get_document(first.outputs["verifier"], VerifierResult).outcome is VerifierOutcome.PASSED
+    with pytest.raises(ContractError, match="re-plan"):
+        execute(store, verify_stage, {"final": final}, params | {"verifier_sha256": "0" * 64})
