@@ -13,6 +13,7 @@ from doit import get_var
 
 from bench.pipeline.doit_tasks import doit_tasks
 from bench.pipeline.plans import load_plan
+from bench.store import Store
 
 DOIT_CONFIG = {
     "dep_file": os.environ.get("STELE_BENCH_DOIT_DB", ".doit.sqlite"),
@@ -21,9 +22,10 @@ DOIT_CONFIG = {
     "verbosity": 2,
 }
 
-PLAN = Path(get_var("plan", "manifests/plans/demo.json"))
+PLAN = Path(get_var("plan", "manifests/plans/example.json"))
 STORE = Path(get_var("store", os.environ.get("STELE_BENCH_STORE", "store")))
+OVERRIDES = {"attempts": int(get_var("attempts"))} if get_var("attempts") else {}
 
 
 def task_plan():  # doit reads task_* names; the plan yields one top-level task per invocation
-    yield from doit_tasks(load_plan(PLAN), STORE)
+    yield from doit_tasks(load_plan(PLAN, Store(STORE), OVERRIDES), STORE)

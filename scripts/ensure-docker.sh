@@ -22,7 +22,8 @@ fi
 
 if ! engine_answers; then
     echo "ensure-docker: no engine answers; starting dockerd (log: /var/log/dockerd.log)" >&2
-    nohup dockerd >>/var/log/dockerd.log 2>&1 &
+    # Its own session: the engine must outlive the shell (or test run) that happened to start it.
+    setsid nohup dockerd >>/var/log/dockerd.log 2>&1 </dev/null &
     deadline=$(( $(date +%s) + ${DOCKER_WAIT_SECONDS:-60} ))
     until engine_answers; do
         if [ "$(date +%s)" -ge "$deadline" ]; then

@@ -20,11 +20,19 @@ __all__ = ["main"]
 
 # Each module defines `register(subparsers)`; order is the order of `--help`.
 COMMAND_MODULES: tuple[str, ...] = (
+    "bench.cli.demo_cmd",
+    "bench.cli.prereg_cmd",
     "bench.cli.store_cmd",
     "bench.cli.lineage_cmd",
     "bench.cli.schema_cmd",
+    "bench.cli.packaging_cmd",
+    "bench.cli.certify_cmd",
+    "bench.cli.provision_cmd",
     "bench.cli.image_cmd",
     "bench.cli.calibrate_cmd",
+    "bench.cli.fence_cmd",
+    "bench.cli.publish_cmd",
+    "bench.cli.gateway_cmd",
 )
 
 

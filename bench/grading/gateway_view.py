@@ -2,7 +2,10 @@
 
 Claude Code sends hook context to the model as a user-message text block
 ``<system-reminder>\\n<hookName> hook additional context: <text>\\n</system-reminder>``; the hook name gives
-the channel as it does in the session JSONL. Assistant turns are never read: they are the model's own words.
+the channel as it does in the session JSONL. CLI 2.1.332 (unlike 2.1.197) appends a PostToolUse hook's block to
+the triggering tool result's content instead, so tool results are read too; a block an agent forged into a file it
+reads shows up here but never in the transcript's injected steps, so it breaks agreement instead of adding delivery.
+Assistant turns are never read: they are the model's own words.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ def hook_contexts(exchanges: Iterable[ExchangeRecord]) -> tuple[ReceivedContext,
     """Every distinct hook context the model was sent, in the order it was first sent."""
     seen: dict[tuple[str, str], ReceivedContext] = {}
     for sequence, view in _message_requests(exchanges):
-        for text in view.texts(Part.USER):
+        for text in view.texts(Part.USER) + view.texts(Part.TOOL_RESULTS):
             for match in _HOOK_BLOCK.finditer(text):
                 hook, body = match["hook"], match["text"]
                 seen.setdefault((hook, body), ReceivedContext(sequence, hook_channel(hook), hook, body))

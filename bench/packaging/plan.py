@@ -11,12 +11,13 @@ from pathlib import Path
 
 from ..pipeline.plan import Invocation, Plan, Upstream
 from ..provision.fixture import load_fixture
+from ..store import Store
 from .corpus import corpus_params
 
 __all__ = ["packaging_plan"]
 
 
-def packaging_plan(base: Path, repository: str, commit: str, fixture: str | None = None) -> Plan:
+def packaging_plan(base: Path, store: Store, repository: str, commit: str, fixture: str | None = None) -> Plan:
     """``repository`` (and ``fixture``, whose redact_paths are removed too) are relative to ``base``."""
     params = corpus_params(str(base / repository), commit)
     extra = sorted(load_fixture(base / fixture).redact_paths) if fixture else []

@@ -40,7 +40,10 @@ def run_invocation(store_path: str, invocation_json: str, **upstream: str) -> di
     """The doit action: execute (or find cached) one invocation; the outputs become the task's values."""
     invocation = Invocation.model_validate_json(invocation_json)
     stage = get_stage(invocation.stage)
-    outcome = execute(_open_store(store_path), stage, _inputs(invocation, upstream), invocation.params)
+    store = _open_store(store_path)
+    outcome = execute(store, stage, _inputs(invocation, upstream), invocation.params)
+    for output, ref in invocation.refs.items():
+        store.set_ref(ref, outcome.outputs[output])
     verb = "ran" if outcome.executed else "cached"
     print(f"{verb} {invocation.stage} -> {', '.join(f'{k}={v.short}' for k, v in outcome.outputs.items())}")
     return {name: str(digest) for name, digest in outcome.outputs.items()}

@@ -24,6 +24,7 @@ class Invocation(ContractModel):
     params: dict[str, JsonValue]
     inputs: dict[str, Upstream] = {}
     sources: dict[str, Digest] = {}
+    refs: dict[str, str] = {}  # output name -> ref pointed at it after every run: gc keeps it and its lineage
 
     @property
     def upstream(self) -> set[str]:

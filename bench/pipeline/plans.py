@@ -12,12 +12,13 @@ from typing import Any
 
 from ..errors import ContractError
 from ..stages.demo import directory_fingerprint
+from ..store import Store
 from .plan import Invocation, Plan, Upstream
 
-__all__ = ["BUILDERS", "directory_summaries", "load_plan"]
+__all__ = ["directory_summaries", "load_plan"]
 
 
-def directory_summaries(base: Path, directories: list[str]) -> Plan:
+def directory_summaries(base: Path, store: Store, directories: list[str]) -> Plan:
     """For each directory: hash it into a tree, then summarise the tree."""
     invocations: list[Invocation] = []
     for directory in directories:
@@ -43,19 +44,26 @@ def directory_summaries(base: Path, directories: list[str]) -> Plan:
     return Plan(invocations=tuple(invocations))
 
 
-BUILDERS: dict[str, Callable[..., Plan]] = {"directory-summaries": directory_summaries}
+def _builders() -> dict[str, Callable[..., Plan]]:
+    # Imported here: the suite builder pulls in every stage's package, which a directory plan does not need.
+    from ..packaging.plan import packaging_plan
+    from ..run.plan import suite_plan
+
+    return {"directory-summaries": directory_summaries, "packaging": packaging_plan, "suite": suite_plan}
 
 
-def load_plan(spec_path: Path) -> Plan:
-    """Build the plan a spec file describes; paths in the spec are relative to the spec's repository root."""
+def load_plan(spec_path: Path, store: Store, overrides: dict[str, Any] | None = None) -> Plan:
+    """Build the plan a spec file describes, with ``overrides`` on its args; every builder takes
+    ``(base, store, **args)``, and paths in the spec are relative to ``base`` (default: where doit runs)."""
     try:
         spec: dict[str, Any] = json.loads(spec_path.read_text())
     except FileNotFoundError:
         raise ContractError(f"plan spec {spec_path} does not exist") from None
     except json.JSONDecodeError as exc:
         raise ContractError(f"plan spec {spec_path} is not JSON: {exc}") from exc
-    builder = BUILDERS.get(spec.get("builder", ""))
+    builders = _builders()
+    builder = builders.get(spec.get("builder", ""))
     if builder is None:
-        raise ContractError(f"plan spec {spec_path}: 'builder' must be one of {sorted(BUILDERS)}")
+        raise ContractError(f"plan spec {spec_path}: 'builder' must be one of {sorted(builders)}")
     base = Path(spec.get("base", "."))
-    return builder(base, **spec.get("args", {}))
+    return builder(base, store, **{**spec.get("args", {}), **(overrides or {})})

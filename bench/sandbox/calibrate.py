@@ -8,18 +8,29 @@ the prebuilt start tree, the same tree the arms start from.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from ..contracts import Digest, Document
-from ..errors import SandboxError
+from ..contracts import ContractModel, Digest, Document, Sha256
+from ..errors import ContractError, SandboxError
+from ..stages.stage import StageKind, stage
 from ..store import Store
-from ..suite.challenge import ChallengeManifest
+from ..suite.challenge import ChallengeManifest, load_challenge
 from .base import RunStatus, SandboxBackend
+from .docker_backend import DockerBackend
 from .prebuild import PrebuildParams, prebuild, start_tree
 from .verifier import VerifierOutcome, run_owned_script, run_verifier
 
-__all__ = ["CalibrationReport", "CalibrationVerdict", "calibrate", "require_calibrated"]
+__all__ = [
+    "CalibrateParams",
+    "CalibrationReport",
+    "CalibrationVerdict",
+    "calibrate",
+    "calibrate_stage",
+    "calibrate_start",
+    "require_calibrated",
+]
 
 
 class CalibrationVerdict(enum.StrEnum):
@@ -51,8 +62,20 @@ def calibrate(
     image_id: str,
     redacted: Digest,
 ) -> CalibrationReport:
-    """Prebuild ``redacted``, verify it untouched, apply the oracle, verify again; every result is stored."""
+    """Prebuild ``redacted``, then :func:`calibrate_start` on the tree the arms would start from."""
     start = start_tree(prebuild(backend, redacted, PrebuildParams(image_id=image_id, environment=manifest.environment)))
+    return calibrate_start(backend, store, challenge_dir, manifest, image_id, start)
+
+
+def calibrate_start(
+    backend: SandboxBackend,
+    store: Store,
+    challenge_dir: Path,
+    manifest: ChallengeManifest,
+    image_id: str,
+    start: Digest,
+) -> CalibrationReport:
+    """Verify ``start`` untouched, apply the oracle, verify again; every result is stored."""
     untouched = run_verifier(backend, challenge_dir, manifest, image_id, start)
     report = CalibrationReport(
         challenge_id=manifest.challenge_id,
@@ -98,3 +121,24 @@ def require_calibrated(report: CalibrationReport) -> None:
         CalibrationVerdict.NO_ORACLE: "it ships no oracle solution, so passing was never shown possible",
     }[report.verdict]
     raise SandboxError(f"challenge {report.challenge_id} is refused: {why}; fix the verifier or the oracle")
+
+
+class CalibrateParams(ContractModel):
+    """As for the verify stage, the pins repeat the manifest's so the key moves when the verifier or oracle does."""
+
+    challenge_dir: str
+    verifier_sha256: Sha256
+    oracle_sha256: Sha256 | None
+    image_id: str
+
+
+@stage("calibrate", version=1, kind=StageKind.OBSERVED, params=CalibrateParams)
+def calibrate_stage(store: Store, inputs: Mapping[str, Digest], params: CalibrateParams) -> dict[str, Digest]:
+    """Input the ``start`` tree; output the ``calibration`` report. A refused challenge is a recorded report."""
+    directory = Path(params.challenge_dir)
+    manifest = load_challenge(directory)
+    pinned = (manifest.verifier.asset.sha256, manifest.oracle.asset.sha256 if manifest.oracle else None)
+    if pinned != (params.verifier_sha256, params.oracle_sha256):
+        raise ContractError(f"{directory} pins other verifier or oracle bytes than the plan; re-plan from the manifest")
+    report = calibrate_start(DockerBackend(store), store, directory, manifest, params.image_id, inputs["start"])
+    return {"calibration": store.put_document(report)}

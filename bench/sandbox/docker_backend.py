@@ -26,9 +26,12 @@ from .layout import USER_GID, USER_UID, WORKSPACE
 from .spec import ContainerSpec, NetworkMode
 from .tarpipe import chunk_stream, tree_chunks
 
-__all__ = ["OWNER_LABEL", "DockerBackend", "docker_client"]
+__all__ = ["NO_HOST_ADDRESS", "OWNER_LABEL", "DockerBackend", "docker_client"]
 
 OWNER_LABEL = "sandbox.owner"
+# A model-only network gets no host address on its bridge: on Docker 20.10 a plain internal network still does,
+# and a container on it reached every host service listening on all addresses (measured, tests/agent).
+NO_HOST_ADDRESS = {"com.docker.network.bridge.inhibit_ipv4": "true"}
 OWNER = "runner"
 _ENGINE_TIMEOUT = 600
 T = TypeVar("T")
@@ -168,7 +171,11 @@ class DockerBackend(SandboxBackend):
         if request.gateway is None or request.spec.network.gateway_alias is None:
             raise SandboxError("a model-only network needs a gateway container and the alias it answers to")
         network = self.client.networks.create(
-            f"net-{secrets.token_hex(6)}", driver="bridge", internal=True, labels={OWNER_LABEL: OWNER}
+            f"net-{secrets.token_hex(6)}",
+            driver="bridge",
+            internal=True,
+            options=NO_HOST_ADDRESS,
+            labels={OWNER_LABEL: OWNER},
         )
         try:
             self._engine(

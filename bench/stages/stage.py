@@ -25,6 +25,13 @@ STAGE_MODULES: tuple[str, ...] = (
     "bench.packaging.redact",
     "bench.packaging.certify",
     "bench.publish.stages",
+    "bench.sandbox.prebuild",
+    "bench.sandbox.audit",
+    "bench.sandbox.verifier",
+    "bench.sandbox.calibrate",
+    "bench.run.record",
+    "bench.run.admission",
+    "bench.run.bundle",
     "bench.agent.stage",
     "bench.agent.grading",
 )

@@ -1,0 +1,56 @@
+"""The Claude Code adapter inside an arm container: its command line, its environment, where its session lands.
+
+Facts from agent-interfaces.md: ``claude -p`` runs headless against ``ANTHROPIC_BASE_URL`` with any key, must run
+as a non-root user to accept ``bypassPermissions``, resumes a native session with ``--resume ID``, and writes the
+session to ``~/.claude/projects/<cwd with / replaced by ->/<session id>.jsonl``. The stream-json output names the
+session id in every event; the first one found is taken.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import PurePosixPath
+
+from ..sandbox.layout import USER_HOME, WORKSPACE
+from .network import base_url
+
+__all__ = ["AGENT_KEY", "HOME_DIRS", "agent_env", "claude_argv", "session_file", "session_id_of"]
+
+# The stand-in key the agent presents. Identical in both arms (the environment may not differ between them);
+# the gateway runs once per arm, so the key need not tell the arms apart.
+AGENT_KEY = "sk-local-0000000000000000"
+CLAUDE_DIR = PurePosixPath(USER_HOME) / ".claude"
+# Made owned by the agent user before the container starts: a settings file mounted below it would otherwise
+# make the engine create it root-owned, and the CLI could not write its sessions.
+HOME_DIRS = (CLAUDE_DIR, CLAUDE_DIR / "projects")
+
+
+def agent_env() -> dict[str, str]:
+    """The environment both arms' containers add to the base one."""
+    return {
+        "ANTHROPIC_BASE_URL": base_url(),
+        "ANTHROPIC_API_KEY": AGENT_KEY,
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+
+
+def claude_argv(prompt: str, model: str, resume: str | None = None) -> tuple[str, ...]:
+    argv: tuple[str, ...] = ("claude", "-p", prompt, "--output-format", "stream-json", "--verbose")
+    argv += ("--permission-mode", "bypassPermissions", "--model", model)
+    return argv + (("--resume", resume) if resume else ())
+
+
+def session_id_of(stream: bytes) -> str | None:
+    """The session id the stream-json output names; None when the CLI printed no event."""
+    for line in stream.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and isinstance(event.get("session_id"), str):
+            return str(event["session_id"])
+    return None
+
+
+def session_file(session_id: str, cwd: str = WORKSPACE) -> PurePosixPath:
+    return CLAUDE_DIR / "projects" / cwd.replace("/", "-") / f"{session_id}.jsonl"

@@ -1,0 +1,113 @@
+"""The ``grade`` stage: one arm's three layers and effort, from what the ``paired-attempt`` stage recorded.
+
+Inputs: ``arm`` (an ArmRecord), ``fixture`` (the fixture tree: what the memory says), ``verifier`` (the verifier
+result on the arm's final tree) and ``audit`` (the mutation audit of start against final). The stage checks the
+inputs belong together (the verifier and the audit judged this arm's final tree) and refuses them otherwise.
+
+Continuity: the transcript spans every step of the arm's one native session, so delivery and use are read over
+the whole session, while the outcome is scored once, on the final step's tree; the grade names that step.
+
+The memory declaration is the fixture's: its ``memory_phrases`` for delivery and, for use, the workspace paths
+its evidence notes are anchored on (the ``Anchors:`` lines of the corpus convention, :mod:`bench.memory.corpus`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+from ..analysis.records import ArmResult, Outcome
+from ..contracts import ContractModel, Digest, Document
+from ..errors import StageError
+from ..grading import Grade, MemoryDeclaration, OutcomeGrade, Transcript, grade, parse_claude_session
+from ..sandbox.audit import AuditReceipt
+from ..sandbox.verifier import VerifierOutcome, VerifierResult
+from ..stages.stage import StageKind, stage
+from ..store import Store
+from .recorder import read_exchange_log
+from .records import ArmRecord, Condition, PromptKind
+
+__all__ = ["PUBLIC_CONTRACTS", "ArmGrade", "GradeParams", "arm_result", "grade_arm"]
+
+
+class GradeParams(ContractModel):
+    """What grading looks for: the fixture's memory phrases and the challenge's markers of use."""
+
+    memory: MemoryDeclaration
+
+
+class ArmGrade(Document):
+    kind: Literal["arm-grade"] = "arm-grade"
+    schema_version: Literal[1] = 1
+    arm: Digest
+    condition: Condition
+    transcript: Digest
+    steps: int
+    scored_step: int  # index of the step whose final tree the outcome judges: always the last
+    scored_prompt: PromptKind
+    grade: Grade
+
+
+def _session_of(arm: ArmRecord, verifier: VerifierResult, audit: AuditReceipt) -> Digest:
+    """The arm's session file, after checking the verifier and the audit judged this arm."""
+    if verifier.tree != arm.final:
+        raise StageError(f"the verifier judged tree {verifier.tree}, not the arm's final tree {arm.final}")
+    if (audit.start, audit.final) != (arm.start, arm.final):
+        raise StageError(
+            f"the audit compared {audit.start} with {audit.final}, not the arm's {arm.start} with {arm.final}"
+        )
+    if arm.session is None:
+        raise StageError(
+            f"the {arm.condition.value} arm recorded no session file (steps: "
+            f"{[(s.exit_code, s.timed_out) for s in arm.steps]}); its stderr says why the agent never started"
+        )
+    return arm.session
+
+
+def grade_arm(
+    store: Store, arm_digest: Digest, memory: MemoryDeclaration, verifier: VerifierResult, audit: AuditReceipt
+) -> ArmGrade:
+    """The arm's grade; the transcript it was read from is stored too and named in it."""
+    arm = store.get_document(arm_digest, ArmRecord)
+    session = _session_of(arm, verifier, audit)
+    streams = [store.get_bytes(step.stream) for step in arm.steps]
+    transcript = parse_claude_session(store.get_bytes(session), streams)
+    outcome = OutcomeGrade(
+        verifier_passed=verifier.outcome is VerifierOutcome.PASSED, audit_clean=not audit.reward_forced_zero
+    )
+    graded = grade(transcript, read_exchange_log(store, arm.exchanges), memory, outcome)
+    scored = arm.scored_step
+    return ArmGrade(
+        arm=arm_digest,
+        condition=arm.condition,
+        transcript=store.put_document(transcript),
+        steps=len(arm.steps),
+        scored_step=scored,
+        scored_prompt=arm.steps[scored].prompt,
+        grade=graded,
+    )
+
+
+def arm_result(store: Store, graded: ArmGrade) -> ArmResult:
+    """The analysis's view of one graded arm: the binary outcome, the two other layers, tokens and wall time."""
+    arm = store.get_document(graded.arm, ArmRecord)
+    usage = store.get_document(graded.transcript, Transcript).usage
+    return ArmResult(
+        outcome=Outcome.PASS if graded.grade.outcome.passed else Outcome.FAIL,
+        delivered=graded.grade.delivered.delivered,
+        used=graded.grade.used.used,
+        tokens=sum(usage.model_dump().values()),  # every counted token, cached ones included
+        wall_seconds=sum(step.seconds for step in arm.steps),
+    )
+
+
+@stage("grade", version=1, kind=StageKind.DETERMINISTIC, params=GradeParams)
+def grade_stage(store: Store, inputs: Mapping[str, Digest], params: GradeParams) -> dict[str, Digest]:
+    """Inputs ``arm``, ``verifier``, ``audit``; outputs ``grade`` and ``transcript``."""
+    verifier = store.get_document(inputs["verifier"], VerifierResult)
+    audit = store.get_document(inputs["audit"], AuditReceipt)
+    document = grade_arm(store, inputs["arm"], params.memory, verifier, audit)
+    return {"grade": store.put_document(document), "transcript": document.transcript}
+
+
+PUBLIC_CONTRACTS: tuple[type[ContractModel], ...] = (ArmGrade,)

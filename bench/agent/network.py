@@ -1,0 +1,157 @@
+"""The model-only network: an arm container whose one reachable peer is a relay to the runner's gateway.
+
+Why a relay. The gateway is runner code (pydantic, the store); the images have neither, and putting the runner's
+code and environment into a container the agent's network can reach would widen what the agent can touch. So the
+gateway runs in the runner process and a relay container forwards TCP to it. The relay is a few lines of
+standard-library Python on the agent image's python3 and holds nothing but the gateway's address.
+
+Two engine networks per arm run:
+
+- the *arm network*: internal (no route out) and with ``inhibit_ipv4``, so the host has no address on its bridge.
+  On Docker 20.10 a plain internal network still gives the host an address on the bridge, and a container on it
+  reached every host service listening on all addresses (measured: the bridge address and 172.17.0.1 both
+  answered). Without a host address there is nothing but the other containers on the network: the relay, which
+  answers as :data:`~bench.sandbox.layout.GATEWAY_ALIAS` on :data:`RELAY_PORT`.
+- the *uplink*: internal as well (the relay needs no egress), but with the host address kept; the gateway listens
+  on exactly that address, so nothing else on the host, and nothing on the arm network, can reach it directly.
+
+Both networks and the relay carry the sandbox owner label (so ``sweep`` finds them after a crash) and are
+removed on every way out of :func:`model_network`.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+
+import docker
+import docker.errors
+from docker.models.containers import Container
+from docker.models.networks import Network
+
+from ..errors import SandboxError
+from ..sandbox.docker_backend import NO_HOST_ADDRESS, OWNER, OWNER_LABEL
+from ..sandbox.layout import GATEWAY_ALIAS, USER
+
+__all__ = ["RELAY_PORT", "ModelNetwork", "base_url", "model_network"]
+
+RELAY_PORT = 8080
+_READY = "ready"
+_READY_SECONDS = 20.0
+_RELAY = f"""
+import socket, sys, threading
+target = (sys.argv[1], int(sys.argv[2]))
+def pump(src, dst):
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for end in (src, dst):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+def serve(client):
+    try:
+        upstream = socket.create_connection(target, timeout=10)
+    except OSError:
+        client.close()
+        return
+    upstream.settimeout(None)
+    threading.Thread(target=pump, args=(client, upstream), daemon=True).start()
+    pump(upstream, client)
+listener = socket.create_server(("0.0.0.0", {RELAY_PORT}), backlog=64)
+print("{_READY}", flush=True)
+while True:
+    conn, _ = listener.accept()
+    threading.Thread(target=serve, args=(conn,), daemon=True).start()
+"""
+
+
+def base_url() -> str:
+    """What the agent is told the model endpoint is: the same in every arm."""
+    return f"http://{GATEWAY_ALIAS}:{RELAY_PORT}"
+
+
+@dataclass
+class ModelNetwork:
+    """The two networks of one arm run; start the relay once the gateway listens on ``host_address``."""
+
+    client: docker.DockerClient
+    image_id: str
+    arm_network: str
+    uplink: Network
+    arm: Network
+    host_address: str
+    relay: Container | None = None
+
+    def start_relay(self, gateway_port: int) -> None:
+        """Start the relay to ``host_address:gateway_port`` and wait until it listens."""
+        try:
+            relay = self.client.containers.create(
+                self.image_id,
+                ["python3", "-c", _RELAY, self.host_address, str(gateway_port)],
+                user=USER,
+                network=self.uplink.name,
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges"],
+                labels={OWNER_LABEL: OWNER},
+            )
+            self.relay = relay
+            self.arm.connect(relay, aliases=[GATEWAY_ALIAS])
+            relay.start()
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"the engine failed starting the model relay: {exc.explanation}") from exc
+        deadline = time.monotonic() + _READY_SECONDS
+        while _READY not in relay.logs().decode("utf-8", "replace"):
+            relay.reload()
+            if relay.status == "exited" or time.monotonic() > deadline:
+                output = relay.logs().decode("utf-8", "replace")[-2000:]
+                raise SandboxError(f"the model relay did not start listening (status {relay.status}): {output}")
+            time.sleep(0.05)
+
+
+def _network(client: docker.DockerClient, options: dict[str, str] | None) -> Network:
+    try:
+        return client.networks.create(
+            f"net-{secrets.token_hex(6)}", driver="bridge", internal=True, options=options, labels={OWNER_LABEL: OWNER}
+        )
+    except docker.errors.APIError as exc:
+        raise SandboxError(f"the engine refused to create a network: {exc.explanation}") from exc
+
+
+def _host_address(network: Network) -> str:
+    network.reload()
+    configs = network.attrs.get("IPAM", {}).get("Config") or []
+    gateway = configs[0].get("Gateway") if configs else None
+    if not gateway:
+        raise SandboxError(f"network {network.name} has no host address; the engine's IPAM gave {configs}")
+    return str(gateway).split("/", 1)[0]
+
+
+@contextmanager
+def model_network(client: docker.DockerClient, image_id: str) -> Iterator[ModelNetwork]:
+    """Make the uplink and the arm network; remove the relay and both networks on every way out."""
+    uplink = _network(client, None)
+    try:
+        arm = _network(client, NO_HOST_ADDRESS)
+        try:
+            network = ModelNetwork(client, image_id, str(arm.name), uplink, arm, _host_address(uplink))
+            try:
+                yield network
+            finally:
+                if network.relay is not None:
+                    with suppress(docker.errors.NotFound):
+                        network.relay.remove(force=True)
+        finally:
+            arm.remove()
+    finally:
+        uplink.remove()

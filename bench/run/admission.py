@@ -1,0 +1,65 @@
+"""The ``admit`` stage: completed is not admitted. Each record gets a decision with a reason code.
+
+The reasons are checked in the order a reader would ask them: was the challenge allowed to run at all
+(certification, calibration), did the money fence stop it, was the memory actually there (the snapshot
+verdict: an empty memory is an invalid pair, never a clean null), and did the runner finish. Only a record that
+passes all of them is admitted. Excluded records are kept whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..agent.records import PairRecord
+from ..analysis.admission import ReasonCode, decide
+from ..analysis.records import Completion, PairedAttempt
+from ..contracts import ContractModel, Digest
+from ..fence.records import FenceOutcome, FenceRecord
+from ..packaging.certify import CertificationReport, Verdict
+from ..provision.receipt import PairVerdict
+from ..sandbox.calibrate import CalibrationReport, CalibrationVerdict
+from ..stages.stage import StageKind, stage
+from ..store import Store
+
+__all__ = ["AdmitParams", "admit", "exclusion"]
+
+
+class AdmitParams(ContractModel):
+    pass
+
+
+def exclusion(
+    certification: CertificationReport,
+    calibration: CalibrationReport,
+    fence: FenceRecord,
+    pair: PairRecord,
+    record: PairedAttempt,
+) -> tuple[ReasonCode, str] | None:
+    """Why the record must be excluded, or None when it may be admitted."""
+    if certification.verdict is not Verdict.CERTIFIED:
+        return ReasonCode.CERTIFICATION_FAILED, f"certification verdict {certification.verdict.value}"
+    if calibration.verdict is not CalibrationVerdict.CALIBRATED:
+        return ReasonCode.APPARATUS_FAULT, f"calibration verdict {calibration.verdict.value}"
+    if fence.outcome is FenceOutcome.STOPPED:
+        return ReasonCode.FENCE_STOPPED, "the money fence stopped the pair"
+    if pair.verdict is not PairVerdict.VALID:
+        return ReasonCode.APPARATUS_FAULT, f"memory snapshot {pair.verdict.value}: {'; '.join(pair.reasons)}"
+    if record.completion is not Completion.COMPLETED:
+        return ReasonCode.NOT_COMPLETED, "the runner did not finish both arms"
+    return None
+
+
+@stage("admit", version=1, kind=StageKind.DETERMINISTIC, params=AdmitParams)
+def admit(store: Store, inputs: Mapping[str, Digest], params: AdmitParams) -> dict[str, Digest]:
+    """Inputs ``record``, ``pair``, ``certification``, ``calibration``; output the ``admission`` decision."""
+    record = store.get_document(inputs["record"], PairedAttempt)
+    pair = store.get_document(inputs["pair"], PairRecord)
+    excluded = exclusion(
+        store.get_document(inputs["certification"], CertificationReport),
+        store.get_document(inputs["calibration"], CalibrationReport),
+        store.get_document(pair.fence, FenceRecord),
+        pair,
+        record,
+    )
+    reason, note = excluded or (ReasonCode.PREREGISTERED_COMPLETE, "completed under an unmoved preregistration")
+    return {"admission": store.put_document(decide(inputs["record"], record, reason, note))}

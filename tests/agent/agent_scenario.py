@@ -1,0 +1,162 @@
+"""A small self-made continuity challenge for the agent tests: workspace, fixture, policy and verifier.
+
+The memory (two notes) is built so each phrase reaches the model through exactly one channel: the ledger note
+matches the prompt's words (prompt-time retrieval), the pairing note is anchored on ``notes.txt`` and shares no word
+with either prompt (anchor-triggered recall when the agent reads that file). The policy reads only the request:
+it opens ``zeta.cfg`` if and only if the anchor recall reached the model, writes the result file when the
+follow-up prompt arrives, and otherwise ends with a text that echoes the retrieval phrase in both arms (a planted
+agent-authored echo).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from bench.contracts import Digest, PortablePath, Sha256
+from bench.gateway import Policy
+from bench.grading import MemoryDeclaration
+from bench.memory.corpus import read_corpus
+from bench.provision import artifact_sha256
+from bench.provision.fixture import load_fixture
+from bench.sandbox.layout import WORKSPACE
+from bench.store import EntryKind, FileEntry, Store, export_tree, tree_from_entries
+from bench.suite.challenge import ChallengeManifest
+
+__all__ = [
+    "ANCHOR_PHRASE",
+    "CHALLENGE_ID",
+    "FOLLOW_UP",
+    "PROMPT",
+    "RECALL_PHRASE",
+    "challenge",
+    "policy_bytes",
+    "workspace_tree",
+    "write_challenge_dir",
+    "write_fixture",
+]
+
+CHALLENGE_ID = "ledger-pairing"
+PROMPT = "Please review the ledger."
+FOLLOW_UP = "Now write the outcome file."
+RECALL_PHRASE = "quartz ledger convention"
+ANCHOR_PHRASE = "pairs with zeta.cfg"
+RESULT = "out/result.txt"
+VERIFIER = "import pathlib, sys\nsys.exit(0 if pathlib.Path('out/result.txt').read_text() == 'ok\\n' else 1)\n"
+ORACLE = (
+    "import pathlib\npathlib.Path('out').mkdir(exist_ok=True)\npathlib.Path('out/result.txt').write_text('ok\\n')\n"
+)
+
+_LEDGER_NOTE = f"# Ledger conventions\n\nThe {RECALL_PHRASE} applies to every ledger entry.\n"
+_PAIRING_NOTE = f"# Pairing of configuration\n\nAnchors: notes.txt\n\nThat text {ANCHOR_PHRASE}; open both together.\n"
+
+
+def workspace_tree(store: Store, extra: dict[str, str] | None = None) -> Digest:
+    files = {"notes.txt": "alpha beta\n", "zeta.cfg": "gamma=1\n", **(extra or {})}
+    return tree_from_entries(
+        store,
+        (
+            FileEntry(path=PortablePath(path), kind=EntryKind.FILE, data=text.encode())
+            for path, text in sorted(files.items())
+        ),
+    )
+
+
+def write_fixture(root: Path) -> None:
+    (root / "evidence").mkdir(parents=True)
+    (root / "evidence" / "ledger.md").write_text(_LEDGER_NOTE)
+    (root / "evidence" / "pairing.md").write_text(_PAIRING_NOTE)
+    (root / "graph.json").write_text('{"nodes": [], "edges": []}\n')
+    manifest = {
+        "fixture_id": "ledger",
+        "evidence_corpus": {"path": "evidence", "sha256": artifact_sha256(root / "evidence")},
+        "graph_arms": [
+            {"name": "plain", "graph": {"path": "graph.json", "sha256": artifact_sha256(root / "graph.json")}}
+        ],
+        "probes": [
+            {"name": "ledger", "kind": "full-text", "query": "ledger entry", "expected": ["ledger.md"]},
+            {"name": "pairing", "kind": "graph", "query": "notes.txt", "expected": ["pairing.md"]},
+        ],
+        "memory_phrases": [RECALL_PHRASE, ANCHOR_PHRASE],
+    }
+    (root / "fixture.json").write_text(json.dumps(manifest))
+
+
+def write_challenge_dir(directory: Path) -> None:
+    """The runner-owned challenge directory of the continuity challenge: its manifest and verifier."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "verify.py").write_text(VERIFIER)
+    (directory / "oracle.py").write_text(ORACLE)
+    (directory / "challenge.json").write_text(challenge().model_dump_json())
+
+
+def challenge(follow_up: bool = True, timeout: int = 120) -> ChallengeManifest:
+    return ChallengeManifest.model_validate_json(
+        json.dumps(
+            {
+                "challenge_id": CHALLENGE_ID,
+                "prompt": PROMPT,
+                "follow_up_prompt": FOLLOW_UP if follow_up else None,
+                "allowed_output_paths": ["out"],
+                "agent_timeout_seconds": timeout,
+                "environment": {"network_mode": "model-only", "cpus": 1.0, "memory_mb": 1024},
+                "verifier": {
+                    "kind": "script",
+                    "runtime": "python3",
+                    "asset": {"path": "verify.py", "sha256": str(Sha256.of(VERIFIER.encode()))},
+                    "timeout_seconds": 60,
+                },
+                "oracle": {
+                    "runtime": "python3",
+                    "asset": {"path": "oracle.py", "sha256": str(Sha256.of(ORACLE.encode()))},
+                },
+            }
+        )
+    )
+
+
+def policy_bytes() -> bytes:
+    policy = {
+        "rules": [
+            {
+                "name": "follow-anchor",
+                "when": {"contains": [ANCHOR_PHRASE], "lacks": ["gamma=1"]},
+                "reply": [{"type": "tool_use", "name": "Read", "input": {"file_path": f"{WORKSPACE}/zeta.cfg"}}],
+            },
+            {
+                "name": "write-outcome",
+                "when": {"contains": [FOLLOW_UP], "part": "latest"},
+                "reply": [
+                    {
+                        "type": "tool_use",
+                        "name": "Write",
+                        "input": {"file_path": f"{WORKSPACE}/{RESULT}", "content": "ok\n"},
+                    }
+                ],
+            },
+            {
+                "name": "open-notes",
+                "when": {"turn": 1},
+                "reply": [
+                    {"type": "text", "text": "Let me open the notes."},
+                    {"type": "tool_use", "name": "Read", "input": {"file_path": f"{WORKSPACE}/notes.txt"}},
+                ],
+            },
+        ],
+        "default": [{"type": "text", "text": f"Done. I will keep the {RECALL_PHRASE} in mind."}],
+    }
+    data = json.dumps(policy, indent=1).encode()
+    Policy.model_validate_json(data)  # refuse a broken scenario here, not inside the gateway
+    return data
+
+
+def memory_declaration(store: Store, fixture_tree: Digest) -> MemoryDeclaration:
+    """The fixture's phrases and the workspace paths its evidence is anchored on."""
+    with tempfile.TemporaryDirectory(prefix="fx-") as scratch:
+        root = Path(scratch) / "fixture"
+        export_tree(store, fixture_tree, root)
+        fixture = load_fixture(root)
+        documents = read_corpus(root / fixture.evidence_corpus.path)
+    anchors = tuple(dict.fromkeys(anchor for document in documents for anchor in document.anchors))
+    return MemoryDeclaration(phrases=fixture.memory_phrases, anchored_paths=anchors)

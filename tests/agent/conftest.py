@@ -1,0 +1,90 @@
+"""Fixtures for the agent tests: a real engine, the agent image (built once, cached by its inputs digest), the
+self-made challenge of :mod:`scenario`, and a check that the tests leave no container or network behind.
+
+Nothing is skipped: these tests prove the real CLI runs in the real containers against the gateway, so a missing
+engine or image fails them (start an engine with scripts/ensure-docker.sh).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import docker
+import pytest
+from agent_scenario import policy_bytes, write_challenge_dir, write_fixture
+
+from bench.contracts import Digest
+from bench.packaging.certify import CertifyParams, certify
+from bench.packaging.surfaces import challenge_inputs, fixture_inputs
+from bench.provision.fixture import load_fixture
+from bench.sandbox import OWNER_LABEL, docker_client
+from bench.sandbox.calibrate import calibrate_start
+from bench.sandbox.docker_backend import DockerBackend
+from bench.sandbox.images import ImageName, build_image
+from bench.stages.engine import execute
+from bench.store import Store, tree_from_directory
+from bench.suite.challenge import ChallengeManifest
+
+MODEL = "claude-sonnet-4-5"
+
+
+def _owned(engine: docker.DockerClient) -> set[str]:
+    labelled = {"label": OWNER_LABEL}
+    containers = {f"container {c.id}" for c in engine.containers.list(all=True, filters=labelled)}
+    return containers | {f"network {n.id}" for n in engine.networks.list(filters=labelled)}
+
+
+@pytest.fixture(scope="session")
+def engine() -> Iterator[docker.DockerClient]:
+    client = docker_client()
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def nothing_left_behind(engine: docker.DockerClient) -> Iterator[None]:
+    """Fail the session if a container or network made during it outlives it (others' are left alone)."""
+    before = _owned(engine)
+    yield
+    left = _owned(engine) - before
+    assert not left, f"the agent runner left these behind: {sorted(left)}"
+
+
+@pytest.fixture(scope="session")
+def agent_image(engine: docker.DockerClient) -> str:
+    return build_image(ImageName.AGENT, engine).record.image_id
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The runner-owned inputs of the scenario, on disk and in the store."""
+
+    store: Store
+    challenge_dir: Path
+    fixture_root: Path
+    fixture: Digest  # the fixture directory as a tree
+    policy: Digest  # the policy file as a blob
+
+    def gates(self, challenge: ChallengeManifest, start: Digest, image_id: str) -> dict[str, Digest]:
+        """The real certification and calibration of ``challenge`` on ``start``: the attempt's two gates."""
+        store = self.store
+        surfaces = {
+            "source": start,
+            **fixture_inputs(store, self.fixture_root, load_fixture(self.fixture_root)),
+            **challenge_inputs(store, self.challenge_dir, challenge),
+        }
+        report = execute(store, certify, surfaces, CertifyParams()).outputs["report"]
+        calibration = calibrate_start(DockerBackend(store), store, self.challenge_dir, challenge, image_id, start)
+        return {"certification": report, "calibration": store.put_document(calibration)}
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
+    root = tmp_path_factory.mktemp("runner")
+    store = Store(root / "store")
+    write_fixture(root / "fixture")
+    write_challenge_dir(root / "task")
+    fixture = tree_from_directory(store, root / "fixture")
+    return Inputs(store, root / "task", root / "fixture", fixture, store.put_bytes(policy_bytes()))

@@ -1,0 +1,49 @@
+"""The seed's first failure, reproduced in a container: a workspace CLAUDE.md reaches the model unasked, which only
+the gateway log shows for certain; after redaction (bench.packaging.redact) it does not."""
+
+from __future__ import annotations
+
+import pytest
+from agent_scenario import challenge, workspace_tree
+from conftest import MODEL, Inputs
+from docker import DockerClient
+
+from bench.agent import ArmRecord, ArmRun, Condition, read_exchange_log, run_arm
+from bench.agent.pair import arm_spec
+from bench.contracts import Digest
+from bench.gateway.wire import Part, RequestView
+from bench.grading import received_texts
+from bench.packaging.redact import redact_tree
+
+PHRASE = "orchid rotation protocol"
+
+
+def _arm(inputs: Inputs, engine: DockerClient, agent_image: str, start: Digest) -> ArmRecord:
+    store = inputs.store
+    run = ArmRun(engine, store, start, challenge(follow_up=False), MODEL, store.get_bytes(inputs.policy))
+    return run_arm(run, Condition.CONTROL, arm_spec(run, agent_image, None))
+
+
+@pytest.fixture(scope="module")
+def unredacted(inputs: Inputs) -> Digest:
+    return workspace_tree(inputs.store, {"CLAUDE.md": f"# Project notes\nAlways follow the {PHRASE}.\n"})
+
+
+def test_an_unredacted_claude_md_reaches_the_model(
+    inputs: Inputs, engine: DockerClient, agent_image: str, unredacted: Digest
+) -> None:
+    record = _arm(inputs, engine, agent_image, unredacted)
+    exchanges = read_exchange_log(inputs.store, record.exchanges)
+    assert any(PHRASE in text for text in received_texts(exchanges))
+    first_user = RequestView.of(exchanges[0].request_body).texts(Part.USER)  # type: ignore[arg-type]
+    assert any("CLAUDE.md" in text and PHRASE in text for text in first_user)
+
+
+def test_after_redaction_it_does_not(
+    inputs: Inputs, engine: DockerClient, agent_image: str, unredacted: Digest
+) -> None:
+    receipt = redact_tree(inputs.store, unredacted)
+    assert [entry.path for entry in receipt.removed] == ["CLAUDE.md"]
+    record = _arm(inputs, engine, agent_image, receipt.redacted)
+    exchanges = read_exchange_log(inputs.store, record.exchanges)
+    assert exchanges and not any(PHRASE in text for text in received_texts(exchanges))

@@ -1,0 +1,101 @@
+"""How an attempt goes wrong, recorded: a lost exchange, an agent past its deadline, a memory whose snapshot fails."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from agent_scenario import CHALLENGE_ID, challenge, workspace_tree, write_fixture
+from conftest import MODEL, Inputs
+from docker import DockerClient
+
+from bench.agent import ArmRun, Condition, PairRecord, run_arm
+from bench.agent.memory import live_memory, reference_provisioner
+from bench.agent.pair import arm_spec
+from bench.agent.recorder import StoreRecorder, read_exchange_log
+from bench.agent.stage import PairedAttemptParams, paired_attempt
+from bench.gateway.errors import GatewayError
+from bench.gateway.records import ExchangeRecord
+from bench.memory.provisioner import state_path
+from bench.provision import PairVerdict, Verb, load_fixture
+from bench.sandbox import ArmOutcome
+from bench.sandbox.layout import WORKSPACE
+from bench.stages.engine import execute
+from bench.store import Store, tree_from_directory, walk_tree
+
+
+def _exchange(sequence: int) -> ExchangeRecord:
+    return ExchangeRecord(
+        sequence=sequence, arm="a", method="POST", path="/v1/messages", request_headers={}, request_body={},
+        status=200, streamed=False, response_body={}, rule=None, usage=None, cost_usd=0.0,
+        started_at="2026-01-01T00:00:00.000+00:00", duration_ms=0,
+    )  # fmt: skip
+
+
+def test_the_exchange_log_is_in_sequence_order_and_refuses_a_gap(store: Store) -> None:
+    recorder = StoreRecorder(store)
+    for sequence in (1, 0):
+        recorder.record(_exchange(sequence))
+    assert [e.sequence for e in read_exchange_log(store, recorder.finish())] == [0, 1]
+    recorder.record(_exchange(3))
+    with pytest.raises(GatewayError, match=r"recorded exchanges \[0, 1, 3\]"):
+        recorder.finish()
+
+
+def test_an_agent_past_its_deadline_is_killed_and_recorded_timed_out(
+    inputs: Inputs, engine: DockerClient, agent_image: str
+) -> None:
+    """The policy has the agent run a long command; the follow-up never runs; the workspace is still read back."""
+    slow = {
+        "rules": [{"name": "stall", "when": {"turn": 1}, "reply": [
+            {"type": "tool_use", "name": "Bash", "input": {"command": f"touch {WORKSPACE}/began; sleep 60"}}
+        ]}],
+        "default": [{"type": "text", "text": "done"}],
+    }  # fmt: skip
+    store = inputs.store
+    run = ArmRun(engine, store, workspace_tree(store), challenge(timeout=6), MODEL, json.dumps(slow).encode())
+    record = run_arm(run, Condition.CONTROL, arm_spec(run, agent_image, None))
+    assert record.outcome is ArmOutcome.TIMED_OUT
+    assert len(record.steps) == 1 and record.steps[0].timed_out and record.steps[0].exit_code is None
+    assert record.session is not None  # the transcript so far is kept
+    assert "began" in {str(path) for path, _ in walk_tree(store, record.final)}  # what it did before the kill
+
+
+def test_a_failed_snapshot_makes_the_pair_invalid_with_its_reason(
+    inputs: Inputs, agent_image: str, tmp_path: Path
+) -> None:
+    root = tmp_path / "fixture"
+    write_fixture(root)
+    manifest = json.loads((root / "fixture.json").read_text())
+    manifest["probes"][0]["query"] = "zebra xylophone"  # retrieves nothing: the expected note is not among the hits
+    (root / "fixture.json").write_text(json.dumps(manifest))
+    store = inputs.store
+    start = workspace_tree(store)
+    stage_inputs = {
+        "start": start,
+        "challenge": store.put_document(challenge(follow_up=False)),
+        "fixture": tree_from_directory(store, root),
+        "policy": inputs.policy,
+        **inputs.gates(challenge(follow_up=False), start, agent_image),
+    }
+    params = PairedAttemptParams(
+        challenge_id=CHALLENGE_ID, attempt=1, model=MODEL, image_id=agent_image, graph_arm="plain"
+    )
+    outcome = execute(store, paired_attempt, stage_inputs, params)
+    pair = store.get_document(outcome.outputs["pair"], PairRecord)
+    assert pair.verdict is PairVerdict.PROBE_FAILED
+    assert any("probe 'ledger' failed" in reason for reason in pair.reasons)
+    assert len(pair.arms) == 2  # both arms ran and are recorded: an invalid pair is data, not a gap
+
+
+def test_ctrl_c_while_the_memory_is_live_still_destroys_it(tmp_path: Path) -> None:
+    root, home = tmp_path / "fixture", tmp_path / "home"
+    write_fixture(root)
+    provisioner = reference_provisioner(home, root)
+    with pytest.raises(KeyboardInterrupt), live_memory(provisioner, load_fixture(root), "plain", "x.1") as memory:
+        calls = memory.session.log
+        assert state_path(home, memory.session.project).is_file()
+        raise KeyboardInterrupt
+    assert [call.verb for call in calls] == [Verb.RESTORE, Verb.DESTROY]
+    assert not state_path(home, memory.session.project).exists()

@@ -1,0 +1,173 @@
+"""A real paired attempt through the store engine: the Claude Code CLI in both arm containers, the gateway in
+policy mode, the reference memory system in the treatment arm; then the audit, the verifier and the grade stage.
+
+One pair runs per module (about ten seconds); every test reads its records. The verifier runs through the sandbox's
+``verify`` stage on each arm's final tree, the audit through its ``audit`` stage.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+from agent_scenario import (
+    ANCHOR_PHRASE,
+    CHALLENGE_ID,
+    FOLLOW_UP,
+    RECALL_PHRASE,
+    challenge,
+    memory_declaration,
+    workspace_tree,
+)
+from conftest import MODEL, Inputs
+
+from bench.agent import ArmRecord, Condition, PairRecord, PromptKind, read_exchange_log
+from bench.agent.grading import ArmGrade, GradeParams, arm_result, grade_stage
+from bench.agent.stage import PairedAttemptParams, paired_attempt
+from bench.analysis.records import Outcome
+from bench.contracts import Digest, PortablePath
+from bench.fence.records import FenceOutcome, FenceRecord
+from bench.gateway.wire import Part, RequestView
+from bench.grading import Channel, StepSource, Transcript
+from bench.provision import PairVerdict, SnapshotReceipt
+from bench.sandbox import SpecDiffReceipt
+from bench.sandbox.audit import AuditParams, audit_stage
+from bench.sandbox.verifier import VerifyParams, verify_stage
+from bench.stages.engine import ActionOutcome, execute
+from bench.store import Store
+
+
+@dataclass(frozen=True)
+class Graded:
+    record: ArmRecord
+    grade: ArmGrade
+    transcript: Transcript
+
+
+@dataclass(frozen=True)
+class Pair:
+    store: Store
+    outcome: ActionOutcome
+    params: PairedAttemptParams
+    stage_inputs: dict[str, Digest]
+    arms: dict[Condition, Graded]
+
+    @property
+    def record(self) -> PairRecord:
+        return self.store.get_document(self.outcome.outputs["pair"], PairRecord)
+
+
+def _grade(inputs: Inputs, agent_image: str, start: Digest, arm: Digest) -> Graded:
+    store = inputs.store
+    record = store.get_document(arm, ArmRecord)
+    allowed = AuditParams(allowed_output_paths=(PortablePath("out"),))
+    audit = execute(store, audit_stage, {"start": start, "final": record.final}, allowed)
+    pin = VerifyParams(
+        challenge_dir=str(inputs.challenge_dir), verifier_sha256=challenge().verifier.asset.sha256, image_id=agent_image
+    )
+    verified = execute(store, verify_stage, {"final": record.final}, pin)
+    graded = execute(
+        store,
+        grade_stage,
+        {"arm": arm, **verified.outputs, **audit.outputs},
+        GradeParams(memory=memory_declaration(store, inputs.fixture)),
+    )
+    grade = store.get_document(graded.outputs["grade"], ArmGrade)
+    return Graded(record, grade, store.get_document(graded.outputs["transcript"], Transcript))
+
+
+@pytest.fixture(scope="module")
+def pair(inputs: Inputs, agent_image: str) -> Pair:
+    store = inputs.store
+    start = workspace_tree(store)
+    stage_inputs = {
+        "start": start,
+        "challenge": store.put_document(challenge()),
+        "fixture": inputs.fixture,
+        "policy": inputs.policy,
+        **inputs.gates(challenge(), start, agent_image),
+    }
+    params = PairedAttemptParams(
+        challenge_id=CHALLENGE_ID, attempt=1, model=MODEL, image_id=agent_image, graph_arm="plain"
+    )
+    outcome = execute(store, paired_attempt, stage_inputs, params)
+    arms = {condition: _grade(inputs, agent_image, start, outcome.outputs[condition.value]) for condition in Condition}
+    return Pair(store, outcome, params, stage_inputs, arms)
+
+
+def test_the_pair_is_valid_and_its_specs_differ_only_in_the_attachment(pair: Pair) -> None:
+    record = pair.record
+    assert record.verdict is PairVerdict.VALID and record.reasons == ()
+    diff = pair.store.get_document(record.spec_diff, SpecDiffReceipt)
+    assert diff.only_attachment and diff.differences
+    assert {d.field.split(".")[0] for d in diff.differences} == {"attachment"}
+    fence = pair.store.get_document(record.fence, FenceRecord)
+    assert fence.outcome is FenceOutcome.NOT_APPLICABLE
+
+
+def test_the_snapshot_receipt_belongs_to_the_treatment_arm_only(pair: Pair) -> None:
+    treatment, control = pair.arms[Condition.TREATMENT].record, pair.arms[Condition.CONTROL].record
+    assert control.snapshot is None and treatment.snapshot == pair.outcome.outputs["snapshot"]
+    receipt = pair.store.get_document(treatment.snapshot, SnapshotReceipt)
+    assert receipt.verdict is PairVerdict.VALID
+
+
+def test_treatment_delivers_through_both_channels_and_the_gateway_agrees(pair: Pair) -> None:
+    delivered = pair.arms[Condition.TREATMENT].grade.grade.delivered
+    assert delivered.channel(Channel.PROMPT_TIME_RETRIEVAL).phrases == (RECALL_PHRASE,)
+    assert delivered.channel(Channel.ANCHOR_TRIGGERED_RECALL).phrases == (ANCHOR_PHRASE,)
+    assert delivered.gateway_agrees
+    assert set(delivered.received_by_model) == {RECALL_PHRASE, ANCHOR_PHRASE}
+
+
+def test_the_control_shows_no_delivery_though_its_agent_echoes_a_phrase(pair: Pair) -> None:
+    control = pair.arms[Condition.CONTROL]
+    assert any(RECALL_PHRASE in step.text for step in control.transcript.by_source(StepSource.AGENT))
+    delivered = control.grade.grade.delivered
+    assert not delivered.delivered and delivered.received_by_model == () and delivered.gateway_agrees
+
+
+def test_the_policy_followed_the_anchor_only_where_the_recall_reached_the_model(pair: Pair) -> None:
+    rules = {
+        condition: [e.rule for e in read_exchange_log(pair.store, graded.record.exchanges)]
+        for condition, graded in pair.arms.items()
+    }
+    assert "follow-anchor" in rules[Condition.TREATMENT] and "follow-anchor" not in rules[Condition.CONTROL]
+
+
+@pytest.mark.parametrize("condition", list(Condition))
+def test_the_follow_up_resumes_the_same_session_and_only_the_final_step_is_scored(
+    pair: Pair, condition: Condition
+) -> None:
+    graded = pair.arms[condition]
+    first, second = graded.record.steps
+    assert (first.prompt, second.prompt) == (PromptKind.INITIAL, PromptKind.FOLLOW_UP)
+    assert first.session_id is not None and second.resumed == first.session_id == second.session_id
+    assert graded.transcript.session_id == first.session_id
+    assert len(graded.transcript.by_source(StepSource.USER)) == 2
+    assert (graded.grade.scored_step, graded.grade.scored_prompt) == (1, PromptKind.FOLLOW_UP)
+    assert graded.grade.grade.outcome.verifier_passed and graded.grade.grade.outcome.audit_clean
+
+
+@pytest.mark.parametrize("condition", list(Condition))
+def test_the_follow_up_reached_the_model_only_in_the_second_step(pair: Pair, condition: Condition) -> None:
+    record = pair.arms[condition].record
+    assert FOLLOW_UP not in json.dumps(record.spec.model_dump(mode="json"))
+    views = [RequestView.of(e.request_body) for e in read_exchange_log(pair.store, record.exchanges)]  # type: ignore[arg-type]
+    showing = [any(FOLLOW_UP in text for text in view.texts(Part.ANY)) for view in views]
+    first = showing.index(True)
+    assert not any(showing[:first]) and all(showing[first:])
+    assert any(FOLLOW_UP in text for text in views[first].texts(Part.LATEST))
+
+
+def test_a_rerun_of_the_recorded_attempt_runs_nothing(pair: Pair) -> None:
+    again = execute(pair.store, paired_attempt, pair.stage_inputs, pair.params)
+    assert not again.executed and again.outputs == pair.outcome.outputs
+
+
+def test_the_analysis_sees_delivery_in_the_treatment_only_and_both_outcomes(pair: Pair) -> None:
+    results = {condition: arm_result(pair.store, graded.grade) for condition, graded in pair.arms.items()}
+    assert results[Condition.TREATMENT].delivered and not results[Condition.CONTROL].delivered
+    assert {r.outcome for r in results.values()} == {Outcome.PASS}
+    assert all(r.tokens > 0 and r.wall_seconds > 0 for r in results.values())
