@@ -92,9 +92,13 @@ def arm_result(store: Store, graded: ArmGrade) -> ArmResult:
     """The analysis's view of one graded arm: the binary outcome, the two other layers, tokens and wall time."""
     arm = store.get_document(graded.arm, ArmRecord)
     usage = store.get_document(graded.transcript, Transcript).usage
+    delivery = graded.grade.delivered
+    # Delivered means the model received it: the transcript's injected steps and the gateway log must agree.
+    delivered = delivery.delivered and delivery.gateway_agrees
     return ArmResult(
         outcome=Outcome.PASS if graded.grade.outcome.passed else Outcome.FAIL,
-        delivered=graded.grade.delivered.delivered,
+        delivered=delivered,
+        delivered_via=tuple(found.channel.value for found in delivery.channels if found.phrases) if delivered else (),
         used=graded.grade.used.used,
         tokens=sum(usage.model_dump().values()),  # every counted token, cached ones included
         wall_seconds=sum(step.seconds for step in arm.steps),

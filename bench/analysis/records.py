@@ -76,10 +76,15 @@ class Build(ContractModel):
 
 
 class ArmResult(ContractModel):
-    """One arm's three grading layers plus the continuous measures."""
+    """One arm's three grading layers plus the continuous measures.
+
+    ``delivered_via`` names each channel a memory phrase arrived through (prompt-time retrieval and
+    anchor-triggered recall are different mechanisms; a single boolean would report them as one).
+    """
 
     outcome: Outcome
     delivered: bool
+    delivered_via: tuple[Annotated[str, Field(pattern=r"^[a-z][a-z-]*$")], ...] = ()
     used: bool
     tokens: Annotated[int, Field(ge=0)]
     wall_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]

@@ -7,6 +7,7 @@ byte-identical canonical JSON, which is what lets ``verify`` re-derive a publish
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from fractions import Fraction
@@ -48,6 +49,7 @@ class ArmSummary(ContractModel):
     attempts: int
     passes: int
     delivered: int
+    delivered_via: dict[str, int]  # attempts whose memory arrived through each channel
     used: int
     pass_rate: Interval
 
@@ -104,6 +106,7 @@ def _arm(results: Sequence[ArmResult], confidence: Fraction) -> ArmSummary:
         attempts=len(results),
         passes=passes,
         delivered=sum(r.delivered for r in results),
+        delivered_via=dict(sorted(Counter(channel for r in results for channel in r.delivered_via).items())),
         used=sum(r.used for r in results),
         pass_rate=Interval(low=low, high=high),
     )

@@ -33,6 +33,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser("demo", help="run the bundled example suite end to end and verify its publication")
     parser.add_argument("--attempts", type=int, default=None, help="attempts per challenge (default: the suite's)")
     parser.add_argument("--workers", type=int, default=1, help="doit workers (default 1: arms share two cores)")
+    parser.add_argument(
+        "--published", type=Path, default=ROOT / PUBLISHED, help=f"where the bundle is exported (default {PUBLISHED})"
+    )
     parser.set_defaults(handler=_demo)
 
 
@@ -47,7 +50,7 @@ def _demo(args: argparse.Namespace, out: Output) -> int:
     _run_doit(store_path, args.attempts, args.workers)
     store = Store(store_path)
     executed = [store.get_document(result.key, ActionKey).stage for result in recorded_from(store, started)]
-    published = _export_published(store)
+    published = _export_published(store, args.published)
     differences = verify(published / MANIFEST_NAME)
     data = {
         "executed_stages": len(executed),
@@ -74,12 +77,12 @@ def _run_doit(store: Path, attempts: int | None, workers: int) -> None:
         raise StageError(f"the pipeline stopped (doit exit {done.returncode}); the log above names the failing task")
 
 
-def _export_published(store: Store) -> Path:
-    """Replace ``manifests/published/example`` with the published tree the store's ref names."""
+def _export_published(store: Store, target: Path) -> Path:
+    """Replace ``target`` with the published tree the store's ref names; the old bundle goes only once the new
+    one is whole."""
     tree = store.get_ref("published/example")
     if tree is None:
         raise BenchError("the pipeline finished without publishing; expected the ref published/example")
-    target = ROOT / PUBLISHED
     staging = target.with_name(target.name + ".new")
     shutil.rmtree(staging, ignore_errors=True)
     export_tree(store, tree, staging)

@@ -84,11 +84,11 @@ def _outcomes(summary: StatisticsSummary) -> str:
 def _layers(summary: StatisticsSummary) -> str:
     parts = []
     for c in summary.cells:
-        rows = [
-            (f"{arm} {layer}", getattr(s, field), s.attempts, colour)
-            for arm, colour, s in (("control", CONTROL_COLOUR, c.control), ("treatment", TREATMENT_COLOUR, c.treatment))
-            for layer, field in (("delivered", "delivered"), ("used", "used"), ("outcome", "passes"))
-        ]
+        rows = []
+        for arm, colour, s in (("control", CONTROL_COLOUR, c.control), ("treatment", TREATMENT_COLOUR, c.treatment)):
+            rows.append((f"{arm} delivered", s.delivered, s.attempts, colour))
+            rows += [(f"{arm} · via {channel}", n, s.attempts, colour) for channel, n in s.delivered_via.items()]
+            rows += [(f"{arm} used", s.used, s.attempts, colour), (f"{arm} outcome", s.passes, s.attempts, colour)]
         parts.append(f"<h3>{escape(_cell_title(c))}</h3>{layer_bars(rows, f'grading layers, {_cell_title(c)}')}")
     return "".join(parts)
 

@@ -85,7 +85,7 @@ def _axis(x0: float, x1: float, y: float) -> list[str]:
 
 def interval_plot(rows: Sequence[tuple[str, float, float, float, str]], title: str) -> str:
     """One horizontal interval per row on [0, 1]: (label, low, high, point estimate, colour)."""
-    left, right, row_height = 240.0, 560.0, 18
+    left, right, row_height = 380.0, 700.0, 18  # room for "challenge @ build arm" labels
     height = row_height * len(rows) + 30
     body: list[str] = []
     for index, (label, low, high, point, colour) in enumerate(rows):
@@ -105,7 +105,7 @@ def interval_plot(rows: Sequence[tuple[str, float, float, float, str]], title: s
 
 def layer_bars(rows: Sequence[tuple[str, int, int, str]], title: str) -> str:
     """Horizontal bars of count / total: (label, count, total, colour)."""
-    left, right, row_height = 150.0, 470.0, 16
+    left, right, row_height = 250.0, 570.0, 16  # room for "treatment · via anchor-triggered-recall"
     height = row_height * len(rows) + 30
     body: list[str] = []
     for index, (label, count, total, colour) in enumerate(rows):

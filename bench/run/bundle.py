@@ -12,16 +12,19 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..analysis.admission import AdmissionDecision
 from ..contracts import ContractModel, Digest, PortablePath
-from ..publish.bundle import RECORDS
+from ..publish.bundle import ADMISSIONS, RECORDS
 from ..publish.publish import publish
 from ..stages.stage import StageKind, stage
 from ..store import EntryKind, FileEntry, Store, export_tree, tree_from_directory, tree_from_entries
 
-__all__ = ["RECORD_INPUT", "BundleParams", "PublishParams", "bundle", "publish_stage"]
+__all__ = ["ADMISSION_INPUT", "RECORD_INPUT", "BundleParams", "PublishParams", "bundle", "publish_stage"]
 
-# Inputs named ``record:<anything>`` are paired records, laid out under records/ by their own digest.
+# Inputs named ``record:<anything>`` are paired records, laid out under records/ by their own digest;
+# ``admission:<anything>`` are decisions, laid out under admissions/ by the digest of the record they decide.
 RECORD_INPUT = "record:"
+ADMISSION_INPUT = "admission:"
 
 
 class BundleParams(ContractModel):
@@ -34,17 +37,22 @@ class PublishParams(ContractModel):
 
 @stage("bundle", version=1, kind=StageKind.DETERMINISTIC, params=BundleParams)
 def bundle(store: Store, inputs: Mapping[str, Digest], params: BundleParams) -> dict[str, Digest]:
-    """Every input becomes the file at its name, a ``record:`` input the file its digest names (as the
-    publication checks require); the output ``bundle`` is their tree."""
+    """Every input becomes the file at its name, or for records and admissions the file the publication checks
+    require; the output ``bundle`` is their tree."""
     entries = [
-        FileEntry(_bundle_path(name, digest), EntryKind.FILE, store.get_bytes(digest))
+        FileEntry(_bundle_path(store, name, digest), EntryKind.FILE, store.get_bytes(digest))
         for name, digest in inputs.items()
     ]
     return {"bundle": tree_from_entries(store, entries)}
 
 
-def _bundle_path(name: str, digest: Digest) -> PortablePath:
-    return PortablePath(f"{RECORDS}/{digest.hex}.json" if name.startswith(RECORD_INPUT) else name)
+def _bundle_path(store: Store, name: str, digest: Digest) -> PortablePath:
+    if name.startswith(RECORD_INPUT):
+        return PortablePath(f"{RECORDS}/{digest.hex}.json")
+    if name.startswith(ADMISSION_INPUT):
+        decided = store.get_document(digest, AdmissionDecision).record
+        return PortablePath(f"{ADMISSIONS}/{decided.hex}.json")
+    return PortablePath(name)
 
 
 @stage("publish", version=1, kind=StageKind.DETERMINISTIC, params=PublishParams)

@@ -28,7 +28,7 @@ from ..sandbox.layout import WORKSPACE
 from ..stages.code import store_code_manifest
 from ..store import Store, tree_from_directory
 from ..suite.suite import LoadedChallenge, Suite, open_suite
-from .bundle import RECORD_INPUT
+from .bundle import ADMISSION_INPUT, RECORD_INPUT
 from .prereg import current_preregistration
 
 __all__ = ["SuiteRun", "suite_plan"]
@@ -185,7 +185,7 @@ def _challenge(
             )
         )
         published[f"{RECORD_INPUT}{name}-{attempt}"] = _link(f"record-{name}-{attempt}", "record")
-        published[f"admissions/{name}/{attempt}.json"] = _link(f"admit-{name}-{attempt}", "admission")
+        published[f"{ADMISSION_INPUT}{name}-{attempt}"] = _link(f"admit-{name}-{attempt}", "admission")
     prereg_file = run.preregistrations / prereg_path
     return _Planned(chain, published, {f"manifests/{prereg_path}": store.put_bytes(prereg_file.read_bytes())})
 
