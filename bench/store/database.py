@@ -7,8 +7,10 @@ takes no locks of its own, and a transaction is the unit of atomicity. Packing s
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
+import weakref
 from pathlib import Path
 
 __all__ = ["Database"]
@@ -40,17 +42,37 @@ CREATE TABLE IF NOT EXISTS produced (
 """
 
 
+# SQLite forbids carrying a connection across fork() (a child's close can drop the parent's locks and lose
+# writes), and doit's workers and process pools fork. So every open database closes its idle connection before
+# a fork, and a connection inherited anyway is abandoned unclosed in the child and replaced.
+_OPEN: weakref.WeakSet[Database] = weakref.WeakSet()
+_ABANDONED: list[sqlite3.Connection] = []
+
+
+def _close_before_fork() -> None:
+    for database in list(_OPEN):
+        if getattr(database._local, "depth", 0) == 0:
+            database.close()
+
+
+os.register_at_fork(before=_close_before_fork)
+
+
 class Database:
     """A per-thread SQLite connection to ``path`` with explicit transactions."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._local = threading.local()
+        _OPEN.add(self)
         self.connection.executescript(_SCHEMA)
 
     @property
     def connection(self) -> sqlite3.Connection:
         connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is not None and self._local.pid != os.getpid():
+            _ABANDONED.append(connection)  # inherited through fork: never use it, never close it here
+            connection = None
         if connection is None:
             connection = sqlite3.connect(self.path, timeout=120, isolation_level=None, check_same_thread=False)
             connection.execute("PRAGMA journal_mode=WAL")
@@ -58,6 +80,7 @@ class Database:
             # the newest ones, and never corrupts the file.
             connection.execute("PRAGMA synchronous=NORMAL")
             self._local.connection = connection
+            self._local.pid = os.getpid()
             self._local.depth = 0
         return connection
 

@@ -12,15 +12,21 @@ from __future__ import annotations
 
 import json
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.contracts import Digest, PortablePath, Sha256
 from bench.gateway import Policy
 from bench.grading import MemoryDeclaration
 from bench.memory.corpus import read_corpus
+from bench.packaging.certify import CertifyParams, certify
+from bench.packaging.surfaces import challenge_inputs, fixture_inputs
 from bench.provision import artifact_sha256
 from bench.provision.fixture import load_fixture
+from bench.sandbox.calibrate import calibrate_start
+from bench.sandbox.docker_backend import DockerBackend
 from bench.sandbox.layout import WORKSPACE
+from bench.stages.engine import execute
 from bench.store import EntryKind, FileEntry, Store, export_tree, tree_from_entries
 from bench.suite.challenge import ChallengeManifest
 
@@ -160,3 +166,29 @@ def memory_declaration(store: Store, fixture_tree: Digest) -> MemoryDeclaration:
         documents = read_corpus(root / fixture.evidence_corpus.path)
     anchors = tuple(dict.fromkeys(anchor for document in documents for anchor in document.anchors))
     return MemoryDeclaration(phrases=fixture.memory_phrases, anchored_paths=anchors)
+
+
+MODEL = "claude-sonnet-4-5"
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The runner-owned inputs of the scenario, on disk and in the store."""
+
+    store: Store
+    challenge_dir: Path
+    fixture_root: Path
+    fixture: Digest  # the fixture directory as a tree
+    policy: Digest  # the policy file as a blob
+
+    def gates(self, challenge: ChallengeManifest, start: Digest, image_id: str) -> dict[str, Digest]:
+        """The real certification and calibration of ``challenge`` on ``start``: the attempt's two gates."""
+        store = self.store
+        surfaces = {
+            "source": start,
+            **fixture_inputs(store, self.fixture_root, load_fixture(self.fixture_root)),
+            **challenge_inputs(store, self.challenge_dir, challenge),
+        }
+        report = execute(store, certify, surfaces, CertifyParams()).outputs["report"]
+        calibration = calibrate_start(DockerBackend(store), store, self.challenge_dir, challenge, image_id, start)
+        return {"certification": report, "calibration": store.put_document(calibration)}

@@ -4,8 +4,7 @@ the gateway log shows for certain; after redaction (bench.packaging.redact) it d
 from __future__ import annotations
 
 import pytest
-from agent_scenario import challenge, workspace_tree
-from conftest import MODEL, Inputs
+from agent_scenario import MODEL, Inputs, challenge, workspace_tree
 from docker import DockerClient
 
 from bench.agent import ArmRecord, ArmRun, Condition, read_exchange_log, run_arm

@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from agent_scenario import CHALLENGE_ID, challenge, workspace_tree, write_fixture
-from conftest import MODEL, Inputs
+from agent_scenario import CHALLENGE_ID, MODEL, Inputs, challenge, workspace_tree, write_fixture
 from docker import DockerClient
 
 from bench.agent import ArmRun, Condition, PairRecord, run_arm

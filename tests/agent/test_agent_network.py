@@ -14,8 +14,7 @@ from pathlib import PurePosixPath
 
 import docker
 import pytest
-from agent_scenario import challenge, workspace_tree
-from conftest import Inputs
+from agent_scenario import Inputs, challenge, workspace_tree
 
 from bench.agent import ArmRun, Condition, model_network
 from bench.agent.arm import policy_gateway

@@ -15,12 +15,13 @@ from agent_scenario import (
     ANCHOR_PHRASE,
     CHALLENGE_ID,
     FOLLOW_UP,
+    MODEL,
     RECALL_PHRASE,
+    Inputs,
     challenge,
     memory_declaration,
     workspace_tree,
 )
-from conftest import MODEL, Inputs
 
 from bench.agent import ArmRecord, Condition, PairRecord, PromptKind, read_exchange_log
 from bench.agent.grading import ArmGrade, GradeParams, arm_result, grade_stage

@@ -6,15 +6,16 @@ from pathlib import Path
 
 from bench.packaging.plan import packaging_plan
 from bench.pipeline.doit_tasks import run_invocation
+from bench.store import Store
 from tests.packaging.gitrepos import RepoFactory
 
 
 def test_the_plan_runs_corpus_then_redact_and_a_rerun_is_cached(make_repo: RepoFactory, tmp_path: Path, capsys) -> None:
     repo, commit = make_repo({"a.txt": b"a\n", "CLAUDE.md": b"memory\n"})
-    plan = packaging_plan(repo.parent, repo.name, "main")
+    store = str(tmp_path / "store")
+    plan = packaging_plan(repo.parent, Store(store), repo.name, "main")
     corpus_step, redact_step = plan.invocations
     assert corpus_step.params == {"repository": str(repo), "commit": commit}
-    store = str(tmp_path / "store")
     for verb in ("ran", "cached"):
         outputs = run_invocation(store, corpus_step.model_dump_json())
         run_invocation(store, redact_step.model_dump_json(), tree=outputs["tree"])

@@ -4,7 +4,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from bench.contracts import Digest
 from bench.errors import ObjectCorrupt, ObjectMissing
 from bench.store import PACK_LIMIT, Store, TreeObject
 from bench.store.fsck import FsckStatus, fsck
+from bench.store.gc import gc
 
 
 def test_bytes_round_trip_packed_and_loose(store: Store) -> None:
@@ -88,15 +88,24 @@ def test_several_processes_writing_the_same_objects_agree(tmp_path: Path) -> Non
     assert sum(1 for _ in store.digests()) == 201
 
 
+# The writer announces when it is halfway through the ingest (loose files linked, packed rows written but not
+# committed) and waits there, so the kill lands mid-write on a fast machine as on a slow one.
 INGEST = """
-import sys
+import sys, time
 from pathlib import Path
 from bench.store import Store, tree_from_directory
-store = Store(sys.argv[1])
-print("ready", flush=True)
-while True:
-    tree_from_directory(store, Path(sys.argv[2]))
-    (Path(sys.argv[2]) / "counter").write_text(str(len(list(store.digests()))))
+
+class Announcing(Store):
+    written = 0
+    def put_bytes(self, data, **kwargs):
+        digest = super().put_bytes(data, **kwargs)
+        self.written += 1
+        if self.written == 1000:
+            print("halfway", flush=True)
+            time.sleep(60)
+        return digest
+
+tree_from_directory(Announcing(sys.argv[1]), Path(sys.argv[2]))
 """
 
 
@@ -109,18 +118,19 @@ def test_a_writer_killed_mid_ingest_leaves_no_partial_object(tmp_path: Path) -> 
         (source / f"big{index}.bin").write_bytes(os.urandom(16 * PACK_LIMIT))
     root = tmp_path / "store"
     with subprocess.Popen([sys.executable, "-c", INGEST, str(root), str(source)], stdout=subprocess.PIPE) as writer:
-        assert writer.stdout is not None and writer.stdout.readline() == b"ready\n"
-        time.sleep(0.4)  # inside the first ingest: loose writes and a half-done transaction
+        assert writer.stdout is not None and writer.stdout.readline() == b"halfway\n"
         writer.send_signal(signal.SIGKILL)
     assert writer.returncode == -signal.SIGKILL
 
     store = Store(root)
     visible = {digest.hex for digest in store.digests()}
     loose_files = {path.name for path in (root / "objects").glob("??/*")}
-    assert len(visible) < 2017, "the writer finished before it was killed; the test saw no mid-write state"
+    assert not visible, "the ingest is one transaction: nothing of it may be visible"
+    assert len(loose_files) == 16, "the large files were linked in before the kill"
     report = fsck(store)
     assert report.status is FsckStatus.CLEAN, (report.corrupt, report.missing)
     for digest in store.digests():
         store.get_bytes(digest)  # every visible object is whole
-    # Bytes linked but never recorded stay invisible (and gc sweeps them); nothing recorded lacks its bytes.
-    assert loose_files - visible or report.stale_temporaries or not visible
+    # Bytes linked but never recorded stay invisible, and gc sweeps them.
+    assert gc(store, grace_seconds=0).temporaries_removed == 16
+    assert not list((root / "objects").glob("??/*"))

@@ -1,0 +1,111 @@
+"""Admission: completed is not admitted; each exclusion has its reason code, checked in a reader's order."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.agent.records import PairRecord
+from bench.analysis.admission import ReasonCode
+from bench.analysis.records import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
+from bench.contracts import Digest
+from bench.fence.records import FenceOutcome, FenceRecord
+from bench.packaging.certify import CertificationReport, Finding, FindingKind, Verdict
+from bench.provision.receipt import PairVerdict
+from bench.run.admission import exclusion
+from bench.sandbox.calibrate import CalibrationReport, CalibrationVerdict
+from bench.sandbox.verifier import VerifierOutcome
+
+D = Digest.of(b"any stored object")
+SHA = "ab" * 32
+
+
+def certification(verdict: Verdict = Verdict.CERTIFIED) -> CertificationReport:
+    findings = (
+        ()
+        if verdict is Verdict.CERTIFIED
+        else (Finding(kind=FindingKind.SOLUTION_LEAK, surface="evidence", path="notes.md", line=3, marker="95.85"),)
+    )
+    return CertificationReport(verdict=verdict, surfaces=(), unchecked=(), findings=findings)
+
+
+def calibration(verdict: CalibrationVerdict = CalibrationVerdict.CALIBRATED) -> CalibrationReport:
+    return CalibrationReport(
+        challenge_id="c",
+        image_id=f"sha256:{SHA}",
+        start=D,
+        untouched=D,
+        untouched_outcome=VerifierOutcome.FAILED,
+        oracle_tree=D,
+        oracle=D,
+        oracle_outcome=VerifierOutcome.PASSED,
+        verdict=verdict,
+    )
+
+
+def pair(verdict: PairVerdict = PairVerdict.VALID) -> PairRecord:
+    reasons = () if verdict is PairVerdict.VALID else ("probe 'ledger' failed",)
+    return PairRecord(
+        challenge_id="c",
+        attempt=1,
+        model="m",
+        image_id=f"sha256:{SHA}",
+        start=D,
+        spec_diff=D,
+        fence=D,
+        arms=(D, D),
+        verdict=verdict,
+        reasons=reasons,
+    )
+
+
+def record(completion: Completion = Completion.COMPLETED) -> PairedAttempt:
+    arm = ArmResult(outcome=Outcome.PASS, delivered=True, used=True, tokens=10, wall_seconds=1.0)
+    key = ComparabilityKey(
+        challenge="c",
+        fixture=D,
+        model="m",
+        control_condition="no-memory",
+        treatment_condition="memory",
+        manifest=D,
+        verifier=D,
+        source_commit="a" * 40,
+    )
+    both = completion is Completion.COMPLETED
+    return PairedAttempt(
+        key=key,
+        build=Build(label="b", sequence=1),
+        attempt=1,
+        completion=completion,
+        control=arm if both else None,
+        treatment=arm if both else None,
+    )
+
+
+FENCE = FenceRecord(pair="c.1", outcome=FenceOutcome.NOT_APPLICABLE, checks=())
+
+
+def test_a_clean_completed_record_may_be_admitted() -> None:
+    assert exclusion(certification(), calibration(), FENCE, pair(), record()) is None
+
+
+@pytest.mark.parametrize(
+    ("arguments", "reason", "note"),
+    [
+        ({"certification": certification(Verdict.REJECTED)}, ReasonCode.CERTIFICATION_FAILED, "rejected"),
+        ({"calibration": calibration(CalibrationVerdict.PASSES_UNTOUCHED)}, ReasonCode.APPARATUS_FAULT, "untouched"),
+        ({"fence": FENCE.model_copy(update={"outcome": FenceOutcome.STOPPED})}, ReasonCode.FENCE_STOPPED, "fence"),
+        ({"pair": pair(PairVerdict.PROBE_FAILED)}, ReasonCode.APPARATUS_FAULT, "probe 'ledger' failed"),
+        ({"record": record(Completion.ABORTED)}, ReasonCode.NOT_COMPLETED, "did not finish"),
+    ],
+)
+def test_each_exclusion_has_its_reason(arguments: dict[str, object], reason: ReasonCode, note: str) -> None:
+    values = {"certification": certification(), "calibration": calibration(), "fence": FENCE, "pair": pair()}
+    values |= {"record": record()} | arguments
+    excluded = exclusion(**values)  # type: ignore[arg-type]
+    assert excluded is not None
+    assert excluded[0] is reason and note in excluded[1]
+
+
+def test_an_empty_memory_is_an_invalid_pair_never_a_clean_null() -> None:
+    excluded = exclusion(certification(), calibration(), FENCE, pair(PairVerdict.MEMORY_MISSING), record())
+    assert excluded is not None and excluded[0] is ReasonCode.APPARATUS_FAULT
