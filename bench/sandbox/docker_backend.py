@@ -26,7 +26,7 @@ from .layout import USER_GID, USER_UID, WORKSPACE
 from .spec import ContainerSpec, NetworkMode
 from .tarpipe import chunk_stream, tree_chunks
 
-__all__ = ["NO_HOST_ADDRESS", "OWNER_LABEL", "DockerBackend", "docker_client"]
+__all__ = ["NO_HOST_ADDRESS", "OWNER_LABEL", "DockerBackend", "create_container", "docker_client", "engine_call"]
 
 OWNER_LABEL = "sandbox.owner"
 # A model-only network gets no host address on its bridge: on Docker 20.10 a plain internal network still does,
@@ -47,6 +47,45 @@ def docker_client() -> docker.DockerClient:
     return client
 
 
+def engine_call(call: Callable[[], T], what: str) -> T:
+    """Run one engine call; an engine refusal becomes a :class:`SandboxError` saying what was being done."""
+    try:
+        return call()
+    except docker.errors.APIError as exc:
+        raise SandboxError(f"the engine failed {what}: {exc.explanation}") from exc
+
+
+def create_container(client: docker.DockerClient, spec: ContainerSpec, network: str) -> Container:
+    """Create (not start) the container ``spec`` describes: limits, no capabilities, the owner label."""
+    mounts = [Mount(m.target, m.source, type="bind", read_only=m.read_only) for m in spec.effective_mounts()]
+    limits = spec.limits
+    try:
+        return client.containers.create(
+            image=spec.image_id,
+            command=list(spec.command),
+            user=spec.user,
+            environment=spec.effective_env(),
+            hostname=spec.hostname,
+            working_dir=spec.workdir,
+            mounts=mounts,
+            network=network,
+            nano_cpus=int(limits.cpus * 1e9),
+            mem_limit=f"{limits.memory_mb}m",
+            memswap_limit=f"{limits.memory_mb}m",
+            pids_limit=limits.pids,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            labels={OWNER_LABEL: OWNER},
+            log_config=LogConfig(type=LogConfig.types.JSON, config={"max-size": "16m", "max-file": "1"}),
+        )
+    except docker.errors.ImageNotFound as exc:
+        raise SandboxError(
+            f"image {spec.image_id} is not in the local engine; build it with `stele-bench image build NAME`"
+        ) from exc
+    except docker.errors.APIError as exc:
+        raise SandboxError(f"the engine refused to create a container from {spec.image_id}: {exc.explanation}") from exc
+
+
 class DockerBackend(SandboxBackend):
     """Runs each request in a fresh container on the local engine; see :class:`SandboxBackend`."""
 
@@ -56,7 +95,7 @@ class DockerBackend(SandboxBackend):
 
     def run(self, request: RunRequest) -> RunOutcome:
         with self._network(request) as network:
-            container = self._create(request.spec, network)
+            container = create_container(self.client, request.spec, network)
             try:
                 return self._run_in(container, request)
             finally:
@@ -75,45 +114,14 @@ class DockerBackend(SandboxBackend):
 
     # -- one container -------------------------------------------------------------------------
 
-    def _create(self, spec: ContainerSpec, network: str) -> Container:
-        mounts = [Mount(m.target, m.source, type="bind", read_only=m.read_only) for m in spec.effective_mounts()]
-        limits = spec.limits
-        try:
-            return self.client.containers.create(
-                image=spec.image_id,
-                command=list(spec.command),
-                user=spec.user,
-                environment=spec.effective_env(),
-                hostname=spec.hostname,
-                working_dir=spec.workdir,
-                mounts=mounts,
-                network=network,
-                nano_cpus=int(limits.cpus * 1e9),
-                mem_limit=f"{limits.memory_mb}m",
-                memswap_limit=f"{limits.memory_mb}m",
-                pids_limit=limits.pids,
-                cap_drop=["ALL"],
-                security_opt=["no-new-privileges"],
-                labels={OWNER_LABEL: OWNER},
-                log_config=LogConfig(type=LogConfig.types.JSON, config={"max-size": "16m", "max-file": "1"}),
-            )
-        except docker.errors.ImageNotFound as exc:
-            raise SandboxError(
-                f"image {spec.image_id} is not in the local engine; build it with `stele-bench image build NAME`"
-            ) from exc
-        except docker.errors.APIError as exc:
-            raise SandboxError(
-                f"the engine refused to create a container from {spec.image_id}: {exc.explanation}"
-            ) from exc
-
     def _run_in(self, container: Container, request: RunRequest) -> RunOutcome:
         if request.workspace is not None:
             chunks = tree_chunks(
                 self.store, request.workspace, prefix=WORKSPACE.lstrip("/"), uid=USER_UID, gid=USER_GID
             )
-            self._engine(lambda: container.put_archive("/", chunks), "copying the workspace in")
+            engine_call(lambda: container.put_archive("/", chunks), "copying the workspace in")
         started = time.monotonic()
-        self._engine(container.start, "starting the container")
+        engine_call(container.start, "starting the container")
         status, exit_code = self._wait(container, request.timeout_seconds)
         seconds = time.monotonic() - started
         output, printed = self._output(container, request.output_limit)
@@ -127,7 +135,7 @@ class DockerBackend(SandboxBackend):
             result = container.wait(timeout=timeout)
             return RunStatus.EXITED, int(result["StatusCode"])
         except requests.exceptions.RequestException:
-            self._engine(lambda: container.kill(), "killing the container past its deadline")
+            engine_call(lambda: container.kill(), "killing the container past its deadline")
             container.wait(timeout=_ENGINE_TIMEOUT)
             return RunStatus.TIMED_OUT, None
 
@@ -139,7 +147,7 @@ class DockerBackend(SandboxBackend):
         return kept.decode("utf-8", "replace"), printed
 
     def _read_back(self, container: Container) -> Digest:
-        chunks, _ = self._engine(lambda: container.get_archive(WORKSPACE), "copying the workspace out")
+        chunks, _ = engine_call(lambda: container.get_archive(WORKSPACE), "copying the workspace out")
         return tree_from_tar(self.store, chunk_stream(chunks), strip=WORKSPACE.rsplit("/", 1)[-1])
 
     def _remove(self, container: Container) -> None:
@@ -149,12 +157,6 @@ class DockerBackend(SandboxBackend):
             pass  # already gone: removal is what we wanted
         except docker.errors.APIError as exc:
             raise SandboxError(f"cannot remove container {container.short_id}: {exc.explanation}") from exc
-
-    def _engine(self, call: Callable[[], T], what: str) -> T:
-        try:
-            return call()
-        except docker.errors.APIError as exc:
-            raise SandboxError(f"the engine failed {what}: {exc.explanation}") from exc
 
     # -- networks ------------------------------------------------------------------------------
 
@@ -178,7 +180,7 @@ class DockerBackend(SandboxBackend):
             labels={OWNER_LABEL: OWNER},
         )
         try:
-            self._engine(
+            engine_call(
                 lambda: network.connect(request.gateway, aliases=[request.spec.network.gateway_alias]),
                 f"attaching gateway {request.gateway} to the model-only network",
             )

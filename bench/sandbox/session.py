@@ -33,7 +33,7 @@ from docker.utils.socket import STDOUT, frames_iter
 from ..contracts import Digest
 from ..errors import SandboxError
 from ..store import Store, tree_from_tar
-from .docker_backend import OWNER, OWNER_LABEL
+from .docker_backend import create_container, engine_call
 from .layout import USER_GID, USER_UID, WORKSPACE
 from .spec import ContainerSpec, check_neutral
 from .tarpipe import chunk_stream, tree_chunks
@@ -73,12 +73,12 @@ class ContainerSession:
         if self.killed or started >= deadline:
             return ExecResult(ExecStatus.TIMED_OUT, None, b"", "", 0.0)
         api = self.container.client.api
-        exec_id = _engine(
+        exec_id = engine_call(
             lambda: api.exec_create(self.container.id, list(argv), user=self.spec.user, workdir=self.spec.workdir),
             f"creating exec {argv[0]}",
         )["Id"]
         out, err = bytearray(), bytearray()
-        raw = _engine(lambda: api.exec_start(exec_id, socket=True), f"starting exec {argv[0]}")
+        raw = engine_call(lambda: api.exec_start(exec_id, socket=True), f"starting exec {argv[0]}")
 
         def pump() -> None:
             for stream, data in frames_iter(raw, tty=False):
@@ -97,7 +97,7 @@ class ContainerSession:
                 return ExecResult(ExecStatus.TIMED_OUT, None, bytes(out), _text(err), _since(started))
         finally:
             _close_hijacked(raw)
-        code = _engine(lambda: api.exec_inspect(exec_id), "reading the exit status")["ExitCode"]
+        code = engine_call(lambda: api.exec_inspect(exec_id), "reading the exit status")["ExitCode"]
         return ExecResult(ExecStatus.EXITED, code, bytes(out), _text(err), _since(started))
 
     def kill(self) -> None:
@@ -122,7 +122,7 @@ class ContainerSession:
 
     def read_back(self) -> Digest:
         """The workspace as it is now, hashed into the store while it streams out."""
-        chunks, _ = _engine(lambda: self.container.get_archive(WORKSPACE), "copying the workspace out")
+        chunks, _ = engine_call(lambda: self.container.get_archive(WORKSPACE), "copying the workspace out")
         return tree_from_tar(self.store, chunk_stream(chunks), strip=WORKSPACE.rsplit("/", 1)[-1])
 
 
@@ -144,13 +144,6 @@ def _since(started: float) -> float:
     return time.monotonic() - started
 
 
-def _engine(call: Any, what: str) -> Any:
-    try:
-        return call()
-    except docker.errors.APIError as exc:
-        raise SandboxError(f"the engine failed {what}: {exc.explanation}") from exc
-
-
 def _directories_tar(paths: tuple[PurePosixPath, ...]) -> bytes:
     """Empty directories owned by the agent user, parents first, as a tar for ``put_archive('/')``."""
     buffer = io.BytesIO()
@@ -160,34 +153,6 @@ def _directories_tar(paths: tuple[PurePosixPath, ...]) -> bytes:
             info.type, info.mode, info.uid, info.gid = tarfile.DIRTYPE, 0o755, USER_UID, USER_GID
             archive.addfile(info)
     return buffer.getvalue()
-
-
-def _create(client: docker.DockerClient, spec: ContainerSpec, network: str) -> Container:
-    mounts = [
-        docker.types.Mount(m.target, m.source, type="bind", read_only=m.read_only) for m in spec.effective_mounts()
-    ]
-    try:
-        return client.containers.create(
-            image=spec.image_id,
-            command=list(spec.command),
-            user=spec.user,
-            environment=spec.effective_env(),
-            hostname=spec.hostname,
-            working_dir=spec.workdir,
-            mounts=mounts,
-            network=network,
-            nano_cpus=int(spec.limits.cpus * 1e9),
-            mem_limit=f"{spec.limits.memory_mb}m",
-            memswap_limit=f"{spec.limits.memory_mb}m",
-            pids_limit=spec.limits.pids,
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            labels={OWNER_LABEL: OWNER},
-        )
-    except docker.errors.ImageNotFound as exc:
-        raise SandboxError(f"image {spec.image_id} is not in the local engine; build it first") from exc
-    except docker.errors.APIError as exc:
-        raise SandboxError(f"the engine refused to create a container from {spec.image_id}: {exc.explanation}") from exc
 
 
 @contextmanager
@@ -201,13 +166,13 @@ def container_session(
 ) -> Iterator[ContainerSession]:
     """Start ``spec`` idle on ``network`` with ``workspace`` and ``home_dirs`` in place; remove it on exit."""
     check_neutral(spec)
-    container = _create(client, spec, network)
+    container = create_container(client, spec, network)
     try:
         chunks = tree_chunks(store, workspace, prefix=WORKSPACE.lstrip("/"), uid=USER_UID, gid=USER_GID)
-        _engine(lambda: container.put_archive("/", chunks), "copying the workspace in")
+        engine_call(lambda: container.put_archive("/", chunks), "copying the workspace in")
         if home_dirs:
-            _engine(lambda: container.put_archive("/", _directories_tar(home_dirs)), "making the home directories")
-        _engine(container.start, "starting the container")
+            engine_call(lambda: container.put_archive("/", _directories_tar(home_dirs)), "making the home directories")
+        engine_call(container.start, "starting the container")
         yield ContainerSession(store, container, spec)
     finally:
         with suppress(docker.errors.NotFound):
