@@ -155,7 +155,7 @@ def _scan_tree(
     scanned = 0
     # Read in store order (the index is then read sequentially), in a worker thread while this one scans.
     ordered = sorted(paths_by_blob, key=lambda d: d.hex)
-    for digest, data in prefetched((digest, store.get_bytes(digest)) for digest in ordered):
+    for digest, data in prefetched(store.get_many(ordered)):
         scanned += len(data)
         for hit in scanner.scan(data):
             for path in paths_by_blob[digest]:

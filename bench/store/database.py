@@ -75,6 +75,9 @@ class Database:
             connection = None
         if connection is None:
             connection = sqlite3.connect(self.path, timeout=120, isolation_level=None, check_same_thread=False)
+            # Takes effect only when the file is created: large pages keep a packed object on one page, which
+            # measured 2.7x faster than 4 KiB pages for 7 KB objects (benchmarks/store_ingest.py).
+            connection.execute("PRAGMA page_size=65536")
             connection.execute("PRAGMA journal_mode=WAL")
             # NORMAL in WAL mode: a committed transaction survives a killed process; only a power cut may lose
             # the newest ones, and never corrupts the file.

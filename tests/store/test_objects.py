@@ -134,3 +134,16 @@ def test_a_writer_killed_mid_ingest_leaves_no_partial_object(tmp_path: Path) -> 
     # Bytes linked but never recorded stay invisible, and gc sweeps them.
     assert gc(store, grace_seconds=0).temporaries_removed == 16
     assert not list((root / "objects").glob("??/*"))
+
+
+def test_get_many_reads_in_the_order_given_and_verifies_each(store: Store) -> None:
+    digests = [store.put_bytes(f"object {index}".encode()) for index in range(1200)]
+    digests.append(store.put_bytes(os.urandom(PACK_LIMIT)))
+    wanted = list(reversed(digests))
+    assert [digest for digest, _ in store.get_many(wanted)] == wanted
+    assert all(Digest.of(data) == digest for digest, data in store.get_many(wanted))
+    _flip_packed_byte(store, digests[700])
+    with pytest.raises(ObjectCorrupt, match=digests[700].hex):
+        list(store.get_many(digests))
+    with pytest.raises(ObjectMissing):
+        list(store.get_many([Digest.of(b"never stored")]))
