@@ -20,7 +20,7 @@ from bench.provision import Fixture, Provisioner, artifact_sha256, load_fixture
 from bench.provision.process import Limits
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLE_FIXTURE = REPO / "challenges" / "fixtures" / "example-evidence"
+EXAMPLE_FIXTURE = REPO / "tests" / "provision" / "data" / "example-evidence"
 
 FAKE_PROVISIONER = r"""
 import json, os, sys, time

@@ -22,7 +22,7 @@ from bench.memory.recall import graph_hits
 from bench.memory.state import build_state
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "challenges" / "fixtures" / "example-evidence"
+EXAMPLE = REPO / "tests" / "provision" / "data" / "example-evidence"
 DEBIAN_PYTHON = Path("/usr/bin/python3")
 SESSION = {
     "session_id": "0d6c7a52-2b8e-4c1e-9a55-1f0e8e7c4b11",

@@ -13,7 +13,7 @@ from bench.cli import main
 from bench.memory.semantic import MODEL_DIR_ENV
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "challenges" / "fixtures" / "example-evidence"
+EXAMPLE = REPO / "tests" / "provision" / "data" / "example-evidence"
 
 
 def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:

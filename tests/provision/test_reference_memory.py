@@ -29,7 +29,7 @@ from bench.provision import (
 from bench.provision.process import CallRecord
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "challenges" / "fixtures" / "example-evidence"
+EXAMPLE = REPO / "tests" / "provision" / "data" / "example-evidence"
 # Set only where the embedding model is deliberately absent; its name says the semantic probe went unchecked.
 NO_MODEL_OPT_OUT = "STELE_BENCH_NO_EMBEDDING_MODEL"
 
