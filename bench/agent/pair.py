@@ -6,7 +6,7 @@ Order of events, each recorded:
 2. build both container specs and pass them through :func:`~bench.sandbox.arm.prepare_pair`: neutral, and
    different only in the attachment; the spec-diff receipt is stored;
 3. record the money fence as not applicable (the gateway answers from a policy: nothing is spent);
-4. run the control arm, then the treatment arm, each with a gateway of its own;
+4. run both arms, each with a gateway of its own, control first on odd attempts and treatment first on even;
 5. snapshot the memory and store the receipt; an invalid verdict makes the pair invalid, with its reasons;
 6. destroy the memory (in a ``finally``, whatever happened above).
 """
@@ -31,7 +31,7 @@ from .claude import agent_env
 from .memory import live_memory, memory_attachment, reference_provisioner
 from .records import Condition, PairRecord
 
-__all__ = ["FENCE_REASON", "arm_spec", "run_pair"]
+__all__ = ["FENCE_REASON", "arm_order", "arm_spec", "run_pair"]
 
 FENCE_REASON = "the gateway answers from a policy; no paid provider is reached"
 
@@ -45,6 +45,13 @@ def arm_spec(run: ArmRun, image_id: str, attachment: MemoryAttachment | None) ->
             "arm reaches its model only through the gateway, so set environment.network_mode to model-only"
         )
     return container_spec(image_id, environment, IDLE_COMMAND, env=agent_env(), attachment=attachment)
+
+
+def arm_order(attempt: int) -> tuple[Condition, Condition]:
+    """Odd attempts run the control arm first, even ones the treatment arm, so whatever drifts between the two
+    runs of a pair (a warm cache, a provider's load, a balance) does not always favour the same condition."""
+    first, second = Condition.CONTROL, Condition.TREATMENT
+    return (first, second) if attempt % 2 else (second, first)
 
 
 def _private_dir(prefix: str) -> Path:
@@ -69,12 +76,13 @@ def run_pair(
             treatment = arm_spec(run, image_id, memory_attachment(home, memory.session, staging))
             outputs = {"spec_diff": store.put_document(prepare_pair(control, treatment, ("control", "treatment")))}
             outputs["fence"] = Fence(store, identity, None).not_applicable(FENCE_REASON)
-            control_record = run_arm(run, Condition.CONTROL, control)
-            outputs["control"] = store.put_document(control_record)
-            treatment_record = run_arm(run, Condition.TREATMENT, treatment)
+            specs = {Condition.CONTROL: control, Condition.TREATMENT: treatment}
+            records = {condition: run_arm(run, condition, specs[condition]) for condition in arm_order(attempt)}
             receipt = memory.snapshot()
         outputs["snapshot"] = store.put_document(receipt)
-        outputs["treatment"] = store.put_document(treatment_record.model_copy(update={"snapshot": outputs["snapshot"]}))
+        outputs["control"] = store.put_document(records[Condition.CONTROL])
+        treated = records[Condition.TREATMENT].model_copy(update={"snapshot": outputs["snapshot"]})
+        outputs["treatment"] = store.put_document(treated)
     finally:
         shutil.rmtree(home, ignore_errors=True)
         shutil.rmtree(staging, ignore_errors=True)
@@ -86,7 +94,7 @@ def run_pair(
         start=run.start,
         spec_diff=outputs["spec_diff"],
         fence=outputs["fence"],
-        arms=(outputs["control"], outputs["treatment"]),
+        arms=tuple(outputs[condition.value] for condition in arm_order(attempt)),
         verdict=receipt.verdict,
         reasons=receipt.assessment.reasons,
     )

@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bench.cli.certify_cmd",
     "bench.cli.provision_cmd",
     "bench.cli.image_cmd",
+    "bench.cli.sandbox_cmd",
     "bench.cli.calibrate_cmd",
     "bench.cli.fence_cmd",
     "bench.cli.publish_cmd",

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import docker
 import pytest
@@ -57,4 +61,15 @@ def test_sweep_removes_what_a_killed_runner_left(
     engine.containers.create(tiny_image, ["true"], labels={OWNER_LABEL: "runner"})
     engine.networks.create("net-orphan", internal=True, labels={OWNER_LABEL: "runner"})
     assert backend.sweep() == 2
+    assert _leftovers(engine) == []
+
+
+def test_the_sweep_command_reports_what_it_removed(
+    engine: docker.DockerClient, tiny_image: str, tmp_path: Path
+) -> None:
+    engine.containers.create(tiny_image, ["true"], labels={OWNER_LABEL: "runner"})
+    command = [sys.executable, "-m", "bench", "--store", str(tmp_path / "store"), "--json", "sandbox", "sweep"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"removed": 1}
     assert _leftovers(engine) == []
