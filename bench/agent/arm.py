@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 import docker
@@ -49,7 +50,7 @@ class ArmRun:
 
 
 def _gateway_config(condition: Condition, policy: bytes) -> GatewayConfig:
-    key = ArmKey(label=condition.value, key_sha256=hashlib.sha256(AGENT_KEY.encode()).hexdigest(), cap_usd=0.0)
+    key = ArmKey(label=condition.value, key_sha256=hashlib.sha256(AGENT_KEY.encode()).hexdigest(), cap_usd=Decimal(0))
     return GatewayConfig(mode=Mode.POLICY, arms=(key,), policy=PolicyPin(path=_POLICY_FILE, sha256=Sha256.of(policy)))
 
 

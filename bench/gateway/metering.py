@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from pydantic import Field
@@ -40,12 +41,13 @@ class TokenUsage(ContractModel):
 class Price(ContractModel):
     """USD per million tokens for one model."""
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cache_write: float = Field(ge=0)
-    cache_read: float = Field(ge=0)
+    input: Decimal = Field(ge=0, allow_inf_nan=False)
+    output: Decimal = Field(ge=0, allow_inf_nan=False)
+    cache_write: Decimal = Field(ge=0, allow_inf_nan=False)
+    cache_read: Decimal = Field(ge=0, allow_inf_nan=False)
 
-    def cost(self, usage: TokenUsage) -> float:
+    def cost(self, usage: TokenUsage) -> Decimal:
+        """Exact: money is never accumulated in binary floating point."""
         total = (
             usage.input_tokens * self.input
             + usage.output_tokens * self.output
@@ -60,7 +62,7 @@ class ArmKey(ContractModel):
 
     label: str = Field(min_length=1)
     key_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    cap_usd: float = Field(ge=0)
+    cap_usd: Decimal = Field(ge=0, allow_inf_nan=False)
 
 
 class Meter:
@@ -68,10 +70,10 @@ class Meter:
 
     def __init__(self, arms: tuple[ArmKey, ...]) -> None:
         self._caps = {arm.label: arm.cap_usd for arm in arms}
-        self._spent = dict.fromkeys(self._caps, 0.0)
+        self._spent = dict.fromkeys(self._caps, Decimal(0))
         self._lock = threading.Lock()
 
-    def spent(self, label: str) -> float:
+    def spent(self, label: str) -> Decimal:
         with self._lock:
             return self._spent[label]
 
@@ -79,11 +81,11 @@ class Meter:
         with self._lock:
             return self._spent[label] >= self._caps[label]
 
-    def charge(self, label: str, cost: float) -> float:
+    def charge(self, label: str, cost: Decimal) -> Decimal:
         """Add ``cost`` to the arm and return its new total."""
         with self._lock:
             self._spent[label] += cost
             return self._spent[label]
 
-    def cap(self, label: str) -> float:
+    def cap(self, label: str) -> Decimal:
         return self._caps[label]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+from decimal import Decimal
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -39,7 +40,7 @@ class ExchangeRecord(Document):
     response_body: JsonValue  # the complete message (reassembled when streamed) or the error body
     rule: str | None  # the policy rule that answered; None in forward mode
     usage: TokenUsage | None
-    cost_usd: float = Field(ge=0)
+    cost_usd: Decimal = Field(ge=0, allow_inf_nan=False)
     started_at: str
     duration_ms: int = Field(ge=0)
 

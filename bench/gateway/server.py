@@ -15,6 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
@@ -43,7 +44,7 @@ class _Answer:
     streamed: bool = False
     rule: str | None = None
     usage: TokenUsage | None = None
-    cost: float = 0.0
+    cost: Decimal = Decimal(0)
 
 
 def _estimate_tokens(value: Any) -> int:
@@ -147,7 +148,7 @@ class Gateway:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def spent(self, label: str) -> float:
+    def spent(self, label: str) -> Decimal:
         return self._meter.spent(label)
 
     def serve(self, request: _Handler) -> None:
@@ -250,6 +251,6 @@ class Gateway:
             return self._refuse(request, 400, "invalid_request_error", message)
         relayed = self._upstream.relay(request, "POST", request.path, dict(request.headers.items()), raw)
         # count_tokens answers carry no `usage`, so only real completions are charged
-        cost = price.cost(relayed.usage) if relayed.usage is not None else 0.0
+        cost = price.cost(relayed.usage) if relayed.usage is not None else Decimal(0)
         self._meter.charge(arm, cost)
         return _Answer(relayed.status, relayed.body, relayed.streamed, None, relayed.usage, cost)

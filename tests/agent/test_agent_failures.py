@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from bench.store import Store, tree_from_directory, walk_tree
 def _exchange(sequence: int) -> ExchangeRecord:
     return ExchangeRecord(
         sequence=sequence, arm="a", method="POST", path="/v1/messages", request_headers={}, request_body={},
-        status=200, streamed=False, response_body={}, rule=None, usage=None, cost_usd=0.0,
+        status=200, streamed=False, response_body={}, rule=None, usage=None, cost_usd=Decimal(0),
         started_at="2026-01-01T00:00:00.000+00:00", duration_ms=0,
     )  # fmt: skip
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,7 +28,7 @@ POLICY: dict[str, Any] = {
 }
 
 
-def arm(label: str, key: str, cap: float = 1.0) -> ArmKey:
+def arm(label: str, key: str, cap: Decimal = Decimal(1)) -> ArmKey:
     return ArmKey(label=label, key_sha256=hashlib.sha256(key.encode()).hexdigest(), cap_usd=cap)
 
 

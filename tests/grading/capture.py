@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -53,7 +54,7 @@ def policy_gateway_config(policy: bytes, directory: Path, key: str = API_KEY) ->
     (directory / "policy.json").write_bytes(policy)
     return GatewayConfig(
         mode=Mode.POLICY,
-        arms=(ArmKey(label="arm", key_sha256=hashlib.sha256(key.encode()).hexdigest(), cap_usd=0.0),),
+        arms=(ArmKey(label="arm", key_sha256=hashlib.sha256(key.encode()).hexdigest(), cap_usd=Decimal(0)),),
         policy=PolicyPin(path="policy.json", sha256=hashlib.sha256(policy).hexdigest()),
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from decimal import Decimal
 
 import pytest
 from capture import API_KEY, ArmCapture, capture_arm, policy_gateway_config, scratch_dirs
@@ -92,7 +93,9 @@ def test_forward_mode_relays_for_the_real_cli_and_its_cap_stops_it(monkeypatch: 
     """Provider stand-in: a policy-mode gateway. The cap lets the first request through and refuses the second."""
     require_claude()
     monkeypatch.setenv("PROVIDER_KEY", "sk-provider")
-    sonnet = Price(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3)  # the CLI's own price for this model
+    sonnet = Price(
+        input=Decimal("3"), output=Decimal("15"), cache_write=Decimal("3.75"), cache_read=Decimal("0.3")
+    )  # the CLI's own price for this model
     with scratch_dirs() as dirs:
         write_workspace(dirs["ws"])
         home = Home.create(None)
@@ -103,7 +106,7 @@ def test_forward_mode_relays_for_the_real_cli_and_its_cap_stops_it(monkeypatch: 
             key_digest = hashlib.sha256(API_KEY.encode()).hexdigest()
             config = GatewayConfig(
                 mode=Mode.FORWARD,
-                arms=(ArmKey(label="arm", key_sha256=key_digest, cap_usd=0.05),),
+                arms=(ArmKey(label="arm", key_sha256=key_digest, cap_usd=Decimal("0.05")),),
                 upstream=provider.url,
                 upstream_key_env="PROVIDER_KEY",
                 prices={"claude-sonnet-4-5": sonnet},
@@ -117,4 +120,5 @@ def test_forward_mode_relays_for_the_real_cli_and_its_cap_stops_it(monkeypatch: 
     assert [r.status for r in records] == [200, 400]
     assert run.returncode == 1 and result["is_error"] and result["api_error_status"] == 400
     assert "spending cap" in result["result"]
-    assert spent == pytest.approx(records[0].cost_usd) == pytest.approx(result["total_cost_usd"])
+    assert spent == records[0].cost_usd  # exact: the meter and the record add the same Decimals
+    assert float(spent) == pytest.approx(result["total_cost_usd"])  # the CLI reports its own cost as a float
