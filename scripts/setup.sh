@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Set up everything stele-bench and its tests need on a fresh Debian machine, as root; safe to re-run.
 #   Debian packages: docker.io (engine), busybox-static + debootstrap (local images, no registry),
+#                    python3 (Debian's own interpreter runs the memory hooks in tests, as in containers),
 #                    ripgrep + b3sum (benchmark peers), chromium (report rendering test)
 #   Python: this package with its test extra
-#   npm:    the Claude Code CLI, copied into the agent image
+#   npm:    the Claude Code CLI for the host-side transcript tests (the agent image packs its own from npm)
 #   Docker: an engine that answers (started when none does)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(docker.io busybox-static debootstrap ripgrep b3sum chromium git)
+packages=(docker.io busybox-static debootstrap ripgrep b3sum chromium git python3)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
