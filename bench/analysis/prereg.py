@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from ..contracts import ContractModel, Digest, Document, canonical_bytes
+from ..contracts.files import read_contract
 from ..errors import ContractError
 from .admission import AdmissionDecision, ReasonCode, decide
 from .records import PairedAttempt
@@ -161,10 +162,7 @@ def load_preregistrations(directory: Path) -> dict[str, list[Preregistration]]:
     """Read ``<directory>/<challenge>/v<N>.json``; versions must run 1..N, each superseding the previous."""
     found: dict[str, list[Preregistration]] = {}
     for path in sorted(directory.glob("*/v*.json")):
-        try:
-            prereg = Preregistration.model_validate_json(path.read_bytes())
-        except ValidationError as exc:
-            raise ContractError(f"{path} is not a valid preregistration: {exc}") from exc
+        prereg = read_contract(path, Preregistration, "the preregistration")
         if path.parent.name != prereg.challenge or path.name != f"v{prereg.version}.json":
             raise ContractError(
                 f"{path} holds {prereg.challenge} v{prereg.version}; "

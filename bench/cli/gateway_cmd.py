@@ -9,9 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from ..errors import ContractError
+from ..contracts.files import read_contract
 from ..gateway import DirectoryRecorder, Gateway, GatewayConfig
 from .output import Output
 
@@ -32,12 +30,7 @@ def register(subparsers: Any) -> None:
 
 
 def _load_config(path: Path) -> GatewayConfig:
-    try:
-        return GatewayConfig.model_validate_json(path.read_bytes())
-    except OSError as exc:
-        raise ContractError(f"cannot read gateway config {path}: {exc.strerror}") from exc
-    except ValidationError as exc:
-        raise ContractError(f"gateway config {path} breaks its contract: {exc}") from exc
+    return read_contract(path, GatewayConfig, "the gateway config")
 
 
 def _serve(args: argparse.Namespace, out: Output) -> int:

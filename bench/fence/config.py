@@ -7,10 +7,10 @@ from decimal import Decimal
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from ..contracts import ContractModel, Sha256
-from ..errors import ContractError
+from ..contracts.files import read_contract
 
 __all__ = ["FenceConfig", "load_config"]
 
@@ -37,14 +37,7 @@ class FenceConfig(ContractModel):
 
 def load_config(path: Path) -> FenceConfig:
     """Read a fence config JSON file; a missing or malformed file is an error naming the file."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ContractError(f"cannot read the fence config {path}: {exc.strerror}") from exc
-    try:
-        return FenceConfig.model_validate_json(data)
-    except ValidationError as exc:
-        raise ContractError(f"{path} is not a valid fence config: {exc}") from exc
+    return read_contract(path, FenceConfig, "the fence config")
 
 
 PUBLIC_CONTRACTS = (FenceConfig,)

@@ -26,9 +26,10 @@ import stat
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, ValidationError, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
 from bench.contracts import ContractModel, Document, PortablePath, Sha256
+from bench.contracts.files import read_contract
 from bench.errors import ContractError
 
 from .errors import ProvisionRefused, RefusalReason
@@ -113,15 +114,7 @@ PUBLIC_CONTRACTS: tuple[type[ContractModel], ...] = (Fixture,)
 
 def load_fixture(root: Path) -> Fixture:
     """Read and validate ``<root>/fixture.json``; a missing or malformed manifest is an error naming the file."""
-    manifest = root / FIXTURE_FILE
-    try:
-        text = manifest.read_bytes()
-    except OSError as exc:
-        raise ContractError(f"cannot read fixture manifest {manifest}: {exc.strerror}; pass the fixture root") from exc
-    try:
-        return Fixture.model_validate_json(text)
-    except ValidationError as exc:
-        raise ContractError(f"fixture manifest {manifest} breaks the fixture contract:\n{exc}") from exc
+    return read_contract(root / FIXTURE_FILE, Fixture, "the fixture manifest", "pass the fixture root")
 
 
 def check_expected_hits(fixture: Fixture, evidence: ArtifactRef) -> None:

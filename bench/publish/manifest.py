@@ -10,9 +10,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from ..contracts import ContractModel, Digest, Document, PortablePath, canonical_bytes
+from ..contracts.files import read_contract
 from ..errors import ContractError
 
 __all__ = [
@@ -86,12 +87,8 @@ def write_manifest(root: Path, manifest: PublicationManifest) -> Path:
 
 
 def read_manifest(path: Path) -> PublicationManifest:
-    try:
-        return PublicationManifest.model_validate_json(path.read_bytes())
-    except FileNotFoundError as exc:
-        raise ContractError(f"{path} does not exist; pass the MANIFEST.json at a bundle's root") from exc
-    except ValidationError as exc:
-        raise ContractError(f"{path} is not a valid publication manifest: {exc}") from exc
+    hint = "pass the MANIFEST.json at a bundle's root"
+    return read_contract(path, PublicationManifest, "the publication manifest", hint)
 
 
 PUBLIC_CONTRACTS = (PublicationManifest,)

@@ -16,9 +16,10 @@ import enum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from ..contracts import ContractModel, Document, PortablePath, Sha256
+from ..contracts.files import read_contract
 from ..errors import ContractError
 
 __all__ = [
@@ -107,15 +108,7 @@ class ChallengeManifest(Document):
 
 def load_challenge(directory: Path) -> ChallengeManifest:
     """Read ``directory/challenge.json`` through its contract; the error names the file and the field."""
-    path = directory / MANIFEST_NAME
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ContractError(f"cannot read the challenge manifest {path}: {exc.strerror}") from exc
-    try:
-        return ChallengeManifest.model_validate_json(text)
-    except ValidationError as exc:
-        raise ContractError(f"{path} breaks the challenge contract:\n{exc}") from exc
+    return read_contract(directory / MANIFEST_NAME, ChallengeManifest, "the challenge manifest")
 
 
 def read_asset(directory: Path, asset: Asset) -> bytes:

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal, Self
 
-from pydantic import Field, StringConstraints, ValidationError, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
 from ..contracts import ContractModel, Document, PortablePath
+from ..contracts.files import read_contract
 from ..errors import ContractError
 from ..gateway.config import Mode
 from ..grading.memory import MemoryDeclaration
@@ -124,16 +125,8 @@ PUBLIC_CONTRACTS: tuple[type[ContractModel], ...] = (SuiteManifest,)
 def load_suite(path: Path) -> SuiteManifest:
     """Read ``path`` (a ``suite.json`` or the directory holding one) through the suite contract."""
     manifest = path / SUITE_FILE if path.is_dir() else path
-    try:
-        text = manifest.read_bytes()
-    except OSError as exc:
-        raise ContractError(
-            f"cannot read the suite manifest {manifest}: {exc.strerror}; pass a suite directory or its {SUITE_FILE}"
-        ) from exc
-    try:
-        return SuiteManifest.model_validate_json(text)
-    except ValidationError as exc:
-        raise ContractError(f"{manifest} breaks the suite contract:\n{exc}") from exc
+    hint = f"pass a suite directory or its {SUITE_FILE}"
+    return read_contract(manifest, SuiteManifest, "the suite manifest", hint)
 
 
 @dataclass(frozen=True)
