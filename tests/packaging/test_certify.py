@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bench.contracts import Digest, PortablePath, Sha256
+from bench.contracts import Digest, PortablePath
 from bench.errors import ContractError
 from bench.packaging import (
     CertificationReport,
@@ -21,6 +21,7 @@ from bench.packaging import (
 from bench.stages.engine import execute
 from bench.store import EntryKind, FileEntry, Store, tree_from_entries
 from bench.suite import ChallengeManifest
+from tests.packaging.challenge_fields import challenge_fields
 
 PROSE = (
     b"To test the parser, spin up a temp directory with test fixtures and run it under each condition.\n"
@@ -52,20 +53,7 @@ def _tree(store: Store, files: dict[str, bytes]) -> Digest:
 
 
 def _challenge(store: Store, **changes: Any) -> Digest:
-    fields = {
-        "challenge_id": "settings-label",
-        "prompt": "On the Settings screen, rename the update row's label as the product team asked.",
-        "allowed_output_paths": ["src"],
-        "agent_timeout_seconds": 900,
-        "environment": {"network_mode": "none", "cpus": 2, "memory_mb": 2048},
-        "verifier": {
-            "kind": "script",
-            "runtime": "posix-shell",
-            "asset": {"path": "verifier.sh", "sha256": Sha256.of(VERIFIER)},
-            "timeout_seconds": 60,
-        },
-        "answer_phrases": ["Automatic Update Checks"],
-    } | changes
+    fields = challenge_fields(VERIFIER, **changes)
     return store.put_document(ChallengeManifest.model_validate_json(json.dumps(fields)))
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from bench.cli import main
-from bench.contracts import Sha256
 from bench.provision.fixture import artifact_sha256
+from tests.packaging.challenge_fields import challenge_fields
 from tests.packaging.gitrepos import RepoFactory
 
 VERIFIER = b"#!/bin/sh\nexec true\n"
@@ -42,20 +42,7 @@ def _fixture(root: Path, graph: dict[str, Any]) -> Path:
 def _challenge(directory: Path) -> Path:
     directory.mkdir()
     (directory / "verifier.sh").write_bytes(VERIFIER)
-    manifest = {
-        "challenge_id": "settings-label",
-        "prompt": "Rename the update row on the Settings screen as asked in the issue.",
-        "allowed_output_paths": ["src"],
-        "agent_timeout_seconds": 600,
-        "environment": {"network_mode": "none", "cpus": 1, "memory_mb": 1024},
-        "verifier": {
-            "kind": "script",
-            "runtime": "posix-shell",
-            "asset": {"path": "verifier.sh", "sha256": Sha256.of(VERIFIER)},
-            "timeout_seconds": 60,
-        },
-        "answer_phrases": ["Automatic Update Checks"],
-    }
+    manifest = challenge_fields(VERIFIER)
     (directory / "challenge.json").write_text(json.dumps(manifest))
     return directory
 
