@@ -71,9 +71,7 @@ def _import(client: docker.DockerClient, name: ImageName, inputs: str, rootfs: b
 
 
 def _build_agent(client: docker.DockerClient, cache: Path) -> str:
-    base = find_image(ImageName.BASE, client=client)
-    if base is None:
-        raise SandboxError("the agent image builds on the base image; run `stele-bench image build base` first")
+    base = build_image(ImageName.BASE, client).record  # the agent layer needs its base: built when missing
     binary = fetch_cli(cache)
     inputs = agent_inputs(base.image_id, binary)
     if find_image(ImageName.AGENT, inputs, client) is None:
