@@ -13,7 +13,7 @@ from doit import get_var
 
 from bench.pipeline.doit_tasks import doit_tasks
 from bench.pipeline.plans import load_plan
-from bench.store import Store
+from bench.run.catalogue import PLAN_BUILDERS, STAGES, runtime
 
 DOIT_CONFIG = {
     "dep_file": os.environ.get("STELE_BENCH_DOIT_DB", ".doit.sqlite"),
@@ -28,4 +28,5 @@ OVERRIDES = {"attempts": int(get_var("attempts"))} if get_var("attempts") else {
 
 
 def task_plan():  # doit reads task_* names; the plan yields one top-level task per invocation
-    yield from doit_tasks(load_plan(PLAN, Store(STORE), OVERRIDES), STORE)
+    run = runtime(STORE)
+    yield from doit_tasks(load_plan(PLAN, run.open_store(), PLAN_BUILDERS, STAGES, OVERRIDES), run)

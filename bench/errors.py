@@ -4,6 +4,7 @@ Every error the package raises on purpose derives from :class:`BenchError`::
 
     BenchError
      +-- ContractError        a document or argument breaks its contract (names the field)
+     |    +-- PlanError       a plan's link or source breaks a stage's declaration
      +-- StoreError           the object store cannot do what was asked
      |    +-- ObjectMissing   a digest names no stored object
      |    +-- ObjectCorrupt   stored bytes no longer hash to their name
@@ -25,6 +26,7 @@ __all__ = [
     "FenceError",
     "ObjectCorrupt",
     "ObjectMissing",
+    "PlanError",
     "ProvisionerError",
     "SandboxError",
     "SourceError",
@@ -43,6 +45,19 @@ class ContractError(BenchError, ValueError):
     """A document or argument breaks its contract."""
 
     exit_code = 2
+
+
+class PlanError(ContractError):
+    """An invocation's input breaks its stage's declaration; refused when the plan is loaded, before doit runs."""
+
+    def __init__(
+        self, invocation: str, port: str, problem: str, *, expected: str | None = None, actual: str | None = None
+    ) -> None:
+        super().__init__(f"plan invocation {invocation!r}: input {port!r} {problem}")
+        self.invocation = invocation
+        self.port = port
+        self.expected = expected
+        self.actual = actual
 
 
 class StoreError(BenchError):

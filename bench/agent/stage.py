@@ -14,40 +14,63 @@ Outputs: ``spec_diff``, ``fence``, ``control`` and ``treatment`` (ArmRecords), `
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import Field
 
-from ..contracts import ContractModel, Digest
+from ..contracts import BlobDigest, ContractModel, ImageId, Ref, TreeDigest
 from ..errors import StageError
+from ..fence.records import FenceRecord
 from ..packaging.certify import CertificationReport, Verdict
 from ..provision.fixture import load_fixture
+from ..provision.receipt import SnapshotReceipt
 from ..sandbox.calibrate import CalibrationReport, require_calibrated
 from ..sandbox.docker_backend import docker_client
-from ..stages.stage import StageKind, stage
+from ..sandbox.spec import SpecDiffReceipt
+from ..stages import Ports, StageContext, StageKind, stage
 from ..store import Store
 from ..store.tarstream import export_tree
 from ..suite.challenge import ChallengeManifest
 from .arm import ArmRun
 from .pair import run_pair
-from .records import ArmRecord
+from .records import ArmRecord, PairRecord
 
-__all__ = ["PairedAttemptParams", "paired_attempt"]
+__all__ = ["PairInputs", "PairOutputs", "PairedAttemptParams", "paired_attempt"]
 
 
 class PairedAttemptParams(ContractModel):
     challenge_id: str
     attempt: int = Field(ge=1)
     model: str = Field(min_length=1)
-    image_id: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")  # the agent image
+    image_id: ImageId  # the agent image
     graph_arm: str = Field(min_length=1)  # which of the fixture's graph states the memory is restored with
 
 
-@stage("paired-attempt", version=1, kind=StageKind.OBSERVED, params=PairedAttemptParams)
-def paired_attempt(store: Store, inputs: Mapping[str, Digest], params: PairedAttemptParams) -> dict[str, Digest]:
+class PairInputs(Ports):
+    start: TreeDigest
+    challenge: Ref[ChallengeManifest]
+    fixture: TreeDigest
+    policy: BlobDigest
+    certification: Ref[CertificationReport]
+    calibration: Ref[CalibrationReport]
+
+
+class PairOutputs(Ports):
+    spec_diff: Ref[SpecDiffReceipt]
+    fence: Ref[FenceRecord]
+    control: Ref[ArmRecord]
+    treatment: Ref[ArmRecord]
+    control_final: TreeDigest
+    treatment_final: TreeDigest
+    snapshot: Ref[SnapshotReceipt]
+    pair: Ref[PairRecord]
+
+
+@stage("paired-attempt", version=2, kind=StageKind.OBSERVED)
+def paired_attempt(context: StageContext, inputs: PairInputs, params: PairedAttemptParams) -> PairOutputs:
+    store = context.store
     _require_gates(store, inputs)
-    challenge = store.get_document(inputs["challenge"], ChallengeManifest)
+    challenge = store.get_document(inputs.challenge, ChallengeManifest)
     if challenge.challenge_id != params.challenge_id:
         raise StageError(
             f"paired-attempt params name challenge {params.challenge_id!r} but the challenge input is "
@@ -57,38 +80,35 @@ def paired_attempt(store: Store, inputs: Mapping[str, Digest], params: PairedAtt
     run = ArmRun(
         client=client,
         store=store,
-        start=inputs["start"],
+        start=inputs.start,
         challenge=challenge,
         model=params.model,
-        policy=store.get_bytes(inputs["policy"]),
+        policy=store.get_bytes(inputs.policy),
     )
     try:
         with tempfile.TemporaryDirectory(prefix="fx-") as scratch:
             root = Path(scratch) / "fixture"
-            export_tree(store, inputs["fixture"], root)
+            export_tree(store, inputs.fixture, root)
             _, outputs = run_pair(run, params.image_id, root, load_fixture(root), params.graph_arm, params.attempt)
     finally:
         client.close()
     for arm in ("control", "treatment"):
         outputs[f"{arm}_final"] = store.get_document(outputs[arm], ArmRecord).final
-    return outputs
+    return PairOutputs.model_validate(outputs, strict=False)
 
 
-def _require_gates(store: Store, inputs: Mapping[str, Digest]) -> None:
+def _require_gates(store: Store, inputs: PairInputs) -> None:
     """Refuse to start unless certification passed and calibration showed the verifier tells work from none."""
-    for gate in ("certification", "calibration"):
-        if gate not in inputs:
-            raise StageError(f"paired-attempt needs its {gate!r} input; a missing gate is never a skipped one")
-    certification = store.get_document(inputs["certification"], CertificationReport)
+    certification = store.get_document(inputs.certification, CertificationReport)
     checked = {surface.surface: surface.digest for surface in certification.surfaces}
-    if checked.get("challenge") != inputs["challenge"]:
+    if checked.get("challenge") != inputs.challenge:
         raise StageError("the certification report checked another challenge than this attempt's; re-certify")
     if certification.verdict is not Verdict.CERTIFIED:
         raise StageError(
             f"certification verdict is {certification.verdict.value} with {len(certification.findings)} finding(s); "
             "no arm starts on an uncertified challenge: see `stele-bench certify` for the findings"
         )
-    calibration = store.get_document(inputs["calibration"], CalibrationReport)
-    if calibration.start != inputs["start"]:
+    calibration = store.get_document(inputs.calibration, CalibrationReport)
+    if calibration.start != inputs.start:
         raise StageError(f"calibration ran on {calibration.start}, not on this attempt's start tree; re-calibrate")
     require_calibrated(calibration)

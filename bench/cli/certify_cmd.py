@@ -6,11 +6,11 @@ import argparse
 import os
 from pathlib import Path
 
-from ..packaging import UNCHECKED_CORPUS_VARIABLE, CertificationReport, CertifyParams, Verdict, certify
+from ..packaging import UNCHECKED_CORPUS_VARIABLE, CertificationReport, CertifyInputs, CertifyParams, Verdict, certify
 from ..packaging.surfaces import challenge_inputs, fixture_inputs
 from ..provision.fixture import load_fixture
+from ..run.catalogue import runtime
 from ..stages.engine import execute
-from ..store import Store
 from ..suite import load_challenge
 from .output import Output
 from .packaging_cmd import add_json_flag, outcome_fields
@@ -34,13 +34,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _certify(args: argparse.Namespace, out: Output) -> int:
-    store = Store(args.store)
-    inputs = fixture_inputs(store, args.fixture, load_fixture(args.fixture))
-    inputs |= challenge_inputs(store, args.challenge, load_challenge(args.challenge))
-    if args.source is not None:
-        inputs["source"] = args.source
+    context = runtime(args.store).context()
+    store = context.store
+    fixture = fixture_inputs(store, args.fixture, load_fixture(args.fixture))
+    owned = challenge_inputs(store, args.challenge, load_challenge(args.challenge))
+    inputs = CertifyInputs(
+        source=args.source,
+        evidence=fixture.evidence,
+        graph=fixture.graph,
+        challenge=owned.challenge,
+        runner={**fixture.runner, **owned.runner},
+    )
     params = CertifyParams(unchecked_corpus_allowed=os.environ.get(UNCHECKED_CORPUS_VARIABLE) == "1")
-    outcome = execute(store, certify, inputs, params)
+    outcome = execute(context, certify, inputs, params)
     report = store.get_document(outcome.outputs["report"], CertificationReport)
     data = outcome_fields(outcome) | {"report": report.model_dump(mode="json")}
     lines = [f"{'ran' if outcome.executed else 'cached'}: {report.verdict.value} ({len(report.findings)} findings)"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..run.catalogue import STAGES, runtime
 from ..stages.lineage import RederiveVerdict, lineage, rederive
-from ..store import Store
 from .output import Output
 from .store_cmd import parse_digest
 
@@ -22,13 +22,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _lineage(args: argparse.Namespace, out: Output) -> int:
-    chain = lineage(Store(args.store), args.digest)
+    chain = lineage(runtime(args.store).open_store(), args.digest)
     out.result(chain.as_json(), "\n".join(chain.lines()))
     return 0
 
 
 def _rederive(args: argparse.Namespace, out: Output) -> int:
-    result = rederive(Store(args.store), args.digest)
+    result = rederive(runtime(args.store).context(), STAGES, args.digest)
     differing = {name: {"recorded": old, "derived": new} for name, (old, new) in result.differing.items()}
     data = {
         "verdict": result.verdict.value,

@@ -9,8 +9,8 @@ from typing import Any
 from ..contracts import PortablePath
 from ..packaging import MaterializationReceipt, RedactionReceipt, RedactParams, corpus, corpus_params, redact
 from ..provision.fixture import load_fixture
+from ..run.catalogue import runtime
 from ..stages.engine import ActionOutcome, execute
-from ..store import Store
 from .output import Output
 from .store_cmd import parse_digest
 
@@ -50,8 +50,9 @@ def _portable(text: str) -> PortablePath:
 
 
 def _corpus(args: argparse.Namespace, out: Output) -> int:
-    store = Store(args.store)
-    outcome = execute(store, corpus, {}, corpus_params(args.repository, args.commit))
+    context = runtime(args.store).context()
+    store = context.store
+    outcome = execute(context, corpus, {}, corpus_params(args.repository, args.commit))
     receipt = store.get_document(outcome.outputs["receipt"], MaterializationReceipt)
     data = outcome_fields(outcome) | {"receipt": receipt.model_dump(mode="json")}
     lines = [
@@ -67,12 +68,13 @@ def _corpus(args: argparse.Namespace, out: Output) -> int:
 
 
 def _redact(args: argparse.Namespace, out: Output) -> int:
-    store = Store(args.store)
+    context = runtime(args.store).context()
+    store = context.store
     extra = list(args.remove)
     if args.fixture is not None:
         extra += load_fixture(args.fixture).redact_paths
     params = RedactParams(extra_paths=tuple(sorted(set(extra))))
-    outcome = execute(store, redact, {"tree": args.tree}, params)
+    outcome = execute(context, redact, {"tree": args.tree}, params)
     receipt = store.get_document(outcome.outputs["receipt"], RedactionReceipt)
     data = outcome_fields(outcome) | {"receipt": receipt.model_dump(mode="json")}
     lines = [f"{'ran' if outcome.executed else 'cached'}: redacted {receipt.source}", f"tree {receipt.redacted}"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..contracts.registry import json_schema, public_contracts
+from ..run.catalogue import CONTRACTS
 from .output import Output
 
 __all__ = ["register"]
@@ -19,9 +19,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _schema(args: argparse.Namespace, out: Output) -> int:
     if args.name is None:
-        names = list(public_contracts())
+        names = CONTRACTS.names()
         out.result({"contracts": names}, "\n".join(names))
     else:
-        schema = json_schema(args.name)
+        schema = CONTRACTS.json_schema(args.name)
         out.result(schema, json.dumps(schema, indent=2, sort_keys=True))
     return 0

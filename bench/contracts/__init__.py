@@ -1,16 +1,22 @@
 """Strict contracts: the base model, digests, portable paths and the canonical encoding."""
 
 from .canonical import canonical_bytes, canonical_json
-from .digests import Digest, Sha256
+from .digests import BlobDigest, Digest, GitObjectId, ImageId, Ref, Sha256, TreeDigest, accepts
 from .model import ContractModel, Document
 from .paths import PortablePath
 
 __all__ = [
+    "BlobDigest",
     "ContractModel",
     "Digest",
     "Document",
+    "GitObjectId",
+    "ImageId",
     "PortablePath",
+    "Ref",
     "Sha256",
+    "TreeDigest",
+    "accepts",
     "canonical_bytes",
     "canonical_json",
 ]

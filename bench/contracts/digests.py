@@ -4,20 +4,37 @@ A :class:`Digest` names a store object: its BLAKE3 hash and its size, spelled ``
 size is part of the name so a truncated object can never pass as the real one and so listings can show sizes
 without reading objects. :class:`Sha256` is the bare lowercase hex the seed's wire formats use (verifier
 assets, provisioner artifacts).
+
+What a digest names is part of its type, as dulwich keeps hex and raw ids apart: a :class:`TreeDigest` names a
+Merkle directory object, a :class:`BlobDigest` raw bytes, and ``Ref[Model]`` a document of that contract. All are
+spelled the same on the wire; the type is what a stage declares and what a plan is checked against, so wiring an
+arm record where a tree is expected is refused before anything runs. :class:`ImageId` (an engine image, pinned)
+and :class:`GitObjectId` (a full git object id) are names of things outside the store.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import blake3
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
-__all__ = ["Digest", "Sha256", "blake3_hex"]
+__all__ = [
+    "BlobDigest",
+    "Digest",
+    "GitObjectId",
+    "ImageId",
+    "Ref",
+    "Sha256",
+    "TreeDigest",
+    "accepts",
+    "blake3_hex",
+    "digest_type_name",
+]
 
 
 class _PatternStr(str):
@@ -79,6 +96,71 @@ class Digest(_PatternStr):
     def short(self) -> str:
         """A short form for progress lines (never for lookups)."""
         return self.hex[:12]
+
+
+class BlobDigest(Digest):
+    """A digest naming raw bytes (a file's content, a stream, a log)."""
+
+    meaning = "a store digest of raw bytes"
+
+
+class TreeDigest(Digest):
+    """A digest naming a Merkle directory object (a tree)."""
+
+    meaning = "a store digest of a tree"
+
+
+M = TypeVar("M")
+
+
+class Ref(Digest, Generic[M]):
+    """A digest naming a document of contract ``M``: ``Ref[ArmRecord]`` is its own type.
+
+    Subscripting makes (once, then cached) a real subclass that remembers its contract, so pydantic validates
+    and a plan check compares it with ``issubclass`` like every other digest type.
+    """
+
+    meaning = "a store digest of a document"
+    document: ClassVar[type[Any] | None] = None
+    _made: ClassVar[dict[type[Any], type[Ref[Any]]]] = {}
+
+    if not TYPE_CHECKING:  # to the type checker Ref is an ordinary generic
+
+        def __class_getitem__(cls, model: type[Any]) -> type[Ref[Any]]:
+            made = Ref._made.get(model)
+            if made is None:
+                name = f"Ref[{model.__name__}]"
+                made = type(name, (Ref,), {"document": model, "meaning": f"a store digest of a {model.__name__}"})
+                made.__module__ = cls.__module__
+                Ref._made[model] = made
+            return made
+
+
+def accepts(consumer: type[Digest], producer: type[Digest]) -> bool:
+    """Whether a value of digest type ``producer`` may fill a port of digest type ``consumer``."""
+    if issubclass(consumer, Ref) and issubclass(producer, Ref):
+        if consumer.document is None:
+            return True
+        return producer.document is not None and issubclass(producer.document, consumer.document)
+    return issubclass(producer, consumer)
+
+
+def digest_type_name(kind: type[Digest]) -> str:
+    return kind.__name__
+
+
+class ImageId(_PatternStr):
+    """An engine image pinned by its content ID: ``sha256:<64 hex>``."""
+
+    pattern = re.compile(r"^sha256:[0-9a-f]{64}\Z")
+    meaning = "an image ID"
+
+
+class GitObjectId(_PatternStr):
+    """A full git object id: 40 lowercase hex characters (SHA-1 repositories)."""
+
+    pattern = re.compile(r"^[0-9a-f]{40}\Z")
+    meaning = "a full git object id"
 
 
 class Sha256(_PatternStr):

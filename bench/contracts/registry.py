@@ -1,58 +1,47 @@
-"""The public contracts, by name: what `stele-bench schema` exports for third parties to validate against.
+"""Public contracts by name: what `stele-bench schema` exports for third parties to validate against.
 
-Each module listed here defines ``PUBLIC_CONTRACTS``, a tuple of model classes; a contract's name is its class
-name in kebab case (``ActionResult`` -> ``action-result``).
+A contract's name is its class name in kebab case (``ActionResult`` -> ``action-result``). Which contracts are
+public is decided by the layer that composes the pipeline (it lists each module's ``PUBLIC_CONTRACTS``), so this
+bottom layer names no module above it.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel
 
 from ..errors import ContractError
 
-__all__ = ["contract_name", "json_schema", "public_contracts"]
-
-CONTRACT_MODULES: tuple[str, ...] = (
-    "bench.store.trees",
-    "bench.store.actions",
-    "bench.pipeline.plan",
-    "bench.stages.demo",
-    "bench.fence.config",
-    "bench.fence.caps",
-    "bench.fence.records",
-    "bench.analysis.records",
-    "bench.analysis.admission",
-    "bench.analysis.prereg",
-    "bench.analysis.summary",
-    "bench.publish.manifest",
-    "bench.provision.messages",
-    "bench.provision.fixture",
-    "bench.provision.receipt",
-    "bench.suite.suite",
-    "bench.packaging",
-    "bench.agent.records",
-    "bench.agent.grading",
-)
+__all__ = ["ContractRegistry", "contract_name"]
 
 
 def contract_name(model: type[BaseModel]) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "-", model.__name__).lower()
 
 
-def public_contracts() -> dict[str, type[BaseModel]]:
-    contracts: dict[str, type[BaseModel]] = {}
-    for module in CONTRACT_MODULES:
-        for model in importlib.import_module(module).PUBLIC_CONTRACTS:
-            contracts[contract_name(model)] = model
-    return dict(sorted(contracts.items()))
+class ContractRegistry:
+    """Contract models by their kebab-case names; two models may not share a name."""
 
+    def __init__(self, models: Iterable[type[BaseModel]]) -> None:
+        self._models: dict[str, type[BaseModel]] = {}
+        for model in models:
+            name = contract_name(model)
+            if self._models.get(name, model) is not model:
+                raise ContractError(f"two public contracts are named {name!r}: rename one of them")
+            self._models[name] = model
+        self._models = dict(sorted(self._models.items()))
 
-def json_schema(name: str) -> dict[str, Any]:
-    contracts = public_contracts()
-    if name not in contracts:
-        raise ContractError(f"no public contract is named {name!r}; known: {', '.join(contracts)}")
-    return contracts[name].model_json_schema()
+    def names(self) -> list[str]:
+        return list(self._models)
+
+    def models(self) -> dict[str, type[BaseModel]]:
+        return dict(self._models)
+
+    def json_schema(self, name: str) -> dict[str, Any]:
+        model = self._models.get(name)
+        if model is None:
+            raise ContractError(f"no public contract is named {name!r}; known: {', '.join(self._models)}")
+        return model.model_json_schema()

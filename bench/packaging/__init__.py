@@ -8,6 +8,8 @@ redacted tree, evidence, graph arms, challenge --certify--> certification report
 from .certify import (
     UNCHECKED_CORPUS_VARIABLE,
     CertificationReport,
+    CertifyInputs,
+    CertifyOutputs,
     CertifyParams,
     CheckedSurface,
     Finding,
@@ -16,13 +18,22 @@ from .certify import (
     certify,
     certify_surfaces,
 )
-from .corpus import CorpusError, CorpusParams, LfsPointer, MaterializationReceipt, corpus, corpus_params, materialize
+from .corpus import (
+    CorpusError,
+    CorpusOutputs,
+    CorpusParams,
+    LfsPointer,
+    MaterializationReceipt,
+    corpus,
+    corpus_params,
+    materialize,
+)
 from .gitsource import CommitNotFound, GitSource, open_source, resolve_commit
 from .markers import HARNESS_TERMS, FindingKind, TextScanner
 from .patterns import AUTO_LOADED_CONTEXT_PATTERNS, HARNESS_CONTEXT, HarnessContext, auto_loaded_match
-from .redact import RedactionReceipt, RedactParams, RemovedEntry, redact, redact_tree
+from .redact import RedactInputs, RedactionReceipt, RedactOutputs, RedactParams, RemovedEntry, redact, redact_tree
 
-# For `stele-bench schema`: the documents packaging stores (list this module in CONTRACT_MODULES).
+# For `stele-bench schema`: the documents packaging stores.
 PUBLIC_CONTRACTS = (MaterializationReceipt, RedactionReceipt, CertificationReport)
 
 __all__ = [
@@ -32,10 +43,13 @@ __all__ = [
     "PUBLIC_CONTRACTS",
     "UNCHECKED_CORPUS_VARIABLE",
     "CertificationReport",
+    "CertifyInputs",
+    "CertifyOutputs",
     "CertifyParams",
     "CheckedSurface",
     "CommitNotFound",
     "CorpusError",
+    "CorpusOutputs",
     "CorpusParams",
     "Finding",
     "FindingKind",
@@ -44,6 +58,8 @@ __all__ = [
     "LfsPointer",
     "MaterializationReceipt",
     "MissingSurface",
+    "RedactInputs",
+    "RedactOutputs",
     "RedactParams",
     "RedactionReceipt",
     "RemovedEntry",

@@ -4,7 +4,8 @@ Surfaces, each required: the redacted source corpus (``source``), the evidence c
 declared graph arm (``graph/<arm>``) and the challenge's agent-visible text (``challenge``: prompt and follow-up
 prompt). Inputs named ``runner/<what>`` are runner-owned artifacts (verifier, oracle, manifests): a copy of one
 inside a surface is suspicious metadata. A missing surface is an error, never a skipped check; the only opt-out
-is :data:`UNCHECKED_CORPUS_VARIABLE`, whose name says what it does, and the report records its use.
+is :data:`UNCHECKED_CORPUS_VARIABLE`, whose name says what it does, and the report records its use. The ports are
+declared optional so that this one check, with its own message, decides what is missing.
 
 Certification never changes anything: findings are reported, and repair is redaction's job, upstream.
 """
@@ -13,12 +14,11 @@ from __future__ import annotations
 
 import enum
 from collections import defaultdict
-from collections.abc import Mapping
 from typing import Literal
 
-from ..contracts import ContractModel, Digest, Document
+from ..contracts import BlobDigest, ContractModel, Digest, Document, Ref, TreeDigest
 from ..errors import StageError
-from ..stages.stage import StageKind, stage
+from ..stages import Ports, StageContext, StageKind, stage
 from ..store import EntryKind, Store, walk_tree
 from ..suite import ChallengeManifest
 from .graph import graph_texts
@@ -28,6 +28,8 @@ from .prefetch import prefetched
 __all__ = [
     "UNCHECKED_CORPUS_VARIABLE",
     "CertificationReport",
+    "CertifyInputs",
+    "CertifyOutputs",
     "CertifyParams",
     "CheckedSurface",
     "Finding",
@@ -38,8 +40,6 @@ __all__ = [
 ]
 
 UNCHECKED_CORPUS_VARIABLE = "STELE_BENCH_UNCHECKED_CORPUS_ALLOWED"
-GRAPH_PREFIX = "graph/"
-RUNNER_PREFIX = "runner/"
 
 
 class MissingSurface(StageError):
@@ -82,46 +82,48 @@ class CertifyParams(ContractModel):
     unchecked_corpus_allowed: bool = False
 
 
-def certify_surfaces(store: Store, inputs: Mapping[str, Digest], params: CertifyParams) -> CertificationReport:
+class CertifyInputs(Ports):
+    """Every surface, by port; ``graph`` and ``runner`` keyed by arm name and by what the runner file is."""
+
+    source: TreeDigest | None = None
+    evidence: TreeDigest | None = None
+    challenge: Ref[ChallengeManifest] | None = None
+    graph: dict[str, BlobDigest] = {}
+    runner: dict[str, BlobDigest] = {}
+
+
+class CertifyOutputs(Ports):
+    report: Ref[CertificationReport]
+
+
+def certify_surfaces(store: Store, inputs: CertifyInputs, params: CertifyParams) -> CertificationReport:
     """Check every surface in ``inputs`` and report; raises :class:`MissingSurface` for an absent one."""
     unchecked = _check_inputs(inputs, params)
-    challenge = store.get_document(inputs["challenge"], ChallengeManifest)
+    assert inputs.challenge is not None and inputs.evidence is not None  # _check_inputs refused their absence
+    challenge = store.get_document(inputs.challenge, ChallengeManifest)
     scanner = TextScanner(challenge.answer_phrases)
-    runner = {
-        digest: name.removeprefix(RUNNER_PREFIX) for name, digest in inputs.items() if name.startswith(RUNNER_PREFIX)
-    }
-    runner[inputs["challenge"]] = "challenge manifest"
+    runner: dict[Digest, str] = {digest: name for name, digest in inputs.runner.items()}
+    runner[inputs.challenge] = "challenge manifest"
     findings: list[Finding] = []
+    trees = {"source": inputs.source, "evidence": inputs.evidence}
     surfaces = [
-        _scan_tree(store, name, inputs[name], scanner, runner, findings)
-        for name in ("source", "evidence")
-        if name in inputs
+        _scan_tree(store, name, tree, scanner, runner, findings) for name, tree in trees.items() if tree is not None
     ]
-    for name in sorted(n for n in inputs if n.startswith(GRAPH_PREFIX)):
-        surfaces.append(_scan_graph(store, name, inputs[name], scanner, findings))
-    surfaces.append(_scan_challenge(inputs["challenge"], challenge, scanner, findings))
+    for arm in sorted(inputs.graph):
+        surfaces.append(_scan_graph(store, f"graph/{arm}", inputs.graph[arm], scanner, findings))
+    surfaces.append(_scan_challenge(inputs.challenge, challenge, scanner, findings))
     findings.sort(key=lambda f: (f.surface, f.path, f.line or 0, f.kind.value, f.marker))
     verdict = Verdict.REJECTED if findings else Verdict.CERTIFIED_CORPUS_UNCHECKED if unchecked else Verdict.CERTIFIED
     return CertificationReport(verdict=verdict, surfaces=tuple(surfaces), unchecked=unchecked, findings=tuple(findings))
 
 
-def _check_inputs(inputs: Mapping[str, Digest], params: CertifyParams) -> tuple[str, ...]:
-    unknown = sorted(
-        n
-        for n in inputs
-        if n not in ("source", "evidence", "challenge") and not n.startswith((GRAPH_PREFIX, RUNNER_PREFIX))
-    )
-    if unknown:
-        raise StageError(
-            f"certify: unknown inputs {', '.join(unknown)}; "
-            "expected source, evidence, challenge, graph/<arm> and runner/<what>"
-        )
+def _check_inputs(inputs: CertifyInputs, params: CertifyParams) -> tuple[str, ...]:
     for name in ("evidence", "challenge"):
-        if name not in inputs:
+        if getattr(inputs, name) is None:
             raise MissingSurface(f"certify: the {name} surface is missing; every agent-visible surface must be given")
-    if not any(n.startswith(GRAPH_PREFIX) for n in inputs):
+    if not inputs.graph:
         raise MissingSurface("certify: no graph arm given; pass every graph arm the fixture declares")
-    if "source" in inputs:
+    if inputs.source is not None:
         return ()
     if not params.unchecked_corpus_allowed:
         raise MissingSurface(
@@ -201,7 +203,7 @@ def _scan_challenge(
     )
 
 
-@stage("certify", version=1, kind=StageKind.DETERMINISTIC, params=CertifyParams)
-def certify(store: Store, inputs: Mapping[str, Digest], params: CertifyParams) -> dict[str, Digest]:
+@stage("certify", version=2, kind=StageKind.DETERMINISTIC)
+def certify(context: StageContext, inputs: CertifyInputs, params: CertifyParams) -> CertifyOutputs:
     """Store the certification report; a rejection is a recorded result, not an exception."""
-    return {"report": store.put_document(certify_surfaces(store, inputs, params))}
+    return CertifyOutputs(report=context.store.put_document(certify_surfaces(context.store, inputs, params)))

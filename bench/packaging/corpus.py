@@ -12,16 +12,15 @@ outside the tree, and missing objects. Git LFS pointer files are kept as they ar
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Literal
 
 from dulwich.objects import Blob, Commit, Tree
-from pydantic import Field
 
-from ..contracts import ContractModel, Digest, Document, PortablePath
+from ..contracts import ContractModel, Document, GitObjectId, PortablePath, Ref, TreeDigest
 from ..errors import SourceError
-from ..stages.stage import StageKind, stage
+from ..stages import NoInputs, Ports, StageContext, StageKind, stage
 from ..store import EntryKind, FileEntry, Store, tree_from_entries
 from .gitsource import GitSource, open_source, resolve_commit
 from .prefetch import prefetched
@@ -29,6 +28,7 @@ from .symlinks import check_symlinks
 
 __all__ = [
     "CorpusError",
+    "CorpusOutputs",
     "CorpusParams",
     "LfsPointer",
     "MaterializationReceipt",
@@ -36,8 +36,6 @@ __all__ = [
     "corpus_params",
     "materialize",
 ]
-
-GitId = Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")]
 
 _TREE, _SYMLINK, _GITLINK = 0o040000, 0o120000, 0o160000
 _LFS_HEADER = b"version https://git-lfs.github.com/spec/v1\n"
@@ -65,9 +63,9 @@ class MaterializationReceipt(Document):
     kind: Literal["materialization-receipt"] = "materialization-receipt"
     schema_version: Literal[1] = 1
     repository: str  # as given, so the receipt reads like the command that made it
-    commit: GitId
-    git_tree: GitId
-    tree: Digest
+    commit: GitObjectId
+    git_tree: GitObjectId
+    tree: TreeDigest
     files: int  # regular and executable files
     symlinks: int
     total_bytes: int
@@ -76,7 +74,7 @@ class MaterializationReceipt(Document):
 
 class CorpusParams(ContractModel):
     repository: str
-    commit: GitId
+    commit: GitObjectId
 
 
 @dataclass
@@ -189,9 +187,14 @@ def _note_lfs(walk: _Walk, path: str, data: bytes) -> None:
         walk.lfs.append(LfsPointer(path=PortablePath(path), oid=found[1].decode(), size=int(found[2])))
 
 
-@stage("corpus", version=1, kind=StageKind.DETERMINISTIC, params=CorpusParams)
-def corpus(store: Store, inputs: Mapping[str, Digest], params: CorpusParams) -> dict[str, Digest]:
+class CorpusOutputs(Ports):
+    tree: TreeDigest
+    receipt: Ref[MaterializationReceipt]
+
+
+@stage("corpus", version=2, kind=StageKind.DETERMINISTIC)
+def corpus(context: StageContext, inputs: NoInputs, params: CorpusParams) -> CorpusOutputs:
     """Build the corpus tree of ``params.commit``; deterministic because a full commit id fixes every byte."""
     with open_source(params.repository) as source:
-        receipt = materialize(store, source, params.commit)
-    return {"tree": receipt.tree, "receipt": store.put_document(receipt)}
+        receipt = materialize(context.store, source, params.commit)
+    return CorpusOutputs(tree=receipt.tree, receipt=context.store.put_document(receipt))

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..pipeline.plan import Invocation, Plan, Upstream
+from ..pipeline.builder import PlanBuilder
+from ..pipeline.plan import Plan
 from ..provision.fixture import load_fixture
 from ..store import Store
-from .corpus import corpus_params
+from .corpus import corpus, corpus_params
+from .redact import RedactParams, redact
 
 __all__ = ["packaging_plan"]
 
@@ -22,14 +24,7 @@ def packaging_plan(base: Path, store: Store, repository: str, commit: str, fixtu
     params = corpus_params(str(base / repository), commit)
     extra = sorted(load_fixture(base / fixture).redact_paths) if fixture else []
     label = params.commit[:12]
-    return Plan(
-        invocations=(
-            Invocation(name=f"corpus-{label}", stage="corpus", params=params.model_dump(mode="json")),
-            Invocation(
-                name=f"redact-{label}",
-                stage="redact",
-                params={"extra_paths": list(extra)},
-                inputs={"tree": Upstream(invocation=f"corpus-{label}", output="tree")},
-            ),
-        )
-    )
+    plan = PlanBuilder()
+    materialized = plan.add(f"corpus-{label}", corpus, params)
+    plan.add(f"redact-{label}", redact, RedactParams(extra_paths=tuple(extra)), tree=materialized["tree"])
+    return plan.build(store)

@@ -11,19 +11,27 @@ costs one read per directory.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ..contracts import ContractModel, Digest, Document, PortablePath
-from ..errors import ContractError, StageError
-from ..stages.stage import StageKind, stage
+from ..contracts import ContractModel, Digest, Document, PortablePath, Ref, TreeDigest
+from ..errors import ContractError
+from ..stages import Ports, StageContext, StageKind, stage
 from ..store import EntryKind, Store, TreeEntry, TreeObject, read_tree, walk_tree
 from .patterns import auto_loaded_match
 
-__all__ = ["FIXTURE_REASON", "RedactParams", "RedactionReceipt", "RemovedEntry", "redact", "redact_tree"]
+__all__ = [
+    "FIXTURE_REASON",
+    "RedactInputs",
+    "RedactOutputs",
+    "RedactParams",
+    "RedactionReceipt",
+    "RemovedEntry",
+    "redact",
+    "redact_tree",
+]
 
 FIXTURE_REASON = "declared by the fixture"
 
@@ -39,8 +47,8 @@ class RemovedEntry(ContractModel):
 class RedactionReceipt(Document):
     kind: Literal["redaction-receipt"] = "redaction-receipt"
     schema_version: Literal[1] = 1
-    source: Digest
-    redacted: Digest
+    source: TreeDigest
+    redacted: TreeDigest
     removed: tuple[RemovedEntry, ...]
 
 
@@ -57,7 +65,7 @@ class _Redaction:
     removed: list[RemovedEntry] = field(default_factory=list)
 
 
-def redact_tree(store: Store, tree: Digest, extra_paths: tuple[PortablePath, ...] = ()) -> RedactionReceipt:
+def redact_tree(store: Store, tree: TreeDigest, extra_paths: tuple[PortablePath, ...] = ()) -> RedactionReceipt:
     """Store ``tree`` without auto-loaded context and ``extra_paths``; a declared path that is absent is an error."""
     work = _Redaction(pending=set(extra_paths))
     with store.batch():
@@ -67,7 +75,7 @@ def redact_tree(store: Store, tree: Digest, extra_paths: tuple[PortablePath, ...
                 f"the fixture declares {', '.join(sorted(work.pending))} for redaction, but tree {tree} has no such "
                 "path; fix the fixture's redact_paths (a declared removal that matches nothing is a typo)"
             )
-    return RedactionReceipt(source=tree, redacted=redacted, removed=tuple(work.removed))
+    return RedactionReceipt(source=tree, redacted=TreeDigest(redacted), removed=tuple(work.removed))
 
 
 def _rewrite(store: Store, digest: Digest, prefix: str, work: _Redaction) -> tuple[Digest, int]:
@@ -103,9 +111,16 @@ def _remove(store: Store, path: PortablePath, entry: TreeEntry, reason: str, wor
             )
 
 
-@stage("redact", version=1, kind=StageKind.DETERMINISTIC, params=RedactParams)
-def redact(store: Store, inputs: Mapping[str, Digest], params: RedactParams) -> dict[str, Digest]:
-    if set(inputs) != {"tree"}:
-        raise StageError(f"redact takes exactly one input, 'tree'; got {', '.join(sorted(inputs)) or 'none'}")
-    receipt = redact_tree(store, inputs["tree"], params.extra_paths)
-    return {"tree": receipt.redacted, "receipt": store.put_document(receipt)}
+class RedactInputs(Ports):
+    tree: TreeDigest
+
+
+class RedactOutputs(Ports):
+    tree: TreeDigest
+    receipt: Ref[RedactionReceipt]
+
+
+@stage("redact", version=2, kind=StageKind.DETERMINISTIC)
+def redact(context: StageContext, inputs: RedactInputs, params: RedactParams) -> RedactOutputs:
+    receipt = redact_tree(context.store, inputs.tree, params.extra_paths)
+    return RedactOutputs(tree=receipt.redacted, receipt=context.store.put_document(receipt))

@@ -8,26 +8,17 @@ Python actions run again, find the cached result and execute no stage.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from doit.dependency import UptodateCalculator
 
 from ..contracts import Digest
 from ..stages.engine import action_key, cached_result, execute
-from ..stages.stage import get_stage
-from ..store import Store
 from .plan import Invocation, Plan
+from .runtime import Runtime
 
 __all__ = ["doit_tasks", "run_invocation"]
-
-
-@functools.cache
-def _open_store(path: str) -> Store:
-    """One store handle per process: opening SQLite for each of a thousand tasks is most of a no-op run."""
-    return Store(path)
 
 
 def _inputs(invocation: Invocation, values: dict[str, Any]) -> dict[str, Digest]:
@@ -36,14 +27,14 @@ def _inputs(invocation: Invocation, values: dict[str, Any]) -> dict[str, Digest]
     return digests
 
 
-def run_invocation(store_path: str, invocation_json: str, **upstream: str) -> dict[str, str]:
+def run_invocation(runtime: Runtime, invocation_json: str, **upstream: str) -> dict[str, str]:
     """The doit action: execute (or find cached) one invocation; the outputs become the task's values."""
     invocation = Invocation.model_validate_json(invocation_json)
-    stage = get_stage(invocation.stage)
-    store = _open_store(store_path)
-    outcome = execute(store, stage, _inputs(invocation, upstream), invocation.params)
+    stage = runtime.catalogue.get(invocation.stage)
+    context = runtime.context()
+    outcome = execute(context, stage, _inputs(invocation, upstream), invocation.params)
     for output, ref in invocation.refs.items():
-        store.set_ref(ref, outcome.outputs[output])
+        context.store.set_ref(ref, outcome.outputs[output])
     verb = "ran" if outcome.executed else "cached"
     print(f"{verb} {invocation.stage} -> {', '.join(f'{k}={v.short}' for k, v in outcome.outputs.items())}")
     return {name: str(digest) for name, digest in outcome.outputs.items()}
@@ -52,9 +43,9 @@ def run_invocation(store_path: str, invocation_json: str, **upstream: str) -> di
 class ActionCached(UptodateCalculator):  # type: ignore[misc]
     """doit `uptodate`: asks the store's action cache, with upstream digests read from doit's values."""
 
-    def __init__(self, store_path: str, invocation: Invocation) -> None:
+    def __init__(self, runtime: Runtime, invocation: Invocation) -> None:
         super().__init__()
-        self.store_path = store_path
+        self.runtime = runtime
         self.invocation = invocation
         self.dep_manager: Any = None
 
@@ -69,27 +60,27 @@ class ActionCached(UptodateCalculator):  # type: ignore[misc]
             if value is None:
                 return False
             upstream[name] = value
-        store = _open_store(self.store_path)
+        store = self.runtime.open_store()
         inputs = _inputs(self.invocation, upstream)
         if not all(store.has(digest) for digest in inputs.values()):
             return False
-        stage = get_stage(self.invocation.stage)
-        key = action_key(store, stage, inputs, stage.parse_params(self.invocation.params))
+        stage = self.runtime.catalogue.get(self.invocation.stage)
+        key = action_key(store, stage, stage.parse_inputs(inputs).flat(), stage.parse_params(self.invocation.params))
         cached = cached_result(store, key)
         # doit also keeps `_result:<task>` entries of its own among the values; only the outputs matter here.
         saved = {name: value for name, value in values.items() if not name.startswith("_")}
         return cached is not None and saved == {name: str(d) for name, d in cached[1].outputs.items()}
 
 
-def doit_tasks(plan: Plan, store_path: Path) -> Iterator[dict[str, Any]]:
+def doit_tasks(plan: Plan, runtime: Runtime) -> Iterator[dict[str, Any]]:
     """One doit task dict per invocation, named after it."""
     for invocation in plan.invocations:
         yield {
             "basename": invocation.name,
             "doc": f"{invocation.stage} stage",
-            "actions": [(run_invocation, [str(store_path), invocation.model_dump_json()])],
+            "actions": [(run_invocation, [runtime, invocation.model_dump_json()])],
             "getargs": {name: (link.invocation, link.output) for name, link in invocation.inputs.items()},
             "task_dep": sorted(invocation.upstream),
-            "uptodate": [ActionCached(str(store_path), invocation)],
+            "uptodate": [ActionCached(runtime, invocation)],
             "verbosity": 2,
         }

@@ -1,4 +1,9 @@
-"""A run plan: stage invocations wired by name, the data `dodo.py` turns into doit tasks."""
+"""A run plan: stage invocations wired output to input, the data `dodo.py` turns into doit tasks.
+
+Plans are made by :class:`~bench.pipeline.builder.PlanBuilder` from stage declarations, or read from JSON; either
+way :func:`~bench.pipeline.check.check_plan` checks every link against the declarations before doit runs.
+An input name is the stage's port name, or ``port/key`` for an entry of a dict port, as the action cache records it.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from pydantic import JsonValue, model_validator
 
 from ..contracts import ContractModel, Digest, Document
 
-__all__ = ["Invocation", "Plan", "Upstream"]
+__all__ = ["PUBLIC_CONTRACTS", "Invocation", "Plan", "Upstream"]
 
 
 class Upstream(ContractModel):
@@ -23,7 +28,7 @@ class Invocation(ContractModel):
     stage: str
     params: dict[str, JsonValue]
     inputs: dict[str, Upstream] = {}
-    sources: dict[str, Digest] = {}
+    sources: dict[str, Digest] = {}  # inputs already in the store when the plan is made
     refs: dict[str, str] = {}  # output name -> ref pointed at it after every run: gc keeps it and its lineage
 
     @property
@@ -46,8 +51,17 @@ class Plan(Document):
             missing = invocation.upstream - seen
             if missing:
                 raise ValueError(f"invocation {invocation.name!r} takes input from undeclared {sorted(missing)}")
+            both = invocation.inputs.keys() & invocation.sources.keys()
+            if both:
+                raise ValueError(f"invocation {invocation.name!r} gives {sorted(both)} both as a link and a source")
             seen.add(invocation.name)
         return self
+
+    def invocation(self, name: str) -> Invocation:
+        for invocation in self.invocations:
+            if invocation.name == name:
+                return invocation
+        raise KeyError(name)
 
 
 PUBLIC_CONTRACTS = (Plan, Invocation, Upstream)

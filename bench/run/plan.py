@@ -5,6 +5,9 @@
       -> paired-record -> admit
     -> bundle -> publish
 
+Every invocation is made through its stage's declaration (:class:`~bench.pipeline.builder.PlanBuilder`), so a
+link to an output a stage does not declare, or of another type, is refused here, before doit runs anything.
+
 Building the plan observes the suite's files: it checks every pin and the preregistrations (a moved frozen input
 refuses the whole run before anything starts), and stores the runner-owned sources the stages read (fixture,
 challenge documents, verifiers, policies, preregistrations), so every stage input is a digest.
@@ -12,24 +15,36 @@ challenge documents, verifiers, policies, preregistrations), so every stage inpu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..agent.records import Condition
+from ..agent.stage import PairedAttemptParams, PairOutputs, paired_attempt
 from ..analysis.records import Build, ComparabilityKey
-from ..contracts import Digest
+from ..contracts import Digest, ImageId, TreeDigest
 from ..errors import SandboxError
-from ..packaging.corpus import corpus_params
-from ..packaging.surfaces import challenge_inputs, fixture_inputs
-from ..pipeline.plan import Invocation, Plan, Upstream
+from ..packaging.certify import CertifyParams, certify
+from ..packaging.corpus import corpus, corpus_params
+from ..packaging.redact import RedactOutputs, RedactParams, redact
+from ..packaging.surfaces import FixtureSurfaces, challenge_inputs, fixture_inputs
+from ..pipeline.builder import Handle, Link, PlanBuilder
+from ..pipeline.plan import Plan
+from ..sandbox.audit import AuditParams, audit_stage
+from ..sandbox.calibrate import CalibrateOutputs, CalibrateParams, calibrate_stage
 from ..sandbox.images.registry import ImageName, find_image
 from ..sandbox.layout import WORKSPACE
+from ..sandbox.prebuild import PrebuildOutputs, PrebuildParams, prebuild_stage
+from ..sandbox.verifier import VerifyParams, verify_stage
+from ..stages import NoParams
 from ..stages.code import store_code_manifest
 from ..store import Store, tree_from_directory
 from ..suite.suite import LoadedChallenge, Suite, open_suite
-from .bundle import ADMISSION_INPUT, RECORD_INPUT
+from .admit import admit
+from .bundle import bundle
+from .grade import GradeOutputs, GradeParams, grade_stage
 from .prereg import current_preregistration
+from .publish import PublishParams, publish_stage
+from .record import RecordParams, paired_record
 
 __all__ = ["SuiteRun", "suite_plan"]
 
@@ -43,221 +58,223 @@ class SuiteRun:
 
     store: Store
     suite: Suite
+    root: Path  # the suite directory, relative to where the plan runs (params hold no host paths)
     preregistrations: Path
     attempts: int
     build_sequence: int
-    image_id: str
+    image_id: ImageId
+    fixture: TreeDigest
 
 
-def _link(invocation: str, output: str) -> Upstream:
-    return Upstream(invocation=invocation, output=output)
+@dataclass
+class _Published:
+    """What the bundle takes: records and admissions by label, and files by their bundle path."""
+
+    records: dict[str, Link] = field(default_factory=dict)
+    admissions: dict[str, Link] = field(default_factory=dict)
+    files: dict[str, Link | Digest] = field(default_factory=dict)
 
 
-def _agent_image() -> str:
+def _agent_image() -> ImageId:
     record = find_image(ImageName.AGENT)
     if record is None:
         raise SandboxError("no agent image is built; run `stele-bench image build agent` (the demo does it for you)")
-    return record.image_id
+    return ImageId(record.image_id)
 
 
 def suite_plan(base: Path, store: Store, suite: str, attempts: int | None = None, build_sequence: int = 1) -> Plan:
     """The plan of the suite at ``base/suite``; paths in params stay relative to ``base`` (no host paths)."""
     opened = open_suite(base / suite)
+    root = Path(suite)
+    with store.batch():
+        fixture_tree = tree_from_directory(store, base / root / opened.manifest.fixture.path)
+        surfaces = fixture_inputs(store, base / root / opened.manifest.fixture.path, opened.fixture)
     run = SuiteRun(
         store=store,
         suite=opened,
+        root=root,
         preregistrations=base / "manifests" / opened.manifest.suite_id,
         attempts=attempts or opened.manifest.attempts,
         build_sequence=build_sequence,
         image_id=_agent_image(),
+        fixture=fixture_tree,
     )
-    relative_root = Path(suite)
-    fixture_root = relative_root / opened.manifest.fixture.path
-    with store.batch():
-        fixture_tree = tree_from_directory(store, base / fixture_root)
-        surfaces = fixture_inputs(store, base / fixture_root, opened.fixture)
-    params = corpus_params(str(relative_root / opened.manifest.project.bundle), opened.manifest.project.commit)
-    invocations = [
-        Invocation(name="corpus", stage="corpus", params=params.model_dump(mode="json")),
-        Invocation(
-            name="redact",
-            stage="redact",
-            params={"extra_paths": list(opened.fixture.redact_paths)},
-            inputs={"tree": _link("corpus", "tree")},
-        ),
-    ]
-    bundle = Invocation(name="bundle", stage="bundle", params={})
+    plan = PlanBuilder()
+    corpus_run = plan.add(
+        "corpus", corpus, corpus_params(str(root / opened.manifest.project.bundle), opened.manifest.project.commit)
+    )
+    redacted = plan.add(
+        "redact", redact, RedactParams(extra_paths=opened.fixture.redact_paths), tree=corpus_run["tree"]
+    )
+    published = _Published()
     for loaded in opened.challenges:
-        planned = _challenge(run, loaded, relative_root / loaded.entry.directory, fixture_tree, surfaces)
-        invocations.extend(planned.invocations)
-        bundle = bundle.model_copy(
-            update={"inputs": {**bundle.inputs, **planned.published}, "sources": {**bundle.sources, **planned.files}}
-        )
-    published = Invocation(
-        name="publish",
-        stage="publish",
-        params={"confidence": "0.95"},
-        inputs={"bundle": _link("bundle", "bundle")},
+        _challenge(plan, run, loaded, redacted, surfaces, published)
+    bundled = plan.add(
+        "bundle", bundle, NoParams(), records=published.records, admissions=published.admissions, files=published.files
+    )
+    plan.add(
+        "publish",
+        publish_stage,
+        PublishParams(confidence="0.95"),
+        bundle=bundled["bundle"],
         refs={"published": f"published/{opened.manifest.suite_id}"},
     )
-    return Plan(invocations=(*invocations, bundle, published))
-
-
-@dataclass(frozen=True)
-class _Planned:
-    invocations: list[Invocation]
-    published: dict[str, Upstream]  # bundle path (or ``record:<name>``) -> the output published there
-    files: dict[str, Digest]  # bundle path -> a source file published as it is
+    return plan.build(store)
 
 
 def _challenge(
-    run: SuiteRun, loaded: LoadedChallenge, directory: Path, fixture_tree: Digest, surfaces: dict[str, Digest]
-) -> _Planned:
+    plan: PlanBuilder,
+    run: SuiteRun,
+    loaded: LoadedChallenge,
+    redacted: Handle[RedactOutputs],
+    surfaces: FixtureSurfaces,
+    published: _Published,
+) -> None:
     """Certify, prebuild and calibrate once, then every attempt's pair, arms, record and admission."""
     store, manifest = run.store, loaded.manifest
     name = manifest.challenge_id
     prereg = current_preregistration(run.suite, loaded, run.preregistrations, run.attempts)
-    prereg_path = f"{name}/v{prereg.version}.json"
     owned = challenge_inputs(store, loaded.directory, manifest)
-    policy = store.put_bytes(run.suite.policy(name, WORKSPACE))
-    pins = {"challenge_dir": str(directory), "verifier_sha256": manifest.verifier.asset.sha256}
-    image = {"image_id": run.image_id}
-    chain = [
-        Invocation(
-            name=f"certify-{name}",
-            stage="certify",
-            params={},
-            inputs={"source": _link("redact", "tree")},
-            sources={**surfaces, **owned},
+    challenge_dir = str(run.root / loaded.entry.directory)
+    certified = plan.add(
+        f"certify-{name}",
+        certify,
+        CertifyParams(),
+        source=redacted["tree"],
+        evidence=surfaces.evidence,
+        graph=dict(surfaces.graph),
+        challenge=owned.challenge,
+        runner={**surfaces.runner, **owned.runner},
+    )
+    prebuilt = plan.add(
+        f"prebuild-{name}",
+        prebuild_stage,
+        PrebuildParams(image_id=run.image_id, environment=manifest.environment),
+        redacted=redacted["tree"],
+    )
+    calibrated = plan.add(
+        f"calibrate-{name}",
+        calibrate_stage,
+        CalibrateParams(
+            challenge_dir=challenge_dir,
+            verifier_sha256=manifest.verifier.asset.sha256,
+            oracle_sha256=manifest.oracle.asset.sha256 if manifest.oracle else None,
+            image_id=run.image_id,
         ),
-        Invocation(
-            name=f"prebuild-{name}",
-            stage="prebuild",
-            params={**image, "environment": manifest.environment.model_dump(mode="json")},
-            inputs={"redacted": _link("redact", "tree")},
-        ),
-        Invocation(
-            name=f"calibrate-{name}",
-            stage="calibrate",
-            params={**pins, **image, "oracle_sha256": manifest.oracle.asset.sha256 if manifest.oracle else None},
-            inputs={"start": _link(f"prebuild-{name}", "start")},
-        ),
-    ]
-    published = {
-        f"receipts/{name}/certification.json": _link(f"certify-{name}", "report"),
-        f"receipts/{name}/calibration.json": _link(f"calibrate-{name}", "calibration"),
-    }
+        start=prebuilt["start"],
+    )
+    published.files[f"receipts/{name}/certification.json"] = certified["report"]
+    published.files[f"receipts/{name}/calibration.json"] = calibrated["calibration"]
     key = ComparabilityKey(
         challenge=name,
-        fixture=fixture_tree,
+        fixture=run.fixture,
         model=run.suite.manifest.model,
         control_condition=CONTROL_CONDITION,
         treatment_condition=f"reference-memory:{run.suite.manifest.fixture.graph_arm}",
         manifest=prereg.digest,
-        verifier=owned["runner/verifier"],
+        verifier=owned.runner["verifier"],
         source_commit=run.suite.manifest.project.commit,
     )
     build = Build(label=f"reference-memory@{_memory_build(store)}", sequence=run.build_sequence)
+    policy = store.put_bytes(run.suite.policy(name, WORKSPACE))
+    gates = _Gates(owned.challenge, policy, prebuilt, certified["report"], calibrated)
     for attempt in range(1, run.attempts + 1):
-        _attempt(run, loaded, attempt, pins, policy, fixture_tree, chain, published)
-        chain.append(
-            Invocation(
-                name=f"record-{name}-{attempt}",
-                stage="paired-record",
-                params={"key": key.model_dump(mode="json"), "build": build.model_dump(mode="json")},
-                inputs={
-                    "pair": _link(f"pair-{name}-{attempt}", "pair"),
-                    **{arm.value: _link(f"grade-{name}-{attempt}-{arm.value}", "grade") for arm in ARMS},
-                },
-            )
+        pair, grades = _attempt(plan, run, loaded, attempt, gates, published)
+        record = plan.add(
+            f"record-{name}-{attempt}",
+            paired_record,
+            RecordParams(key=key, build=build),
+            pair=pair["pair"],
+            control=grades[Condition.CONTROL]["grade"],
+            treatment=grades[Condition.TREATMENT]["grade"],
         )
-        chain.append(
-            Invocation(
-                name=f"admit-{name}-{attempt}",
-                stage="admit",
-                params={},
-                inputs={
-                    "record": _link(f"record-{name}-{attempt}", "record"),
-                    "pair": _link(f"pair-{name}-{attempt}", "pair"),
-                    "certification": _link(f"certify-{name}", "report"),
-                    "calibration": _link(f"calibrate-{name}", "calibration"),
-                },
-            )
+        admission = plan.add(
+            f"admit-{name}-{attempt}",
+            admit,
+            NoParams(),
+            record=record["record"],
+            pair=pair["pair"],
+            certification=certified["report"],
+            calibration=calibrated["calibration"],
         )
-        published[f"{RECORD_INPUT}{name}-{attempt}"] = _link(f"record-{name}-{attempt}", "record")
-        published[f"{ADMISSION_INPUT}{name}-{attempt}"] = _link(f"admit-{name}-{attempt}", "admission")
-    prereg_file = run.preregistrations / prereg_path
-    return _Planned(chain, published, {f"manifests/{prereg_path}": store.put_bytes(prereg_file.read_bytes())})
+        published.records[f"{name}-{attempt}"] = record["record"]
+        published.admissions[f"{name}-{attempt}"] = admission["admission"]
+    prereg_path = f"{name}/v{prereg.version}.json"
+    published.files[f"manifests/{prereg_path}"] = store.put_bytes((run.preregistrations / prereg_path).read_bytes())
+
+
+@dataclass(frozen=True)
+class _Gates:
+    """What every attempt of one challenge shares: its document, policy, start tree and gates."""
+
+    challenge: Digest
+    policy: Digest
+    prebuilt: Handle[PrebuildOutputs]
+    certification: Link
+    calibrated: Handle[CalibrateOutputs]
 
 
 def _attempt(
-    run: SuiteRun,
-    loaded: LoadedChallenge,
-    attempt: int,
-    pins: dict[str, Any],
-    policy: Digest,
-    fixture_tree: Digest,
-    chain: list[Invocation],
-    published: dict[str, Upstream],
-) -> None:
+    plan: PlanBuilder, run: SuiteRun, loaded: LoadedChallenge, attempt: int, gates: _Gates, published: _Published
+) -> tuple[Handle[PairOutputs], dict[Condition, Handle[GradeOutputs]]]:
     """One attempt: the pair, then each arm's verifier run, audit and grade."""
     manifest = loaded.manifest
     name = manifest.challenge_id
-    pair = f"pair-{name}-{attempt}"
-    chain.append(
-        Invocation(
-            name=pair,
-            stage="paired-attempt",
-            params={
-                "challenge_id": name,
-                "attempt": attempt,
-                "model": run.suite.manifest.model,
-                "image_id": run.image_id,
-                "graph_arm": run.suite.manifest.fixture.graph_arm,
-            },
-            inputs={
-                "start": _link(f"prebuild-{name}", "start"),
-                "certification": _link(f"certify-{name}", "report"),
-                "calibration": _link(f"calibrate-{name}", "calibration"),
-            },
-            sources={"challenge": run.store.put_document(manifest), "fixture": fixture_tree, "policy": policy},
-        )
+    pair = plan.add(
+        f"pair-{name}-{attempt}",
+        paired_attempt,
+        PairedAttemptParams(
+            challenge_id=name,
+            attempt=attempt,
+            model=run.suite.manifest.model,
+            image_id=run.image_id,
+            graph_arm=run.suite.manifest.fixture.graph_arm,
+        ),
+        start=gates.prebuilt["start"],
+        certification=gates.certification,
+        calibration=gates.calibrated["calibration"],
+        challenge=gates.challenge,
+        fixture=run.fixture,
+        policy=gates.policy,
     )
-    published[f"receipts/{name}/{attempt}/snapshot.json"] = _link(pair, "snapshot")
-    memory = run.suite.memory(name).model_dump(mode="json")
+    published.files[f"receipts/{name}/{attempt}/snapshot.json"] = pair["snapshot"]
+    memory = run.suite.memory(name)
+    challenge_dir = str(run.root / loaded.entry.directory)
+    grades: dict[Condition, Handle[GradeOutputs]] = {}
     for arm in ARMS:
         label = f"{name}-{attempt}-{arm.value}"
-        chain.append(
-            Invocation(
-                name=f"verify-{label}",
-                stage="verify",
-                params={**pins, "image_id": run.image_id, "attempt": attempt},
-                inputs={"final": _link(pair, f"{arm.value}_final")},
-            )
+        final = pair[f"{arm.value}_final"]
+        verified = plan.add(
+            f"verify-{label}",
+            verify_stage,
+            VerifyParams(
+                challenge_dir=challenge_dir,
+                verifier_sha256=manifest.verifier.asset.sha256,
+                image_id=run.image_id,
+                attempt=attempt,
+            ),
+            final=final,
         )
-        chain.append(
-            Invocation(
-                name=f"audit-{label}",
-                stage="audit",
-                params={"allowed_output_paths": list(manifest.allowed_output_paths)},
-                inputs={"start": _link(f"prebuild-{name}", "start"), "final": _link(pair, f"{arm.value}_final")},
-            )
+        audited = plan.add(
+            f"audit-{label}",
+            audit_stage,
+            AuditParams(allowed_output_paths=manifest.allowed_output_paths),
+            start=gates.prebuilt["start"],
+            final=final,
         )
-        chain.append(
-            Invocation(
-                name=f"grade-{label}",
-                stage="grade",
-                params={"memory": memory},
-                inputs={
-                    "arm": _link(pair, arm.value),
-                    "verifier": _link(f"verify-{label}", "verifier"),
-                    "audit": _link(f"audit-{label}", "audit"),
-                },
-            )
+        graded = grades[arm] = plan.add(
+            f"grade-{label}",
+            grade_stage,
+            GradeParams(memory=memory),
+            arm=pair[arm.value],
+            verifier=verified["verifier"],
+            audit=audited["audit"],
         )
-        for output in ("verifier", "audit", "grade"):
-            stage_name = {"verifier": "verify", "audit": "audit", "grade": "grade"}[output]
-            published[f"receipts/{name}/{attempt}/{arm.value}-{output}.json"] = _link(f"{stage_name}-{label}", output)
+        receipts = f"receipts/{name}/{attempt}/{arm.value}"
+        published.files[f"{receipts}-verifier.json"] = verified["verifier"]
+        published.files[f"{receipts}-audit.json"] = audited["audit"]
+        published.files[f"{receipts}-grade.json"] = graded["grade"]
+    return pair, grades
 
 
 def _memory_build(store: Store) -> str:

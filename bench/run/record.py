@@ -6,17 +6,14 @@ preregistration); everything measured comes in as inputs, so the record can be r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from ..agent.grading import ArmGrade, arm_result
 from ..agent.records import Condition, PairRecord
 from ..analysis.records import Build, ComparabilityKey, Completion, PairedAttempt
-from ..contracts import ContractModel, Digest
+from ..contracts import ContractModel, Ref
 from ..errors import StageError
-from ..stages.stage import StageKind, stage
-from ..store import Store
+from ..stages import Ports, StageContext, StageKind, stage
+from .grade import ArmGrade, arm_result
 
-__all__ = ["RecordParams", "paired_record"]
+__all__ = ["RecordInputs", "RecordOutputs", "RecordParams", "paired_record"]
 
 
 class RecordParams(ContractModel):
@@ -24,20 +21,33 @@ class RecordParams(ContractModel):
     build: Build
 
 
-@stage("paired-record", version=1, kind=StageKind.DETERMINISTIC, params=RecordParams)
-def paired_record(store: Store, inputs: Mapping[str, Digest], params: RecordParams) -> dict[str, Digest]:
-    """Inputs ``pair``, ``control`` and ``treatment`` (arm grades); output the ``record``."""
-    pair = store.get_document(inputs["pair"], PairRecord)
-    grades = {name: store.get_document(inputs[name], ArmGrade) for name in ("control", "treatment")}
-    for name, graded in grades.items():
-        if graded.condition is not Condition(name) or graded.arm not in pair.arms:
-            raise StageError(f"the {name} grade does not grade the {name} arm of pair {inputs['pair']}")
+class RecordInputs(Ports):
+    pair: Ref[PairRecord]
+    control: Ref[ArmGrade]
+    treatment: Ref[ArmGrade]
+
+
+class RecordOutputs(Ports):
+    record: Ref[PairedAttempt]
+
+
+@stage("paired-record", version=2, kind=StageKind.DETERMINISTIC)
+def paired_record(context: StageContext, inputs: RecordInputs, params: RecordParams) -> RecordOutputs:
+    store = context.store
+    pair = store.get_document(inputs.pair, PairRecord)
+    grades = {
+        Condition.CONTROL: store.get_document(inputs.control, ArmGrade),
+        Condition.TREATMENT: store.get_document(inputs.treatment, ArmGrade),
+    }
+    for condition, graded in grades.items():
+        if graded.condition is not condition or graded.arm not in pair.arms:
+            raise StageError(f"the {condition} grade does not grade the {condition} arm of pair {inputs.pair}")
     record = PairedAttempt(
         key=params.key,
         build=params.build,
         attempt=pair.attempt,
         completion=Completion.COMPLETED,
-        control=arm_result(store, grades["control"]),
-        treatment=arm_result(store, grades["treatment"]),
+        control=arm_result(store, grades[Condition.CONTROL]),
+        treatment=arm_result(store, grades[Condition.TREATMENT]),
     )
-    return {"record": store.put_document(record)}
+    return RecordOutputs(record=store.put_document(record))

@@ -15,14 +15,24 @@ one by one. The receipt is a pure function of its inputs, so the stage re-derive
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Literal
 
-from ..contracts import ContractModel, Digest, Document, PortablePath
-from ..stages.stage import StageKind, stage
+from ..contracts import ContractModel, Digest, Document, PortablePath, Ref, TreeDigest
+from ..stages import Ports, StageContext, StageKind, stage
 from ..store import EntryKind, Store, TreeEntry, read_tree
 
-__all__ = ["AuditParams", "AuditReceipt", "Mutation", "MutationKind", "audit_stage", "audit_trees", "is_allowed"]
+__all__ = [
+    "AuditInputs",
+    "AuditOutputs",
+    "AuditParams",
+    "AuditReceipt",
+    "Mutation",
+    "MutationKind",
+    "audit_stage",
+    "audit_trees",
+    "is_allowed",
+]
 
 
 class MutationKind(enum.StrEnum):
@@ -45,8 +55,8 @@ class Mutation(ContractModel):
 class AuditReceipt(Document):
     kind: Literal["mutation-audit"] = "mutation-audit"
     schema_version: Literal[1] = 1
-    start: Digest
-    final: Digest
+    start: TreeDigest
+    final: TreeDigest
     allowed_output_paths: tuple[PortablePath, ...]
     mutations: tuple[Mutation, ...]
     violations: int
@@ -123,7 +133,7 @@ class _Audit:
             yield from self.directory(path + "/", *side)
 
 
-def audit_trees(store: Store, start: Digest, final: Digest, allowed: Sequence[PortablePath]) -> AuditReceipt:
+def audit_trees(store: Store, start: TreeDigest, final: TreeDigest, allowed: Sequence[PortablePath]) -> AuditReceipt:
     """Compare ``start`` with ``final`` under ``allowed``; the receipt says whether reward is forced to 0."""
     roots = tuple(sorted(set(allowed)))
     mutations = tuple(_Audit(store, roots).directory("", start, final))
@@ -138,8 +148,17 @@ def audit_trees(store: Store, start: Digest, final: Digest, allowed: Sequence[Po
     )
 
 
-@stage("audit", version=1, kind=StageKind.DETERMINISTIC, params=AuditParams)
-def audit_stage(store: Store, inputs: Mapping[str, Digest], params: AuditParams) -> dict[str, Digest]:
-    """Inputs ``start`` and ``final`` trees; output the ``audit`` receipt, kept in the runner-owned store."""
-    receipt = audit_trees(store, inputs["start"], inputs["final"], params.allowed_output_paths)
-    return {"audit": store.put_document(receipt)}
+class AuditInputs(Ports):
+    start: TreeDigest
+    final: TreeDigest
+
+
+class AuditOutputs(Ports):
+    audit: Ref[AuditReceipt]
+
+
+@stage("audit", version=2, kind=StageKind.DETERMINISTIC)
+def audit_stage(context: StageContext, inputs: AuditInputs, params: AuditParams) -> AuditOutputs:
+    """The ``audit`` receipt of ``start`` against ``final``, kept in the runner-owned store."""
+    receipt = audit_trees(context.store, inputs.start, inputs.final, params.allowed_output_paths)
+    return AuditOutputs(audit=context.store.put_document(receipt))

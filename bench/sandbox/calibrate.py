@@ -8,21 +8,21 @@ the prebuilt start tree, the same tree the arms start from.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from ..contracts import ContractModel, Digest, Document, Sha256
+from ..contracts import ContractModel, Digest, Document, ImageId, Ref, Sha256, TreeDigest
 from ..errors import ContractError, SandboxError
-from ..stages.stage import StageKind, stage
+from ..stages import Ports, StageContext, StageKind, stage
 from ..store import Store
 from ..suite.challenge import ChallengeManifest, load_challenge
 from .base import RunStatus, SandboxBackend
-from .docker_backend import DockerBackend
 from .prebuild import PrebuildParams, prebuild, start_tree
 from .verifier import VerifierOutcome, run_owned_script, run_verifier
 
 __all__ = [
+    "CalibrateInputs",
+    "CalibrateOutputs",
     "CalibrateParams",
     "CalibrationReport",
     "CalibrationVerdict",
@@ -129,16 +129,25 @@ class CalibrateParams(ContractModel):
     challenge_dir: str
     verifier_sha256: Sha256
     oracle_sha256: Sha256 | None
-    image_id: str
+    image_id: ImageId
 
 
-@stage("calibrate", version=1, kind=StageKind.OBSERVED, params=CalibrateParams)
-def calibrate_stage(store: Store, inputs: Mapping[str, Digest], params: CalibrateParams) -> dict[str, Digest]:
-    """Input the ``start`` tree; output the ``calibration`` report. A refused challenge is a recorded report."""
+class CalibrateInputs(Ports):
+    start: TreeDigest
+
+
+class CalibrateOutputs(Ports):
+    calibration: Ref[CalibrationReport]
+
+
+@stage("calibrate", version=2, kind=StageKind.OBSERVED)
+def calibrate_stage(context: StageContext, inputs: CalibrateInputs, params: CalibrateParams) -> CalibrateOutputs:
+    """The ``calibration`` report on the ``start`` tree. A refused challenge is a recorded report."""
     directory = Path(params.challenge_dir)
     manifest = load_challenge(directory)
     pinned = (manifest.verifier.asset.sha256, manifest.oracle.asset.sha256 if manifest.oracle else None)
     if pinned != (params.verifier_sha256, params.oracle_sha256):
         raise ContractError(f"{directory} pins other verifier or oracle bytes than the plan; re-plan from the manifest")
-    report = calibrate_start(DockerBackend(store), store, directory, manifest, params.image_id, inputs["start"])
-    return {"calibration": store.put_document(report)}
+    backend = context.service(SandboxBackend)
+    report = calibrate_start(backend, context.store, directory, manifest, params.image_id, inputs.start)
+    return CalibrateOutputs(calibration=context.store.put_document(report))

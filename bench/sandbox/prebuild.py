@@ -9,21 +9,27 @@ pair: the receipt records why and carries no start tree.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import Field
 
-from ..contracts import ContractModel, Digest, Document
+from ..contracts import ContractModel, Digest, Document, ImageId, Ref, TreeDigest
 from ..errors import SandboxError
-from ..stages.stage import StageKind, stage
-from ..store import Store
+from ..stages import Ports, StageContext, StageKind, stage
 from ..suite.challenge import Environment, NetworkMode
 from .base import RunRequest, RunStatus, SandboxBackend
-from .docker_backend import DockerBackend
 from .spec import container_spec
 
-__all__ = ["PrebuildOutcome", "PrebuildParams", "PrebuildReceipt", "prebuild", "prebuild_stage", "start_tree"]
+__all__ = [
+    "PrebuildInputs",
+    "PrebuildOutcome",
+    "PrebuildOutputs",
+    "PrebuildParams",
+    "PrebuildReceipt",
+    "prebuild",
+    "prebuild_stage",
+    "start_tree",
+]
 
 PREBUILD_TIMEOUT = 1800
 
@@ -50,7 +56,7 @@ class PrebuildReceipt(Document):
 
 
 class PrebuildParams(ContractModel):
-    image_id: str
+    image_id: ImageId
     environment: Environment
     timeout_seconds: float = Field(default=PREBUILD_TIMEOUT, gt=0)
     attempt: int = Field(default=1, ge=1)
@@ -102,11 +108,18 @@ def start_tree(receipt: PrebuildReceipt) -> Digest:
     return receipt.start
 
 
-@stage("prebuild", version=1, kind=StageKind.OBSERVED, params=PrebuildParams)
-def prebuild_stage(store: Store, inputs: Mapping[str, Digest], params: PrebuildParams) -> dict[str, Digest]:
-    """Input the ``redacted`` tree; output the ``prebuild`` receipt (and the ``start`` tree when it built)."""
-    receipt = prebuild(DockerBackend(store), inputs["redacted"], params)
-    outputs = {"prebuild": store.put_document(receipt)}
-    if receipt.start is not None:
-        outputs["start"] = receipt.start
-    return outputs
+class PrebuildInputs(Ports):
+    redacted: TreeDigest
+
+
+class PrebuildOutputs(Ports):
+    prebuild: Ref[PrebuildReceipt]
+    start: TreeDigest | None  # absent when the prebuild failed: the receipt says why
+
+
+@stage("prebuild", version=2, kind=StageKind.OBSERVED)
+def prebuild_stage(context: StageContext, inputs: PrebuildInputs, params: PrebuildParams) -> PrebuildOutputs:
+    """The ``prebuild`` receipt, and the ``start`` tree when it built."""
+    receipt = prebuild(context.service(SandboxBackend), inputs.redacted, params)
+    start = TreeDigest(receipt.start) if receipt.start is not None else None
+    return PrebuildOutputs(prebuild=context.store.put_document(receipt), start=start)

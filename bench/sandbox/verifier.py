@@ -11,23 +11,29 @@ from __future__ import annotations
 import enum
 import shutil
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from pydantic import Field
 
-from ..contracts import ContractModel, Digest, Document, Sha256
+from ..contracts import ContractModel, Digest, Document, ImageId, Ref, Sha256, TreeDigest
 from ..errors import ContractError
-from ..stages.stage import StageKind, stage
-from ..store import Store
+from ..stages import Ports, StageContext, StageKind, stage
 from ..suite.challenge import Asset, ChallengeManifest, NetworkMode, Runtime, load_challenge, read_asset
 from .base import RunOutcome, RunRequest, RunStatus, SandboxBackend
-from .docker_backend import DockerBackend
 from .layout import ASSET_DIR
 from .spec import Mount, container_spec
 
-__all__ = ["VerifierOutcome", "VerifierResult", "VerifyParams", "run_owned_script", "run_verifier", "verify_stage"]
+__all__ = [
+    "VerifierOutcome",
+    "VerifierResult",
+    "VerifyInputs",
+    "VerifyOutputs",
+    "VerifyParams",
+    "run_owned_script",
+    "run_verifier",
+    "verify_stage",
+]
 
 
 class VerifierOutcome(enum.StrEnum):
@@ -106,13 +112,21 @@ class VerifyParams(ContractModel):
 
     challenge_dir: str
     verifier_sha256: Sha256
-    image_id: str
+    image_id: ImageId
     attempt: int = Field(default=1, ge=1)
 
 
-@stage("verify", version=1, kind=StageKind.OBSERVED, params=VerifyParams)
-def verify_stage(store: Store, inputs: Mapping[str, Digest], params: VerifyParams) -> dict[str, Digest]:
-    """Input the ``final`` tree; output the ``verifier`` result document."""
+class VerifyInputs(Ports):
+    final: TreeDigest
+
+
+class VerifyOutputs(Ports):
+    verifier: Ref[VerifierResult]
+
+
+@stage("verify", version=2, kind=StageKind.OBSERVED)
+def verify_stage(context: StageContext, inputs: VerifyInputs, params: VerifyParams) -> VerifyOutputs:
+    """The ``verifier`` result on the ``final`` tree."""
     directory = Path(params.challenge_dir)
     manifest = load_challenge(directory)
     if manifest.verifier.asset.sha256 != params.verifier_sha256:
@@ -120,5 +134,5 @@ def verify_stage(store: Store, inputs: Mapping[str, Digest], params: VerifyParam
             f"{directory} pins verifier {manifest.verifier.asset.sha256}, but the plan expects "
             f"{params.verifier_sha256}; re-plan from the current manifest"
         )
-    result = run_verifier(DockerBackend(store), directory, manifest, params.image_id, inputs["final"])
-    return {"verifier": store.put_document(result)}
+    result = run_verifier(context.service(SandboxBackend), directory, manifest, params.image_id, inputs.final)
+    return VerifyOutputs(verifier=context.store.put_document(result))

@@ -1,6 +1,20 @@
-"""Stages: declared functions from digests to digests, cached in the store's action cache."""
+"""Stages: declared functions from typed digests to typed digests, cached in the store's action cache."""
 
+from .catalogue import Catalogue
+from .context import StageContext
 from .engine import ActionOutcome, execute
-from .stage import Stage, StageKind, get_stage, stage
+from .stage import NoInputs, NoParams, Port, Ports, Stage, StageKind, stage
 
-__all__ = ["ActionOutcome", "Stage", "StageKind", "execute", "get_stage", "stage"]
+__all__ = [
+    "ActionOutcome",
+    "Catalogue",
+    "NoInputs",
+    "NoParams",
+    "Port",
+    "Ports",
+    "Stage",
+    "StageContext",
+    "StageKind",
+    "execute",
+    "stage",
+]

@@ -2,25 +2,30 @@
 
 A stage invocation is cached exactly when the action cache holds a result for its key and every output of that
 result is present. Otherwise the stage runs and its result is recorded before anything else happens, so a run
-killed halfway loses no finished action.
+killed halfway loses no finished action. What a stage returns is checked against its declaration: every output
+is stored, and a tree or document output is the kind of object its port says.
 """
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..contracts import ContractModel, Digest
+from ..contracts import ContractModel, Digest, Ref, TreeDigest
 from ..errors import StageError
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult, record, results_for
 from .code import store_code_manifest
-from .stage import Stage
+from .context import StageContext
+from .stage import Ports, Stage
 
 __all__ = ["ActionOutcome", "action_key", "cached_result", "execute"]
+
+AnyStage = Stage[Any, Any, Any]
 
 
 @dataclass(frozen=True)
@@ -31,7 +36,7 @@ class ActionOutcome:
     executed: bool
 
 
-def action_key(store: Store, stage: Stage[Any], inputs: Mapping[str, Digest], params: ContractModel) -> Digest:
+def action_key(store: Store, stage: AnyStage, inputs: Mapping[str, Digest], params: ContractModel) -> Digest:
     """Store the key document of this invocation and return its digest."""
     key = ActionKey(
         stage=stage.name,
@@ -55,23 +60,30 @@ def cached_result(store: Store, key: Digest) -> tuple[Digest, ActionResult] | No
 
 
 def execute(
-    store: Store, stage: Stage[Any], inputs: Mapping[str, Digest], params: ContractModel | Mapping[str, Any]
+    context: StageContext,
+    stage: AnyStage,
+    inputs: Ports | Mapping[str, Digest],
+    params: ContractModel | Mapping[str, Any],
 ) -> ActionOutcome:
     """Return the cached outcome of this invocation, or run the stage and record its result."""
+    store = context.store
     parsed = params if isinstance(params, stage.params) else stage.parse_params(dict(params))  # type: ignore[arg-type]
-    for name, digest in inputs.items():
+    typed = inputs if isinstance(inputs, stage.inputs) else stage.parse_inputs(dict(inputs))  # type: ignore[arg-type]
+    flat = typed.flat()
+    for name, digest in flat.items():
         if not store.has(digest):
             raise StageError(f"stage {stage.name!r}: input {name!r} = {digest} is not in the store")
-    key = action_key(store, stage, inputs, parsed)
+    key = action_key(store, stage, flat, parsed)
     cached = cached_result(store, key)
     if cached is not None:
         return ActionOutcome(key=key, result=cached[0], outputs=dict(cached[1].outputs), executed=False)
     started = time.time()
-    outputs = stage.run(store, inputs, parsed)
+    produced = stage.run(context, typed, parsed)
     ended = time.time()
-    for name, digest in outputs.items():
-        if not store.has(digest):
-            raise StageError(f"stage {stage.name!r} returned output {name!r} = {digest} without storing it")
+    if not isinstance(produced, stage.outputs):
+        raise StageError(f"stage {stage.name!r} returned {type(produced).__name__}, not {stage.outputs.__name__}")
+    outputs = produced.flat()
+    _check_outputs(store, stage, outputs)
     result = ActionResult(
         key=key,
         outputs=dict(sorted(outputs.items())),
@@ -81,3 +93,35 @@ def execute(
         host=socket.gethostname(),
     )
     return ActionOutcome(key=key, result=record(store, result), outputs=dict(result.outputs), executed=True)
+
+
+def _check_outputs(store: Store, stage: AnyStage, outputs: Mapping[str, Digest]) -> None:
+    """Every output is stored, and a tree or document output holds the kind its port declares."""
+    ports = stage.outputs.ports()
+    for name, digest in outputs.items():
+        if not store.has(digest):
+            raise StageError(f"stage {stage.name!r} returned output {name!r} = {digest} without storing it")
+        kind = ports[name.split("/", 1)[0]].kind
+        expected = "tree" if issubclass(kind, TreeDigest) else _document_kind(kind)
+        if expected is None:
+            continue
+        actual = _stored_kind(store, digest)
+        if actual != expected:
+            raise StageError(
+                f"stage {stage.name!r} output {name!r} must be a {expected!r} document, but {digest} is "
+                f"{repr(actual) + ' document' if actual else 'raw bytes'}"
+            )
+
+
+def _document_kind(kind: type[Digest]) -> str | None:
+    if issubclass(kind, Ref) and kind.document is not None:
+        field = kind.document.model_fields.get("kind")
+        return str(field.default) if field is not None else None
+    return None
+
+
+def _stored_kind(store: Store, digest: Digest) -> str | None:
+    if not store.is_document(digest):
+        return None
+    kind = json.loads(store.get_bytes(digest)).get("kind")
+    return kind if isinstance(kind, str) else None

@@ -10,8 +10,10 @@ from ..contracts import Digest
 from ..errors import StageError
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult, producers
+from .catalogue import Catalogue
 from .code import store_code_manifest
-from .stage import StageKind, get_stage
+from .context import StageContext
+from .stage import StageKind
 
 __all__ = ["Lineage", "RederiveResult", "RederiveVerdict", "lineage", "rederive"]
 
@@ -97,22 +99,23 @@ class RederiveResult:
         }
 
 
-def rederive(store: Store, digest: Digest) -> RederiveResult:
+def rederive(context: StageContext, catalogue: Catalogue, digest: Digest) -> RederiveResult:
     """Re-run the deterministic action that produced ``digest`` from its recorded inputs and compare outputs.
 
     Nothing new is recorded in the action cache: this re-checks a receipt, it does not produce one.
     """
+    store = context.store
     produced = _producer(store, digest)
     if produced is None:
         raise StageError(f"{digest} was not produced by any recorded action, so there is nothing to re-derive")
     _, result, key = produced
-    stage = get_stage(key.stage)
+    stage = catalogue.get(key.stage)
     if stage.kind is not StageKind.DETERMINISTIC:
         raise StageError(
             f"{digest} comes from the {stage.kind.value} stage {stage.name!r}, which is recorded, not re-derived"
         )
-    derived = stage.run(store, key.inputs, stage.parse_params(key.params))
-    same = dict(derived) == dict(result.outputs)
+    derived = stage.run(context, stage.parse_inputs(key.inputs), stage.parse_params(key.params)).flat()
+    same = derived == dict(result.outputs)
     return RederiveResult(
         verdict=RederiveVerdict.SAME if same else RederiveVerdict.DIFFERENT,
         stage=stage.name,

@@ -19,11 +19,11 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import ValidationError
 
-from ..contracts import Digest, Document, canonical_bytes
+from ..contracts import BlobDigest, Digest, Document, Ref, canonical_bytes
 from ..errors import ContractError, ObjectCorrupt, ObjectMissing, StoreError
 from .database import Database
 
@@ -66,8 +66,8 @@ class Store:
 
     # -- bytes -------------------------------------------------------------------------------------
 
-    def put_bytes(self, data: bytes, *, document: bool = False) -> Digest:
-        digest = Digest.of(data)
+    def put_bytes(self, data: bytes, *, document: bool = False) -> BlobDigest:
+        digest = BlobDigest.of(data)
         packed: bytes | None = data
         if len(data) >= PACK_LIMIT:
             if self.has(digest):
@@ -142,8 +142,10 @@ class Store:
 
     # -- documents ---------------------------------------------------------------------------------
 
-    def put_document(self, document: Document) -> Digest:
-        return self.put_bytes(canonical_bytes(document), document=True)
+    def put_document(self, document: D) -> Ref[D]:
+        """Store ``document`` canonically; the digest's type names its contract (``Ref[ArmRecord]``)."""
+        ref: type[Ref[Any]] = Ref[type(document)]  # type: ignore[misc]
+        return cast(Ref[D], ref(self.put_bytes(canonical_bytes(document), document=True)))
 
     def get_document(self, digest: Digest, model: type[D]) -> D:
         data = self.get_bytes(digest)

@@ -12,7 +12,7 @@ import tarfile
 from pathlib import Path
 from typing import BinaryIO
 
-from ..contracts import Digest, PortablePath
+from ..contracts import Digest, PortablePath, TreeDigest
 from ..errors import ContractError, SourceError
 from .store import Store
 from .trees import EntryKind, TreeBuilder, walk_tree
@@ -53,7 +53,7 @@ def _info(name: str, kind: EntryKind, size: int, uid: int, gid: int, mtime: int)
     return info
 
 
-def tree_from_tar(store: Store, stream: BinaryIO, *, strip: str = "") -> Digest:
+def tree_from_tar(store: Store, stream: BinaryIO, *, strip: str = "") -> TreeDigest:
     """Hash a tar stream into a stored tree; ``strip`` removes a leading directory (as `docker cp` adds one).
 
     Hard links become copies of their target's bytes; devices, FIFOs and paths escaping the tree are refused.

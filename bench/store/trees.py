@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import field_validator, model_validator
 
-from ..contracts import ContractModel, Digest, Document, PortablePath
+from ..contracts import ContractModel, Digest, Document, PortablePath, TreeDigest
 from ..contracts.paths import check_entry_name
 from ..errors import ContractError, SourceError
 from .store import Store
@@ -131,11 +131,11 @@ class TreeBuilder:
         for depth, part in enumerate(path.parts):
             node = node.child(part, "/".join(path.parts[: depth + 1]))
 
-    def finish(self) -> Digest:
-        return self.root.write(self.store).digest
+    def finish(self) -> TreeDigest:
+        return TreeDigest(self.root.write(self.store).digest)
 
 
-def tree_from_entries(store: Store, entries: Iterable[FileEntry]) -> Digest:
+def tree_from_entries(store: Store, entries: Iterable[FileEntry]) -> TreeDigest:
     """Store the tree holding exactly ``entries`` (parents are implied) and return its digest."""
     with store.batch():
         builder = TreeBuilder(store)
@@ -144,7 +144,7 @@ def tree_from_entries(store: Store, entries: Iterable[FileEntry]) -> Digest:
         return builder.finish()
 
 
-def tree_from_directory(store: Store, root: Path) -> Digest:
+def tree_from_directory(store: Store, root: Path) -> TreeDigest:
     """Store the tree of ``root`` as it is on disk; special files and non-UTF-8 names are refused."""
     if not root.is_dir():
         raise SourceError(f"{root} is not a directory")

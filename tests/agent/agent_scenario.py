@@ -19,13 +19,15 @@ from bench.contracts import Digest, PortablePath, Sha256
 from bench.gateway import Policy
 from bench.grading import MemoryDeclaration
 from bench.memory.corpus import read_corpus
-from bench.packaging.certify import CertifyParams, certify
+from bench.packaging.certify import CertifyInputs, CertifyParams, certify
 from bench.packaging.surfaces import challenge_inputs, fixture_inputs
 from bench.provision import artifact_sha256
 from bench.provision.fixture import load_fixture
+from bench.run.catalogue import services
 from bench.sandbox.calibrate import calibrate_start
 from bench.sandbox.docker_backend import DockerBackend
 from bench.sandbox.layout import WORKSPACE
+from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import EntryKind, FileEntry, Store, export_tree, tree_from_entries
 from bench.suite.challenge import ChallengeManifest
@@ -184,11 +186,15 @@ class Inputs:
     def gates(self, challenge: ChallengeManifest, start: Digest, image_id: str) -> dict[str, Digest]:
         """The real certification and calibration of ``challenge`` on ``start``: the attempt's two gates."""
         store = self.store
-        surfaces = {
-            "source": start,
-            **fixture_inputs(store, self.fixture_root, load_fixture(self.fixture_root)),
-            **challenge_inputs(store, self.challenge_dir, challenge),
-        }
-        report = execute(store, certify, surfaces, CertifyParams()).outputs["report"]
+        fixture = fixture_inputs(store, self.fixture_root, load_fixture(self.fixture_root))
+        owned = challenge_inputs(store, self.challenge_dir, challenge)
+        surfaces = CertifyInputs(
+            source=start,
+            evidence=fixture.evidence,
+            graph=fixture.graph,
+            challenge=owned.challenge,
+            runner={**fixture.runner, **owned.runner},
+        )
+        report = execute(StageContext(store, services()), certify, surfaces, CertifyParams()).outputs["report"]
         calibration = calibrate_start(DockerBackend(store), store, self.challenge_dir, challenge, image_id, start)
         return {"certification": report, "calibration": store.put_document(calibration)}

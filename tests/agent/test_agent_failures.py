@@ -19,8 +19,10 @@ from bench.gateway.errors import GatewayError
 from bench.gateway.records import ExchangeRecord
 from bench.memory.provisioner import state_path
 from bench.provision import PairVerdict, Verb, load_fixture
+from bench.run.catalogue import services
 from bench.sandbox import ArmOutcome
 from bench.sandbox.layout import WORKSPACE
+from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import Store, tree_from_directory, walk_tree
 
@@ -82,7 +84,7 @@ def test_a_failed_snapshot_makes_the_pair_invalid_with_its_reason(
     params = PairedAttemptParams(
         challenge_id=CHALLENGE_ID, attempt=1, model=MODEL, image_id=agent_image, graph_arm="plain"
     )
-    outcome = execute(store, paired_attempt, stage_inputs, params)
+    outcome = execute(StageContext(store, services()), paired_attempt, stage_inputs, params)
     pair = store.get_document(outcome.outputs["pair"], PairRecord)
     assert pair.verdict is PairVerdict.PROBE_FAILED
     assert any("probe 'ledger' failed" in reason for reason in pair.reasons)

@@ -24,7 +24,6 @@ from agent_scenario import (
 )
 
 from bench.agent import ArmRecord, Condition, PairRecord, PromptKind, read_exchange_log
-from bench.agent.grading import ArmGrade, GradeParams, arm_result, grade_stage
 from bench.agent.stage import PairedAttemptParams, paired_attempt
 from bench.analysis.records import Outcome
 from bench.contracts import Digest, PortablePath
@@ -32,9 +31,12 @@ from bench.fence.records import FenceOutcome, FenceRecord
 from bench.gateway.wire import Part, RequestView
 from bench.grading import Channel, StepSource, Transcript
 from bench.provision import PairVerdict, SnapshotReceipt
+from bench.run.catalogue import services
+from bench.run.grade import ArmGrade, GradeParams, arm_result, grade_stage
 from bench.sandbox import SpecDiffReceipt
 from bench.sandbox.audit import AuditParams, audit_stage
 from bench.sandbox.verifier import VerifyParams, verify_stage
+from bench.stages import StageContext
 from bench.stages.engine import ActionOutcome, execute
 from bench.store import Store
 
@@ -63,13 +65,13 @@ def _grade(inputs: Inputs, agent_image: str, start: Digest, arm: Digest) -> Grad
     store = inputs.store
     record = store.get_document(arm, ArmRecord)
     allowed = AuditParams(allowed_output_paths=(PortablePath("out"),))
-    audit = execute(store, audit_stage, {"start": start, "final": record.final}, allowed)
+    audit = execute(StageContext(store, services()), audit_stage, {"start": start, "final": record.final}, allowed)
     pin = VerifyParams(
         challenge_dir=str(inputs.challenge_dir), verifier_sha256=challenge().verifier.asset.sha256, image_id=agent_image
     )
-    verified = execute(store, verify_stage, {"final": record.final}, pin)
+    verified = execute(StageContext(store, services()), verify_stage, {"final": record.final}, pin)
     graded = execute(
-        store,
+        StageContext(store, services()),
         grade_stage,
         {"arm": arm, **verified.outputs, **audit.outputs},
         GradeParams(memory=memory_declaration(store, inputs.fixture)),
@@ -92,7 +94,7 @@ def pair(inputs: Inputs, agent_image: str) -> Pair:
     params = PairedAttemptParams(
         challenge_id=CHALLENGE_ID, attempt=1, model=MODEL, image_id=agent_image, graph_arm="plain"
     )
-    outcome = execute(store, paired_attempt, stage_inputs, params)
+    outcome = execute(StageContext(store, services()), paired_attempt, stage_inputs, params)
     arms = {condition: _grade(inputs, agent_image, start, outcome.outputs[condition.value]) for condition in Condition}
     return Pair(store, outcome, params, stage_inputs, arms)
 
@@ -163,7 +165,7 @@ def test_the_follow_up_reached_the_model_only_in_the_second_step(pair: Pair, con
 
 
 def test_a_rerun_of_the_recorded_attempt_runs_nothing(pair: Pair) -> None:
-    again = execute(pair.store, paired_attempt, pair.stage_inputs, pair.params)
+    again = execute(StageContext(pair.store, services()), paired_attempt, pair.stage_inputs, pair.params)
     assert not again.executed and again.outputs == pair.outcome.outputs
 
 

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from bench.contracts import Digest
-from bench.stages import execute
-from bench.stages.demo import TreeSummary, directory_fingerprint, directory_tree, tree_summary
+from bench.run.catalogue import services
+from bench.stages import StageContext, execute
+from bench.stages.directory_tree import directory_fingerprint, directory_tree
+from bench.stages.tree_summary import TreeSummary, tree_summary
 from bench.store import Store
 from bench.store.actions import ActionResult, producers, record
 
@@ -39,8 +41,8 @@ def derived(tmp_path: Path) -> tuple[Path, Digest, Digest]:
     root = tmp_path / "store"
     store = Store(root)
     params = {"directory": str(source), "fingerprint": directory_fingerprint(source)}
-    tree = execute(store, directory_tree, {}, params).outputs["tree"]
-    summary = execute(store, tree_summary, {"tree": tree}, {}).outputs["summary"]
+    tree = execute(StageContext(store, services()), directory_tree, {}, params).outputs["tree"]
+    summary = execute(StageContext(store, services()), tree_summary, {"tree": tree}, {}).outputs["summary"]
     return root, tree, summary
 
 

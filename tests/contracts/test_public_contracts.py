@@ -12,9 +12,9 @@ from pydantic import BaseModel, ValidationError
 
 from bench.cli import main
 from bench.contracts import Document
-from bench.contracts.registry import public_contracts
+from bench.run.catalogue import CONTRACTS as REGISTRY
 
-CONTRACTS = public_contracts()
+CONTRACTS = REGISTRY.models()
 
 
 def test_registry_lists_the_foundation_contracts() -> None:

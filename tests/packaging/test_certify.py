@@ -11,6 +11,7 @@ from bench.contracts import Digest, PortablePath
 from bench.errors import ContractError
 from bench.packaging import (
     CertificationReport,
+    CertifyInputs,
     CertifyParams,
     FindingKind,
     MissingSurface,
@@ -18,6 +19,8 @@ from bench.packaging import (
     certify,
     certify_surfaces,
 )
+from bench.run.catalogue import services
+from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import EntryKind, FileEntry, Store, tree_from_entries
 from bench.suite import ChallengeManifest
@@ -67,12 +70,16 @@ def _inputs(store: Store, source: dict[str, bytes] = SOURCE, graph: Any = GRAPH,
     }
 
 
+def _typed(store: Store, *args: Any, **changes: Any) -> CertifyInputs:
+    return CertifyInputs.from_flat(_inputs(store, *args, **changes), "certify")
+
+
 def _found(report: CertificationReport) -> set[tuple[str, str, str, str]]:
     return {(f.kind.value, f.surface, f.path, f.marker) for f in report.findings}
 
 
 def test_a_clean_corpus_with_ordinary_prose_certifies(store: Store) -> None:
-    report = certify_surfaces(store, _inputs(store), CertifyParams())
+    report = certify_surfaces(store, _typed(store), CertifyParams())
     assert report.findings == ()
     assert report.verdict is Verdict.CERTIFIED
     assert [s.surface for s in report.surfaces] == ["source", "evidence", "graph/memory", "challenge"]
@@ -120,7 +127,7 @@ PLANTED = [
 def test_each_kind_fires_on_a_planted_file(
     store: Store, planted: dict[str, bytes], expected: tuple[FindingKind, str, int | None]
 ) -> None:
-    report = certify_surfaces(store, _inputs(store, SOURCE | planted), CertifyParams())
+    report = certify_surfaces(store, _typed(store, SOURCE | planted), CertifyParams())
     assert report.verdict is Verdict.REJECTED
     assert {(f.kind, f.path, f.line) for f in report.findings} == {expected}
     assert {f.surface for f in report.findings} == {"source"}
@@ -128,7 +135,7 @@ def test_each_kind_fires_on_a_planted_file(
 
 def test_the_stricter_terms_fire_on_identity_fields_but_never_on_node_bodies(store: Store) -> None:
     graph = GRAPH | {"project": "settings-fixture-treatment", "branch": "controlArm"}
-    report = certify_surfaces(store, _inputs(store, graph=graph), CertifyParams())
+    report = certify_surfaces(store, _typed(store, graph=graph), CertifyParams())
     assert _found(report) == {
         ("benchmark-awareness", "graph/memory", "/project", "identity field names the experiment: fixture"),
         ("benchmark-awareness", "graph/memory", "/project", "identity field names the experiment: treatment"),
@@ -144,7 +151,7 @@ def test_node_bodies_are_checked_for_everything_that_applies_everywhere(store: S
         {"id": "n4", "body": "old\n@@ -10 +10,2 @@\n"},
         {"id": "n5", "body": "the label is Automatic Update Checks"},
     ]
-    report = certify_surfaces(store, _inputs(store, graph=GRAPH | {"nodes": nodes}), CertifyParams())
+    report = certify_surfaces(store, _typed(store, graph=GRAPH | {"nodes": nodes}), CertifyParams())
     assert {(f.kind.value, f.path, f.line) for f in report.findings} == {
         ("benchmark-awareness", "/nodes/0/body", 1),
         ("patch-or-diff", "/nodes/1/body", 2),
@@ -154,7 +161,7 @@ def test_node_bodies_are_checked_for_everything_that_applies_everywhere(store: S
 
 def test_the_challenge_text_is_a_surface(store: Store) -> None:
     inputs = _inputs(store, follow_up_prompt="Now make it say automatic update checks everywhere.")
-    report = certify_surfaces(store, inputs, CertifyParams())
+    report = certify_surfaces(store, CertifyInputs.from_flat(inputs, "certify"), CertifyParams())
     assert _found(report) == {
         ("solution-leak", "challenge", "follow_up_prompt", "answer phrase 'automatic update checks'"),
     }
@@ -165,13 +172,15 @@ def test_a_missing_surface_is_an_error_not_a_skipped_check(store: Store, missing
     inputs = _inputs(store)
     del inputs[missing]
     with pytest.raises(MissingSurface, match=missing.split("/")[0]):
-        certify_surfaces(store, inputs, CertifyParams())
+        certify_surfaces(store, CertifyInputs.from_flat(inputs, "certify"), CertifyParams())
 
 
 def test_the_only_opt_out_is_recorded_in_the_report(store: Store) -> None:
     inputs = _inputs(store)
     del inputs["source"]
-    report = certify_surfaces(store, inputs, CertifyParams(unchecked_corpus_allowed=True))
+    report = certify_surfaces(
+        store, CertifyInputs.from_flat(inputs, "certify"), CertifyParams(unchecked_corpus_allowed=True)
+    )
     assert report.verdict is Verdict.CERTIFIED_CORPUS_UNCHECKED
     assert report.unchecked == ("source corpus: not given; allowed by STELE_BENCH_UNCHECKED_CORPUS_ALLOWED=1",)
 
@@ -179,13 +188,13 @@ def test_the_only_opt_out_is_recorded_in_the_report(store: Store) -> None:
 def test_a_graph_that_cannot_be_read_is_refused(store: Store) -> None:
     inputs = _inputs(store) | {"graph/memory": store.put_bytes(b"SQLite format 3\x00...")}
     with pytest.raises(ContractError, match="graph/memory"):
-        certify_surfaces(store, inputs, CertifyParams())
+        certify_surfaces(store, CertifyInputs.from_flat(inputs, "certify"), CertifyParams())
 
 
 def test_the_stage_records_a_rejection_and_a_rerun_executes_nothing(store: Store) -> None:
     inputs = _inputs(store, SOURCE | {"CLAUDE.md": b"x"})
-    first = execute(store, certify, inputs, CertifyParams())
-    second = execute(store, certify, inputs, CertifyParams())
+    first = execute(StageContext(store, services()), certify, inputs, CertifyParams())
+    second = execute(StageContext(store, services()), certify, inputs, CertifyParams())
     assert (first.executed, second.executed) == (True, False)
     report = store.get_document(first.outputs["report"], CertificationReport)
     assert report.verdict is Verdict.REJECTED and first.outputs == second.outputs

@@ -20,6 +20,8 @@ from bench.packaging import (
     materialize,
     open_source,
 )
+from bench.run.catalogue import services
+from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import EntryKind, Store, tree_from_directory, walk_tree
 from tests.packaging.gitrepos import EXECUTABLE, GITLINK, SYMLINK, RepoFactory, commit_tree
@@ -157,8 +159,8 @@ def test_a_name_with_nul_is_refused(store: Store) -> None:
 def test_the_stage_runs_once_and_is_cached_after(store: Store, make_repo: RepoFactory) -> None:
     repo, commit = make_repo({"a.txt": b"a\n"})
     params = corpus_params(str(repo), "main")
-    first = execute(store, corpus, {}, params)
-    second = execute(store, corpus, {}, params)
+    first = execute(StageContext(store, services()), corpus, {}, params)
+    second = execute(StageContext(store, services()), corpus, {}, params)
     assert (first.executed, second.executed) == (True, False)
     assert first.outputs == second.outputs
     receipt = store.get_document(first.outputs["receipt"], MaterializationReceipt)

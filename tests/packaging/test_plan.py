@@ -6,6 +6,7 @@ from pathlib import Path
 
 from bench.packaging.plan import packaging_plan
 from bench.pipeline.doit_tasks import run_invocation
+from bench.run.catalogue import runtime
 from bench.store import Store
 from tests.packaging.gitrepos import RepoFactory
 
@@ -17,7 +18,7 @@ def test_the_plan_runs_corpus_then_redact_and_a_rerun_is_cached(make_repo: RepoF
     corpus_step, redact_step = plan.invocations
     assert corpus_step.params == {"repository": str(repo), "commit": commit}
     for verb in ("ran", "cached"):
-        outputs = run_invocation(store, corpus_step.model_dump_json())
-        run_invocation(store, redact_step.model_dump_json(), tree=outputs["tree"])
+        outputs = run_invocation(runtime(store), corpus_step.model_dump_json())
+        run_invocation(runtime(store), redact_step.model_dump_json(), tree=outputs["tree"])
         lines = capsys.readouterr().out.splitlines()
         assert (lines[0].split()[:2], lines[1].split()[:2]) == ([verb, "corpus"], [verb, "redact"])

@@ -16,6 +16,8 @@ from bench.packaging import (
     redact_tree,
 )
 from bench.packaging.redact import FIXTURE_REASON
+from bench.run.catalogue import services
+from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import EntryKind, FileEntry, Store, tree_from_entries, walk_tree
 
@@ -69,8 +71,8 @@ def test_nested_context_files_and_directories_are_removed_exactly(store: Store) 
 
 def test_a_rerun_yields_the_same_digests(store: Store) -> None:
     source = _tree(store, KEPT | REMOVED)
-    first = execute(store, redact, {"tree": source}, RedactParams())
-    second = execute(store, redact, {"tree": source}, RedactParams())
+    first = execute(StageContext(store, services()), redact, {"tree": source}, RedactParams())
+    second = execute(StageContext(store, services()), redact, {"tree": source}, RedactParams())
     assert (first.executed, second.executed) == (True, False)
     assert first.outputs == second.outputs
     assert redact_tree(store, source) == store.get_document(first.outputs["receipt"], RedactionReceipt)

@@ -6,7 +6,10 @@ from pathlib import Path
 
 from bench.contracts import PortablePath
 from bench.publish import publish
-from bench.publish.stages import AnalyzeParams, ReportParams, analyze, report
+from bench.run.analyze import AnalyzeParams, analyze
+from bench.run.catalogue import services
+from bench.run.report import report
+from bench.stages import NoParams, StageContext
 from bench.stages.engine import execute
 from bench.store import FileEntry, Store, tree_from_entries
 from bench.store.trees import EntryKind
@@ -22,10 +25,12 @@ def test_store_stages_match_the_bundle_receipts(tmp_path: Path, store: Store) ->
         for p in sorted((root / folder).iterdir())
     ]
     tree = tree_from_entries(store, entries)
-    first = execute(store, analyze, {"bundle": tree}, AnalyzeParams(confidence="0.95"))
-    again = execute(store, analyze, {"bundle": tree}, AnalyzeParams(confidence="0.95"))
+    first = execute(StageContext(store, services()), analyze, {"bundle": tree}, AnalyzeParams(confidence="0.95"))
+    again = execute(StageContext(store, services()), analyze, {"bundle": tree}, AnalyzeParams(confidence="0.95"))
     assert first.executed and not again.executed and again.outputs == first.outputs
-    html = execute(store, report, {"bundle": tree, "summary": first.outputs["summary"]}, ReportParams())
+    html = execute(
+        StageContext(store, services()), report, {"bundle": tree, "summary": first.outputs["summary"]}, NoParams()
+    )
     publish(root)
     assert store.get_bytes(first.outputs["summary"]) == (root / "receipts/statistics-summary.json").read_bytes()
     assert store.get_bytes(html.outputs["report"]) == (root / "report/index.html").read_bytes()

@@ -11,7 +11,7 @@ from bench.contracts import Digest
 from bench.fence.records import FenceOutcome, FenceRecord
 from bench.packaging.certify import CertificationReport, Finding, FindingKind, Verdict
 from bench.provision.receipt import PairVerdict
-from bench.run.admission import exclusion
+from bench.run.admit import exclusion
 from bench.sandbox.calibrate import CalibrationReport, CalibrationVerdict
 from bench.sandbox.verifier import VerifierOutcome
 

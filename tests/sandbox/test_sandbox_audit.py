@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from bench.contracts import PortablePath
+from bench.run.catalogue import services
 from bench.sandbox import DockerBackend, MutationKind, RunRequest, audit_trees, container_spec
 from bench.sandbox.audit import audit_stage
+from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import Store
 from bench.suite.challenge import Environment
@@ -88,8 +90,8 @@ def test_no_change_is_clean_and_the_receipt_is_deterministic(store: Store) -> No
 def test_the_audit_stage_rederives_its_receipt(store: Store) -> None:
     inputs = {"start": make_tree(store, START), "final": make_tree(store, {**START, "x": b"x"})}
     params = audit_stage.params(allowed_output_paths=ALLOWED)
-    first = execute(store, audit_stage, inputs, params)
-    again = execute(store, audit_stage, inputs, params)
+    first = execute(StageContext(store, services()), audit_stage, inputs, params)
+    again = execute(StageContext(store, services()), audit_stage, inputs, params)
     assert first.executed and not again.executed and first.outputs == again.outputs
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from bench.errors import SandboxError
+from bench.run.catalogue import services
 from bench.sandbox import DockerBackend, PrebuildOutcome, PrebuildParams, prebuild, start_tree
 from bench.sandbox.prebuild import prebuild_stage
+from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import Store, walk_tree
 from bench.suite.challenge import Environment, NetworkMode
@@ -65,7 +67,7 @@ def test_a_failed_prebuild_stops_the_pair_with_a_recorded_reason(
 def test_the_prebuild_stage_runs_once(store: Store, tiny_image: str) -> None:
     redacted = make_tree(store, {"a": b"a"})
     params = _params(tiny_image, ("sh", "-c", "echo built > out"))
-    first = execute(store, prebuild_stage, {"redacted": redacted}, params)
-    again = execute(store, prebuild_stage, {"redacted": redacted}, params)
+    first = execute(StageContext(store, services()), prebuild_stage, {"redacted": redacted}, params)
+    again = execute(StageContext(store, services()), prebuild_stage, {"redacted": redacted}, params)
     assert first.executed and not again.executed and again.outputs == first.outputs
     assert set(first.outputs) == {"prebuild", "start"}

@@ -9,6 +9,7 @@ import pytest
 
 from bench.cli import main
 from bench.errors import ContractError, SandboxError
+from bench.run.catalogue import services
 from bench.sandbox import (
     CalibrationVerdict,
     DockerBackend,
@@ -22,6 +23,7 @@ from bench.sandbox import (
     run_verifier,
 )
 from bench.sandbox.verifier import VerifierResult, verify_stage
+from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import Store
 from bench.suite.challenge import load_challenge
@@ -142,9 +144,9 @@ def test_the_verify_stage_records_once_and_refuses_a_moved_pin(store: Store, tin
     final = make_tree(store, {"hello.txt": b"hello, world\n"})
     pinned = load_challenge(challenge).verifier.asset.sha256
     params = {"challenge_dir": str(challenge), "verifier_sha256": pinned, "image_id": tiny_image}
-    first = execute(store, verify_stage, {"final": final}, params)
-    again = execute(store, verify_stage, {"final": final}, params)
+    first = execute(StageContext(store, services()), verify_stage, {"final": final}, params)
+    again = execute(StageContext(store, services()), verify_stage, {"final": final}, params)
     assert first.executed and not again.executed
     assert store.get_document(first.outputs["verifier"], VerifierResult).outcome is VerifierOutcome.PASSED
     with pytest.raises(ContractError, match="re-plan"):
-        execute(store, verify_stage, {"final": final}, params | {"verifier_sha256": "0" * 64})
+        execute(StageContext(store, services()), verify_stage, {"final": final}, params | {"verifier_sha256": "0" * 64})

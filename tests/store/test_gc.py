@@ -3,8 +3,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from bench.run.catalogue import services
+from bench.stages import StageContext
 from bench.stages import execute
-from bench.stages.demo import directory_fingerprint, directory_tree, tree_summary
+from bench.stages.directory_tree import directory_fingerprint, directory_tree
+from bench.stages.tree_summary import tree_summary
 from bench.stages.lineage import lineage
 from bench.store import PACK_LIMIT, Store, tree_from_directory, walk_tree
 from bench.store.fsck import FsckStatus, fsck
@@ -17,8 +20,8 @@ def test_gc_keeps_everything_reachable_from_refs_with_its_lineage(store: Store, 
     (source / "a.txt").write_text("kept")
     (source / "big.bin").write_bytes(os.urandom(PACK_LIMIT))
     params = {"directory": str(source), "fingerprint": directory_fingerprint(source)}
-    tree = execute(store, directory_tree, {}, params).outputs["tree"]
-    summary = execute(store, tree_summary, {"tree": tree}, {}).outputs["summary"]
+    tree = execute(StageContext(store, services()), directory_tree, {}, params).outputs["tree"]
+    summary = execute(StageContext(store, services()), tree_summary, {"tree": tree}, {}).outputs["summary"]
     store.set_ref("suite/demo", summary)
     garbage = store.put_bytes(b"nobody points here")
     garbage_big = store.put_bytes(os.urandom(PACK_LIMIT))

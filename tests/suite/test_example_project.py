@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 from example_suite import EXAMPLE
 
-from bench.packaging import CertifyParams, Verdict, certify_surfaces, materialize, open_source, redact_tree
+from bench.packaging import (
+    CertifyInputs,
+    CertifyParams,
+    Verdict,
+    certify_surfaces,
+    materialize,
+    open_source,
+    redact_tree,
+)
 from bench.store import Store, tree_from_directory
 from bench.suite.suite import Suite
 
@@ -90,5 +98,5 @@ def test_every_challenge_certifies_over_every_surface(suite: Suite, tmp_path: Pa
     }
     for arm in suite.fixture.graph_arms:
         inputs[f"graph/{arm.name}"] = store.put_bytes((suite.fixture_root / arm.graph.path).read_bytes())
-    report = certify_surfaces(store, inputs, CertifyParams())
+    report = certify_surfaces(store, CertifyInputs.from_flat(inputs, "certify"), CertifyParams())
     assert report.verdict is Verdict.CERTIFIED, report.findings

@@ -8,24 +8,17 @@ passes all of them is admitted. Excluded records are kept whole.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from ..agent.records import PairRecord
-from ..analysis.admission import ReasonCode, decide
+from ..analysis.admission import AdmissionDecision, ReasonCode, decide
 from ..analysis.records import Completion, PairedAttempt
-from ..contracts import ContractModel, Digest
+from ..contracts import Ref
 from ..fence.records import FenceOutcome, FenceRecord
 from ..packaging.certify import CertificationReport, Verdict
 from ..provision.receipt import PairVerdict
 from ..sandbox.calibrate import CalibrationReport, CalibrationVerdict
-from ..stages.stage import StageKind, stage
-from ..store import Store
+from ..stages import NoParams, Ports, StageContext, StageKind, stage
 
-__all__ = ["AdmitParams", "admit", "exclusion"]
-
-
-class AdmitParams(ContractModel):
-    pass
+__all__ = ["AdmitInputs", "AdmitOutputs", "admit", "exclusion"]
 
 
 def exclusion(
@@ -49,17 +42,28 @@ def exclusion(
     return None
 
 
-@stage("admit", version=1, kind=StageKind.DETERMINISTIC, params=AdmitParams)
-def admit(store: Store, inputs: Mapping[str, Digest], params: AdmitParams) -> dict[str, Digest]:
-    """Inputs ``record``, ``pair``, ``certification``, ``calibration``; output the ``admission`` decision."""
-    record = store.get_document(inputs["record"], PairedAttempt)
-    pair = store.get_document(inputs["pair"], PairRecord)
+class AdmitInputs(Ports):
+    record: Ref[PairedAttempt]
+    pair: Ref[PairRecord]
+    certification: Ref[CertificationReport]
+    calibration: Ref[CalibrationReport]
+
+
+class AdmitOutputs(Ports):
+    admission: Ref[AdmissionDecision]
+
+
+@stage("admit", version=2, kind=StageKind.DETERMINISTIC)
+def admit(context: StageContext, inputs: AdmitInputs, params: NoParams) -> AdmitOutputs:
+    store = context.store
+    record = store.get_document(inputs.record, PairedAttempt)
+    pair = store.get_document(inputs.pair, PairRecord)
     excluded = exclusion(
-        store.get_document(inputs["certification"], CertificationReport),
-        store.get_document(inputs["calibration"], CalibrationReport),
+        store.get_document(inputs.certification, CertificationReport),
+        store.get_document(inputs.calibration, CalibrationReport),
         store.get_document(pair.fence, FenceRecord),
         pair,
         record,
     )
     reason, note = excluded or (ReasonCode.PREREGISTERED_COMPLETE, "completed under an unmoved preregistration")
-    return {"admission": store.put_document(decide(inputs["record"], record, reason, note))}
+    return AdmitOutputs(admission=store.put_document(decide(inputs.record, record, reason, note)))

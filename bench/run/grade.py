@@ -1,5 +1,7 @@
 """The ``grade`` stage: one arm's three layers and effort, from what the ``paired-attempt`` stage recorded.
 
+The layers themselves are the grading library (:mod:`bench.grading`); this module is the stage that applies it.
+
 Inputs: ``arm`` (an ArmRecord), ``fixture`` (the fixture tree: what the memory says), ``verifier`` (the verifier
 result on the arm's final tree) and ``audit`` (the mutation audit of start against final). The stage checks the
 inputs belong together (the verifier and the audit judged this arm's final tree) and refuses them otherwise.
@@ -13,21 +15,20 @@ its evidence notes are anchored on (the ``Anchors:`` lines of the corpus convent
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Literal
 
+from ..agent.recorder import read_exchange_log
+from ..agent.records import ArmRecord, Condition, PromptKind
 from ..analysis.records import ArmResult, Outcome
-from ..contracts import ContractModel, Digest, Document
+from ..contracts import ContractModel, Digest, Document, Ref
 from ..errors import StageError
 from ..grading import Grade, MemoryDeclaration, OutcomeGrade, Transcript, grade, parse_claude_session
 from ..sandbox.audit import AuditReceipt
 from ..sandbox.verifier import VerifierOutcome, VerifierResult
-from ..stages.stage import StageKind, stage
+from ..stages import Ports, StageContext, StageKind, stage
 from ..store import Store
-from .recorder import read_exchange_log
-from .records import ArmRecord, Condition, PromptKind
 
-__all__ = ["PUBLIC_CONTRACTS", "ArmGrade", "GradeParams", "arm_result", "grade_arm"]
+__all__ = ["PUBLIC_CONTRACTS", "ArmGrade", "GradeInputs", "GradeOutputs", "GradeParams", "arm_result", "grade_arm"]
 
 
 class GradeParams(ContractModel):
@@ -39,9 +40,9 @@ class GradeParams(ContractModel):
 class ArmGrade(Document):
     kind: Literal["arm-grade"] = "arm-grade"
     schema_version: Literal[1] = 1
-    arm: Digest
+    arm: Ref[ArmRecord]
     condition: Condition
-    transcript: Digest
+    transcript: Ref[Transcript]
     steps: int
     scored_step: int  # index of the step whose final tree the outcome judges: always the last
     scored_prompt: PromptKind
@@ -105,13 +106,24 @@ def arm_result(store: Store, graded: ArmGrade) -> ArmResult:
     )
 
 
-@stage("grade", version=1, kind=StageKind.DETERMINISTIC, params=GradeParams)
-def grade_stage(store: Store, inputs: Mapping[str, Digest], params: GradeParams) -> dict[str, Digest]:
-    """Inputs ``arm``, ``verifier``, ``audit``; outputs ``grade`` and ``transcript``."""
-    verifier = store.get_document(inputs["verifier"], VerifierResult)
-    audit = store.get_document(inputs["audit"], AuditReceipt)
-    document = grade_arm(store, inputs["arm"], params.memory, verifier, audit)
-    return {"grade": store.put_document(document), "transcript": document.transcript}
+class GradeInputs(Ports):
+    arm: Ref[ArmRecord]
+    verifier: Ref[VerifierResult]
+    audit: Ref[AuditReceipt]
+
+
+class GradeOutputs(Ports):
+    grade: Ref[ArmGrade]
+    transcript: Ref[Transcript]
+
+
+@stage("grade", version=2, kind=StageKind.DETERMINISTIC)
+def grade_stage(context: StageContext, inputs: GradeInputs, params: GradeParams) -> GradeOutputs:
+    store = context.store
+    verifier = store.get_document(inputs.verifier, VerifierResult)
+    audit = store.get_document(inputs.audit, AuditReceipt)
+    document = grade_arm(store, inputs.arm, params.memory, verifier, audit)
+    return GradeOutputs(grade=store.put_document(document), transcript=document.transcript)
 
 
 PUBLIC_CONTRACTS: tuple[type[ContractModel], ...] = (ArmGrade,)

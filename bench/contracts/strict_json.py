@@ -1,0 +1,90 @@
+"""The one strict JSON reader for everything read from outside: files, wire messages, plan specs, manifests.
+
+``json.loads`` lets the last of two equal keys win, reads ``NaN`` and ``Infinity``, parses a 400-digit integer
+and recurses until Python's stack gives out. Each of those lets a document mean something its author's tools do
+not show, or crash the reader instead of refusing. Here each is a refusal naming the document: a repeated key, a
+non-JSON constant, nesting deeper than :data:`MAX_DEPTH`, an integer outside 64 bits, a document over its size
+limit, bytes that are not UTF-8.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ..errors import ContractError
+
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "parse_json", "parse_json_object", "read_json_object"]
+
+MAX_DEPTH = 64
+MAX_BYTES = 64 * 1024 * 1024
+_INT_LIMIT = 2**63
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"it repeats the key {key!r}; a repeated key has no single meaning")
+        seen[key] = value
+    return seen
+
+
+def _constant(name: str) -> Any:
+    raise ValueError(f"it contains {name}, which is not JSON")
+
+
+def _integer(text: str) -> int:
+    value = int(text)
+    if not -_INT_LIMIT <= value < _INT_LIMIT:
+        raise ValueError(f"it holds the integer {text[:24]}{'...' if len(text) > 24 else ''}, outside 64 bits")
+    return value
+
+
+def _depth(text: str) -> int:
+    deepest = depth = 0
+    for bracket in _NOT_BRACKETS.sub("", _STRINGS.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def parse_json(data: bytes | str, what: str, *, max_bytes: int = MAX_BYTES) -> Any:
+    """The JSON value in ``data``, or a :class:`ContractError` naming ``what`` and why it was refused."""
+    try:
+        if len(data) > max_bytes:
+            raise ValueError(f"it is {len(data)} bytes, over the {max_bytes}-byte limit")
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        if _depth(text) > MAX_DEPTH:
+            raise ValueError(f"it nests deeper than {MAX_DEPTH} levels")
+        decoder = json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_constant, parse_int=_integer)
+        value, end = decoder.raw_decode(text.strip())
+        if end != len(text.strip()):
+            raise ValueError(f"it has data after the first JSON value (at offset {end}); expected exactly one value")
+    except UnicodeDecodeError as exc:
+        raise ContractError(f"{what} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise ContractError(f"{what} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except ValueError as exc:
+        raise ContractError(f"{what} is refused: {exc}") from None
+    return value
+
+
+def parse_json_object(data: bytes | str, what: str, *, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
+    value = parse_json(data, what, max_bytes=max_bytes)
+    if not isinstance(value, dict):
+        raise ContractError(f"{what} is a JSON {type(value).__name__}, not an object")
+    return value
+
+
+def read_json_object(path: Path, what: str, hint: str = "") -> dict[str, Any]:
+    """The JSON object in the file ``path``; every refusal names the file."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ContractError(f"cannot read {what} {path}: {exc.strerror}{'; ' + hint if hint else ''}") from None
+    return parse_json_object(data, f"{what} {path}")

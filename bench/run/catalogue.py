@@ -1,0 +1,122 @@
+"""The composition of the pipeline: every stage, every public contract, the plan builders and the services.
+
+This is the one place that names the stage modules (lineage and re-derivation look stages up here, `dodo.py`
+builds its tasks from here) and the one place that lists what `stele-bench schema` exports. It sits at the top
+of the house, above every module it names, so nothing below names a module above it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..agent import records as agent_records
+from ..agent.stage import paired_attempt
+from ..analysis import admission as analysis_admission
+from ..analysis import prereg as analysis_prereg
+from ..analysis import records as analysis_records
+from ..analysis import summary as analysis_summary
+from ..contracts.registry import ContractRegistry
+from ..fence import caps as fence_caps
+from ..fence import config as fence_config
+from ..fence import records as fence_records
+from ..packaging import PUBLIC_CONTRACTS as PACKAGING_CONTRACTS
+from ..packaging.certify import certify
+from ..packaging.corpus import corpus
+from ..packaging.plan import packaging_plan
+from ..packaging.redact import redact
+from ..pipeline import plan as pipeline_plan
+from ..pipeline.directory_plan import directory_summaries
+from ..pipeline.plans import PlanBuilderFunction
+from ..pipeline.runtime import Runtime
+from ..provision import fixture as provision_fixture
+from ..provision import messages as provision_messages
+from ..provision import receipt as provision_receipt
+from ..publish import manifest as publish_manifest
+from ..sandbox.audit import audit_stage
+from ..sandbox.base import SandboxBackend
+from ..sandbox.calibrate import calibrate_stage
+from ..sandbox.docker_backend import DockerBackend
+from ..sandbox.prebuild import prebuild_stage
+from ..sandbox.verifier import verify_stage
+from ..stages import Catalogue
+from ..stages import tree_summary as stages_tree_summary
+from ..stages.context import ServiceFactory
+from ..stages.directory_tree import directory_tree
+from ..stages.tree_summary import tree_summary
+from ..store import actions as store_actions
+from ..store import trees as store_trees
+from ..suite import suite as suite_suite
+from . import grade as run_grade
+from .admit import admit
+from .analyze import analyze
+from .bundle import bundle
+from .grade import grade_stage
+from .plan import suite_plan
+from .publish import publish_stage
+from .record import paired_record
+from .report import report
+
+__all__ = ["CONTRACTS", "PLAN_BUILDERS", "STAGES", "runtime", "services"]
+
+STAGES = Catalogue(
+    [
+        directory_tree,
+        tree_summary,
+        corpus,
+        redact,
+        certify,
+        prebuild_stage,
+        calibrate_stage,
+        paired_attempt,
+        verify_stage,
+        audit_stage,
+        grade_stage,
+        paired_record,
+        admit,
+        bundle,
+        publish_stage,
+        analyze,
+        report,
+    ]
+)
+
+CONTRACTS = ContractRegistry(
+    [
+        *store_trees.PUBLIC_CONTRACTS,
+        *store_actions.PUBLIC_CONTRACTS,
+        *pipeline_plan.PUBLIC_CONTRACTS,
+        *stages_tree_summary.PUBLIC_CONTRACTS,
+        *fence_config.PUBLIC_CONTRACTS,
+        *fence_caps.PUBLIC_CONTRACTS,
+        *fence_records.PUBLIC_CONTRACTS,
+        *analysis_records.PUBLIC_CONTRACTS,
+        *analysis_admission.PUBLIC_CONTRACTS,
+        *analysis_prereg.PUBLIC_CONTRACTS,
+        *analysis_summary.PUBLIC_CONTRACTS,
+        *publish_manifest.PUBLIC_CONTRACTS,
+        *provision_messages.PUBLIC_CONTRACTS,
+        *provision_fixture.PUBLIC_CONTRACTS,
+        *provision_receipt.PUBLIC_CONTRACTS,
+        *suite_suite.PUBLIC_CONTRACTS,
+        *PACKAGING_CONTRACTS,
+        *agent_records.PUBLIC_CONTRACTS,
+        *run_grade.PUBLIC_CONTRACTS,
+    ]
+)
+
+PLAN_BUILDERS: Mapping[str, PlanBuilderFunction] = {
+    "directory-summaries": directory_summaries,
+    "packaging": packaging_plan,
+    "suite": suite_plan,
+}
+
+
+def services() -> Mapping[type[Any], ServiceFactory]:
+    """The runtime's services: containers on the local Docker engine."""
+    return {SandboxBackend: DockerBackend}
+
+
+def runtime(store: Path | str) -> Runtime:
+    return Runtime(store=str(store), catalogue=STAGES, services=services)
