@@ -20,7 +20,7 @@ PACKAGE = "bench"
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 # Code digests already stored, per store and module, for this process (the source does not change under it).
-_stored: dict[tuple[Path, str], Digest] = {}
+_stored: dict[tuple[str, str], Digest] = {}
 
 
 def _module_file(module: str) -> Path | None:
@@ -73,11 +73,11 @@ def code_manifest(module: str) -> dict[str, bytes]:
 
 def store_code_manifest(store: Store, module: str) -> Digest:
     """Store the source blobs and the manifest naming them; the manifest's digest is the code digest."""
-    known = _stored.get((store.root, module))
+    known = _stored.get((store.location, module))
     if known is not None and store.has(known):
         return known
     with store.batch():
         blobs = {name: store.put_bytes(text) for name, text in code_manifest(module).items()}
         digest = store.put_document(CodeManifest(modules=blobs))
-    _stored[(store.root, module)] = digest
+    _stored[(store.location, module)] = digest
     return digest

@@ -1,6 +1,7 @@
 """The content-addressed object store: bytes, documents, Merkle trees, refs and the action cache."""
 
-from .store import PACK_LIMIT, Store
+from .backends import PACK_LIMIT
+from .store import Store
 from .tarstream import export_tree, tree_from_tar, write_tar
 from .trees import (
     EntryKind,

@@ -7,7 +7,6 @@ may be recorded for one key: a non-deterministic stage shows up as two results i
 
 from __future__ import annotations
 
-import time
 from typing import Literal
 
 from pydantic import JsonValue
@@ -51,38 +50,23 @@ def record(store: Store, result: ActionResult) -> Digest:
     """Store ``result`` and index it by key and by each output, in one transaction."""
     with store.batch():
         digest = store.put_document(result)
-        connection = store.db.connection
-        connection.execute(
-            "INSERT OR IGNORE INTO action_results (key, result, recorded) VALUES (?, ?, ?)",
-            (str(result.key), str(digest), time.time()),
-        )
-        connection.executemany(
-            "INSERT OR IGNORE INTO produced (output, result) VALUES (?, ?)",
-            [(str(output), str(digest)) for output in result.outputs.values()],
-        )
+        store.backend.add_result(result.key, digest, list(result.outputs.values()))
     return digest
 
 
 def results_for(store: Store, key: Digest) -> list[Digest]:
     """Results recorded for ``key``, newest first."""
-    rows = store.db.connection.execute(
-        "SELECT result FROM action_results WHERE key = ? ORDER BY recorded DESC", (str(key),)
-    ).fetchall()
-    return [Digest(row[0]) for row in rows]
+    return store.backend.results(key)
 
 
 def recorded_from(store: Store, since: float) -> list[ActionResult]:
     """Results recorded at or after ``since`` (a time.time() value), oldest first: the action log."""
-    rows = store.db.connection.execute(
-        "SELECT result FROM action_results WHERE recorded >= ? ORDER BY recorded", (since,)
-    ).fetchall()
-    return [store.get_document(Digest(row[0]), ActionResult) for row in rows]
+    return [store.get_document(digest, ActionResult) for digest in store.backend.results_since(since)]
 
 
 def producers(store: Store, output: Digest) -> list[Digest]:
     """Results that list ``output`` among their outputs."""
-    rows = store.db.connection.execute("SELECT result FROM produced WHERE output = ?", (str(output),)).fetchall()
-    return [Digest(row[0]) for row in rows]
+    return store.backend.producers(output)
 
 
 PUBLIC_CONTRACTS = (ActionKey, ActionResult, CodeManifest)

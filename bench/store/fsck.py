@@ -27,7 +27,7 @@ class FsckReport:
     objects: int = 0
     corrupt: list[Digest] = field(default_factory=list)
     missing: dict[Digest, list[str]] = field(default_factory=dict)  # missing object -> who refers to it
-    stale_temporaries: int = 0  # writes that never completed; invisible, removed by gc
+    stale_temporaries: int = 0  # writes never recorded (a killed writer's); invisible, removed by gc
 
     @property
     def status(self) -> FsckStatus:
@@ -39,25 +39,19 @@ class FsckReport:
 
 
 def fsck(store: Store) -> FsckReport:
-    report = FsckReport(stale_temporaries=sum(1 for _ in (store.root / "tmp").iterdir()))
-    connection = store.db.connection
-    for hex_, size, is_document, packed in connection.execute("SELECT hex, size, is_document, data FROM objects"):
+    backend = store.backend
+    report = FsckReport(stale_temporaries=backend.count_incomplete())
+    listed = list(backend.objects())
+    for info, data in zip(listed, backend.get_many([info.digest for info in listed]), strict=True):
         report.objects += 1
-        digest = Digest.from_parts(hex_, size)
-        if packed is not None:
-            data = bytes(packed)
-        else:
-            try:
-                data = store.loose_path(hex_).read_bytes()
-            except FileNotFoundError:
-                report.missing.setdefault(digest, []).append("index")
-                continue
-        if Digest.of(data) != digest:
-            report.corrupt.append(digest)
-        elif is_document:
+        if data is None:
+            report.missing.setdefault(info.digest, []).append("index")
+        elif Digest.of(data) != info.digest:
+            report.corrupt.append(info.digest)
+        elif info.is_document:
             for reference in walk_digests(json.loads(data)):
                 if not store.has(reference):
-                    report.missing.setdefault(reference, []).append(str(digest))
+                    report.missing.setdefault(reference, []).append(str(info.digest))
     for name, digest in store.refs().items():
         if not store.has(digest):
             report.missing.setdefault(digest, []).append(f"ref {name}")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -63,11 +65,11 @@ def test_put_cat_ls_and_export(tmp_path: Path) -> None:
 def test_fsck_exit_codes_distinguish_corrupt_from_missing(derived: tuple[Path, Digest, Digest]) -> None:
     root, tree, summary = derived
     assert cli_json(root, "store", "fsck")[0] == 0
-    store = Store(root)
-    store.db.connection.execute("UPDATE objects SET data = ? WHERE hex = ?", (b"X" * summary.size, summary.hex))
-    code, report = cli_json(root, "store", "fsck")
-    assert code == 3 and report["corrupt"] == [summary]
-    store.db.connection.execute("DELETE FROM objects WHERE hex = ?", (tree.hex,))
+    with contextlib.closing(sqlite3.connect(root / "index.sqlite", isolation_level=None)) as index:
+        index.execute("UPDATE objects SET data = ? WHERE hex = ?", (b"X" * summary.size, summary.hex))
+        code, report = cli_json(root, "store", "fsck")
+        assert code == 3 and report["corrupt"] == [summary]
+        index.execute("DELETE FROM objects WHERE hex = ?", (tree.hex,))
     code, report = cli_json(root, "store", "fsck")
     assert code == 5 and tree in report["missing"]
     refused = cli(root, "store", "cat", str(summary))

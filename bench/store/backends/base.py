@@ -1,0 +1,132 @@
+"""The store backend interface: what a place that keeps objects, refs and action results must do.
+
+A backend keeps bytes and facts; the :class:`~bench.store.Store` facade above it names bytes by their digest,
+re-hashes every read and checks that refs point at stored objects. So a backend never hashes and never
+validates documents, and the same keys (digests, ref names, action keys) work on every backend: today's SQLite
+index with loose files, memory, and later a remote object store.
+
+The contract, which ``tests/store/store_contract.py`` checks for every backend:
+
+- **Objects are written once.** Putting an object that exists is success and changes nothing (its flag and
+  creation time stay the first writer's), so two workers storing the same bytes never conflict; a remote
+  backend implements this as a conditional put.
+- **Reads return raw bytes or None.** Verification belongs to the facade; a backend may return corrupt bytes.
+- **Refs move by compare-and-set** when several writers may race: a stale expectation changes nothing.
+- **Action results are append-only.** A key may have several results; none is ever overwritten. Only
+  deleting the result object (gc) removes its entries.
+- **A transaction is all or nothing** for the thread that opened it: writes inside become visible to others
+  together at its end, or not at all if it raises. Nested transactions roll back on their own. A remote backend
+  may buffer writes and flush them at the end.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+
+from ...contracts import Digest
+
+__all__ = ["ObjectInfo", "StoreBackend"]
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectInfo:
+    """What a backend knows about an object besides its bytes."""
+
+    digest: Digest
+    is_document: bool  # canonical JSON whose digests gc follows and fsck checks
+    created: float  # time.time() of the first put; gc spares objects younger than its grace period
+
+
+class StoreBackend(abc.ABC):
+    """Objects by digest, refs by name, action results by key and by output."""
+
+    @property
+    @abc.abstractmethod
+    def location(self) -> str:
+        """Identifies the backend's storage: equal for two backends over the same objects, so caches may key
+        on it (a directory's absolute path, a bucket URL, a unique name in memory)."""
+
+    # -- objects -----------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def put(self, digest: Digest, data: bytes, *, document: bool) -> None:
+        """Keep ``data`` under ``digest`` (computed by the caller); an object that exists is success."""
+
+    @abc.abstractmethod
+    def get(self, digest: Digest) -> bytes | None:
+        """The stored bytes of ``digest``, unverified; None if absent or its bytes are lost."""
+
+    def get_many(self, digests: Sequence[Digest]) -> Iterator[bytes | None]:
+        """What :meth:`get` returns for each digest, in the order given; override to fetch in batches."""
+        for digest in digests:
+            yield self.get(digest)
+
+    @abc.abstractmethod
+    def stat(self, digest: Digest) -> ObjectInfo | None:
+        """The facts of a stored object without its bytes; None if absent. This is the presence check."""
+
+    @abc.abstractmethod
+    def objects(self) -> Iterator[ObjectInfo]:
+        """Every stored object, in digest order."""
+
+    @abc.abstractmethod
+    def delete(self, digests: Collection[Digest]) -> None:
+        """Remove objects (gc only), with the action-cache entries whose result is one of them."""
+
+    @abc.abstractmethod
+    def count_incomplete(self) -> int:
+        """Writes begun and never recorded (a killed writer's leftovers); invisible as objects."""
+
+    @abc.abstractmethod
+    def sweep_incomplete(self, before: float) -> int:
+        """Remove incomplete writes begun before ``before`` (a time.time() value); returns how many."""
+
+    # -- refs --------------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def get_ref(self, name: str) -> Digest | None: ...
+
+    @abc.abstractmethod
+    def refs(self) -> dict[str, Digest]:
+        """Every ref, in name order."""
+
+    @abc.abstractmethod
+    def set_ref(self, name: str, digest: Digest) -> None:
+        """Point ``name`` at ``digest`` whatever it pointed at (last writer wins)."""
+
+    @abc.abstractmethod
+    def compare_and_set_ref(self, name: str, expected: Digest | None, new: Digest) -> bool:
+        """Point ``name`` at ``new`` only if it points at ``expected`` now (None: only if it does not exist);
+        False, changing nothing, otherwise."""
+
+    @abc.abstractmethod
+    def delete_ref(self, name: str) -> bool:
+        """Remove ``name``; False if there was no such ref."""
+
+    # -- action results ----------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def add_result(self, key: Digest, result: Digest, outputs: Collection[Digest]) -> None:
+        """Append ``result`` to the results of ``key`` and to the producers of each output, stamped with the
+        time it is recorded; adding the same result again changes nothing."""
+
+    @abc.abstractmethod
+    def results(self, key: Digest) -> list[Digest]:
+        """Results recorded for ``key``, newest first."""
+
+    @abc.abstractmethod
+    def producers(self, output: Digest) -> list[Digest]:
+        """Results that list ``output`` among their outputs, in no promised order."""
+
+    @abc.abstractmethod
+    def results_since(self, since: float) -> list[Digest]:
+        """Results recorded at or after ``since`` (a time.time() value), oldest first."""
+
+    # -- transactions ------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def transaction(self) -> AbstractContextManager[None]:
+        """All writes of this thread inside become visible together, or none if the block raises."""
