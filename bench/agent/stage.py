@@ -23,8 +23,8 @@ from ..contracts import ContractModel, Digest
 from ..errors import StageError
 from ..packaging.certify import CertificationReport, Verdict
 from ..provision.fixture import load_fixture
+from ..sandbox.backends import default_backend
 from ..sandbox.calibrate import CalibrationReport, require_calibrated
-from ..sandbox.docker_backend import docker_client
 from ..stages.stage import StageKind, stage
 from ..store import Store
 from ..store.tarstream import export_tree
@@ -53,10 +53,9 @@ def paired_attempt(store: Store, inputs: Mapping[str, Digest], params: PairedAtt
             f"paired-attempt params name challenge {params.challenge_id!r} but the challenge input is "
             f"{challenge.challenge_id!r}; pass the matching manifest"
         )
-    client = docker_client()
+    backend = default_backend(store)
     run = ArmRun(
-        client=client,
-        store=store,
+        backend=backend,
         start=inputs["start"],
         challenge=challenge,
         model=params.model,
@@ -68,7 +67,7 @@ def paired_attempt(store: Store, inputs: Mapping[str, Digest], params: PairedAtt
             export_tree(store, inputs["fixture"], root)
             _, outputs = run_pair(run, params.image_id, root, load_fixture(root), params.graph_arm, params.attempt)
     finally:
-        client.close()
+        backend.close()
     for arm in ("control", "treatment"):
         outputs[f"{arm}_final"] = store.get_document(outputs[arm], ArmRecord).final
     return outputs

@@ -17,10 +17,9 @@ from ..errors import ContractError, SandboxError
 from ..stages.stage import StageKind, stage
 from ..store import Store
 from ..suite.challenge import ChallengeManifest, load_challenge
-from .base import RunStatus, SandboxBackend
-from .docker_backend import DockerBackend
+from .backends import ProcessOutcome, SandboxBackend, default_backend
 from .prebuild import PrebuildParams, prebuild, start_tree
-from .verifier import VerifierOutcome, run_owned_script, run_verifier
+from .verifier import run_owned_script, run_verifier
 
 __all__ = [
     "CalibrateParams",
@@ -42,15 +41,15 @@ class CalibrationVerdict(enum.StrEnum):
 
 class CalibrationReport(Document):
     kind: Literal["calibration"] = "calibration"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     challenge_id: str
     image_id: str
     start: Digest
     untouched: Digest  # verifier-result document on the start tree
-    untouched_outcome: VerifierOutcome
+    untouched_outcome: ProcessOutcome  # the verifier's on the start tree: must not succeed
     oracle_tree: Digest | None
     oracle: Digest | None  # verifier-result document on the oracle tree
-    oracle_outcome: VerifierOutcome | None
+    oracle_outcome: ProcessOutcome | None  # the verifier's with the oracle applied: must succeed
     verdict: CalibrationVerdict
 
 
@@ -88,20 +87,20 @@ def calibrate_start(
         oracle_outcome=None,
         verdict=CalibrationVerdict.PASSES_UNTOUCHED,
     )
-    if untouched.outcome is VerifierOutcome.PASSED:
+    if untouched.outcome is ProcessOutcome.SUCCEEDED:
         return report
     if manifest.oracle is None:
         return report.model_copy(update={"verdict": CalibrationVerdict.NO_ORACLE})
     oracle = manifest.oracle
     script = (oracle.runtime, oracle.asset, float(oracle.timeout_seconds))
     applied = run_owned_script(backend, challenge_dir, manifest, image_id, start, script, read_back=True)
-    if applied.status is RunStatus.TIMED_OUT or applied.exit_code != 0 or applied.tree is None:
+    if applied.outcome is not ProcessOutcome.SUCCEEDED or applied.tree is None:
         raise SandboxError(
-            f"the oracle of {manifest.challenge_id} did not apply (status {applied.status.value}, exit "
+            f"the oracle of {manifest.challenge_id} did not apply ({applied.outcome.value}, exit "
             f"{applied.exit_code}): {applied.output[-500:]}"
         )
     solved = run_verifier(backend, challenge_dir, manifest, image_id, applied.tree)
-    passed = solved.outcome is VerifierOutcome.PASSED
+    passed = solved.outcome is ProcessOutcome.SUCCEEDED
     update = {
         "oracle_tree": applied.tree,
         "oracle": store.put_document(solved),
@@ -140,5 +139,5 @@ def calibrate_stage(store: Store, inputs: Mapping[str, Digest], params: Calibrat
     pinned = (manifest.verifier.asset.sha256, manifest.oracle.asset.sha256 if manifest.oracle else None)
     if pinned != (params.verifier_sha256, params.oracle_sha256):
         raise ContractError(f"{directory} pins other verifier or oracle bytes than the plan; re-plan from the manifest")
-    report = calibrate_start(DockerBackend(store), store, directory, manifest, params.image_id, inputs["start"])
+    report = calibrate_start(default_backend(store), store, directory, manifest, params.image_id, inputs["start"])
     return {"calibration": store.put_document(report)}

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bench.contracts import PortablePath
-from bench.sandbox import DockerBackend, MutationKind, RunRequest, audit_trees, container_spec
+from bench.sandbox import MutationKind, RunRequest, audit_trees, container_spec
 from bench.sandbox.audit import audit_stage
+from bench.sandbox.backends.docker import DockerBackend
 from bench.stages.engine import execute
 from bench.store import Store
 from bench.suite.challenge import Environment
