@@ -7,6 +7,7 @@ tests/sandbox/contract.py; here are the leases themselves, the model network on 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -64,6 +65,27 @@ def test_a_lease_judges_what_others_made(tmp_path: Path) -> None:
     other.release()
     assert judge.standing(labels) is Standing.DEAD  # no lease file at all
     judge.release()
+
+
+def _hold_and_exit(directory: str) -> None:
+    Lease(Path(directory)).hold()
+
+
+def test_dead_runners_lease_files_go_a_worker_s_at_its_exit_a_killed_one_s_at_the_next_sweep(tmp_path: Path) -> None:
+    worker = multiprocessing.get_context("fork").Process(target=_hold_and_exit, args=(str(tmp_path),))
+    worker.start()
+    worker.join(30)
+    assert worker.exitcode == 0 and list(tmp_path.glob("*.json")) == []  # released though it left by os._exit
+    killed, live = Lease(tmp_path, ttl=60, heartbeat=50), Lease(tmp_path)
+    killed.hold()
+    live.hold()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    killed.path.write_text(json.dumps(json.loads(killed.path.read_text()) | {"pid": gone.pid}))
+    Lease(tmp_path).prune()
+    assert not killed.path.exists() and live.path.exists()
+    killed.release()
+    live.release()
 
 
 def test_ctrl_c_inside_a_model_network_leaves_nothing_behind(

@@ -7,8 +7,10 @@ errors into :class:`~bench.errors.SandboxError` once, at this boundary (``raise 
 interface sees an engine type or exception.
 
 Implementations: :mod:`.docker` (a local Docker engine; every capability) and :mod:`.process` (plain processes in a
-temporary root; see its :data:`~.process.ProcessBackend.capabilities`). Whatever a backend cannot do is refused
-with a :class:`SandboxError` naming the missing :class:`Capability`, never silently done some other way.
+temporary root; see its :data:`~.process.ProcessBackend.capabilities`). A backend declares what it can do as
+:class:`Capability` values: an image or network mode it lacks is refused with a :class:`SandboxError` naming the
+capability, never done some other way; a backend without ``LIMITS`` runs specs without enforcing their limits, so
+nothing that needs them (an agent arm) may run on it.
 
 How a process ended is one enum, :class:`ProcessOutcome`, decided by one function, :func:`process_outcome`, from
 whether its deadline passed and its exit code. Every runner step (prebuild, verifier, oracle, agent step) reads it.

@@ -3,7 +3,8 @@
 Every container, network (Docker) or root (process backend) a runner makes carries two labels: :data:`OWNER_LABEL`,
 the runner's identity, and :data:`LEASE_LABEL`, where its lease is (``<site>:<path>``). The lease is a small JSON
 file naming the runner's process (pid, start time, pid namespace) and its time to live; a daemon thread renews
-its mtime every ``heartbeat`` seconds from the first resource on, and it is removed when the process exits.
+its mtime every ``heartbeat`` seconds from the first resource on, and it is removed when the process exits (a
+killed runner's is removed by the next sweep).
 
 A sweep judges each resource by its labels (:meth:`Lease.standing`):
 
@@ -23,6 +24,7 @@ import atexit
 import contextlib
 import enum
 import json
+import multiprocessing.util
 import os
 import secrets
 import tempfile
@@ -121,6 +123,8 @@ class Lease:
             self._renewer = threading.Thread(target=self._renew, name=f"lease-{self.owner}", daemon=True)
             self._renewer.start()
             atexit.register(self.release)
+            # A multiprocessing worker (doit -n N) leaves through os._exit, past atexit: release there too.
+            multiprocessing.util.Finalize(self, self.release, exitpriority=10)
 
     def release(self) -> None:
         """Stop renewing and remove the lease file: whatever still carries this owner is judged dead."""
@@ -185,6 +189,13 @@ class Lease:
         path = self._lease_path(labels)
         if path is not None and self.standing(labels) is Standing.DEAD:
             path.unlink(missing_ok=True)
+
+    def prune(self) -> None:
+        """Remove the lease files of dead runners from this lease's directory, whatever they still label."""
+        for path in self.directory.glob("*.json") if self.directory.is_dir() else []:
+            labels = {OWNER_LABEL: path.stem, LEASE_LABEL: f"{site()}:{path}"}
+            if self.standing(labels) is Standing.DEAD:
+                path.unlink(missing_ok=True)
 
     def _lease_path(self, labels: Mapping[str, str]) -> Path | None:
         """The lease file a resource names, if it is on this site and named like one of its owner."""

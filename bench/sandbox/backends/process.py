@@ -403,5 +403,6 @@ class ProcessBackend(SandboxBackend):
                 with contextlib.suppress(OSError):
                     owned.rmdir()
                 self.lease.bury(labels)
+        self.lease.prune()
         live = counts[Standing.LIVE] + counts[Standing.OWN]
         return SweepReport(removed=counts[Standing.DEAD], live=live, foreign=counts[Standing.FOREIGN])

@@ -186,5 +186,6 @@ def sweep(client: Client, lease: Lease) -> SweepReport:
                 dead.append(labels)
     for labels in dead:
         lease.bury(labels)
+    lease.prune()
     live = counts[Standing.LIVE] + counts[Standing.OWN]
     return SweepReport(removed=counts[Standing.DEAD], live=live, foreign=counts[Standing.FOREIGN])
