@@ -18,17 +18,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-import docker
-
 from ..contracts import Digest, Sha256
 from ..gateway import ArmKey, Gateway, GatewayConfig, Mode, PolicyPin
-from ..sandbox.arm import ArmOutcome
-from ..sandbox.session import ContainerSession, ExecStatus, container_session
+from ..sandbox.backends import ProcessOutcome, SandboxBackend, Session, process_outcome
 from ..sandbox.spec import ContainerSpec
 from ..store import Store
 from ..suite.challenge import ChallengeManifest
 from .claude import AGENT_KEY, HOME_DIRS, claude_argv, session_file, session_id_of
-from .network import model_network
 from .recorder import StoreRecorder
 from .records import ArmRecord, Condition, PromptKind, StepRecord
 
@@ -39,14 +35,17 @@ _POLICY_FILE = "policy.json"
 
 @dataclass(frozen=True)
 class ArmRun:
-    """What both arms of a pair share: the engine, the store, the start tree, the challenge, model and policy."""
+    """What both arms of a pair share: the sandbox backend (and its store), the start tree, challenge, model, policy."""
 
-    client: docker.DockerClient
-    store: Store
+    backend: SandboxBackend
     start: Digest
     challenge: ChallengeManifest
     model: str
     policy: bytes
+
+    @property
+    def store(self) -> Store:
+        return self.backend.store
 
 
 def _gateway_config(condition: Condition, policy: bytes) -> GatewayConfig:
@@ -61,7 +60,7 @@ def _prompts(challenge: ChallengeManifest) -> list[tuple[PromptKind, str]]:
     return prompts
 
 
-def _steps(run: ArmRun, session: ContainerSession, deadline: float) -> list[StepRecord]:
+def _steps(run: ArmRun, session: Session, deadline: float) -> list[StepRecord]:
     steps: list[StepRecord] = []
     resume: str | None = None
     for kind, prompt in _prompts(run.challenge):
@@ -75,24 +74,26 @@ def _steps(run: ArmRun, session: ContainerSession, deadline: float) -> list[Step
                 stream=run.store.put_bytes(result.stdout),
                 stderr=result.stderr,
                 exit_code=result.exit_code,
-                timed_out=result.status is ExecStatus.TIMED_OUT,
+                timed_out=result.timed_out,
                 seconds=result.seconds,
             )
         )
-        if result.status is ExecStatus.TIMED_OUT or result.exit_code != 0 or opened is None:
+        if result.outcome is not ProcessOutcome.SUCCEEDED or opened is None:
             break  # a follow-up needs a session that finished its first step
         resume = opened
     return steps
 
 
-def _outcome(run: ArmRun, steps: list[StepRecord]) -> ArmOutcome:
-    if any(step.timed_out for step in steps):
-        return ArmOutcome.TIMED_OUT
-    finished = len(steps) == len(_prompts(run.challenge)) and all(step.exit_code == 0 for step in steps)
-    return ArmOutcome.FINISHED if finished else ArmOutcome.FAILED
+def _outcome(run: ArmRun, steps: list[StepRecord]) -> ProcessOutcome:
+    """Timed out if any step was; succeeded only if every prompt ran and succeeded; failed otherwise."""
+    outcomes = [process_outcome(step.timed_out, step.exit_code) for step in steps]
+    if ProcessOutcome.TIMED_OUT in outcomes:
+        return ProcessOutcome.TIMED_OUT
+    every = len(steps) == len(_prompts(run.challenge)) and set(outcomes) == {ProcessOutcome.SUCCEEDED}
+    return ProcessOutcome.SUCCEEDED if every else ProcessOutcome.FAILED
 
 
-def _session_blob(run: ArmRun, session: ContainerSession, steps: list[StepRecord]) -> Digest | None:
+def _session_blob(run: ArmRun, session: Session, steps: list[StepRecord]) -> Digest | None:
     ids = {step.session_id for step in steps if step.session_id is not None}
     if len(ids) != 1:
         return None  # no session, or a resume that opened another one: the record shows which
@@ -117,11 +118,11 @@ def run_arm(run: ArmRun, condition: Condition, spec: ContainerSpec) -> ArmRecord
     """Run one arm to its record (``snapshot`` is left to the caller, who owns the memory)."""
     recorder = StoreRecorder(run.store)
     with (
-        model_network(run.client, spec.image_id) as network,
+        run.backend.model_network(spec.image_id) as network,
         policy_gateway(condition, run.policy, recorder, network.host_address) as port,
     ):
         network.start_relay(port)
-        with container_session(run.client, run.store, spec, network.arm_network, run.start, HOME_DIRS) as box:
+        with run.backend.session(spec, run.start, HOME_DIRS, network) as box:
             steps = _steps(run, box, time.monotonic() + run.challenge.agent_timeout_seconds)
             session = _session_blob(run, box, steps)
             final = box.read_back()

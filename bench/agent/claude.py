@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import PurePosixPath
 
-from ..sandbox.layout import USER_HOME, WORKSPACE
-from .network import base_url
+from ..sandbox.layout import GATEWAY_ALIAS, RELAY_PORT, USER_HOME, WORKSPACE
 
-__all__ = ["AGENT_KEY", "HOME_DIRS", "agent_env", "claude_argv", "session_file", "session_id_of"]
+__all__ = ["AGENT_KEY", "HOME_DIRS", "agent_env", "base_url", "claude_argv", "session_file", "session_id_of"]
 
 # The stand-in key the agent presents. Identical in both arms (the environment may not differ between them);
 # the gateway runs once per arm, so the key need not tell the arms apart.
@@ -23,6 +22,11 @@ CLAUDE_DIR = PurePosixPath(USER_HOME) / ".claude"
 # Made owned by the agent user before the container starts: a settings file mounted below it would otherwise
 # make the engine create it root-owned, and the CLI could not write its sessions.
 HOME_DIRS = (CLAUDE_DIR, CLAUDE_DIR / "projects")
+
+
+def base_url() -> str:
+    """What the agent is told the model endpoint is: the relay on its model-only network, the same in every arm."""
+    return f"http://{GATEWAY_ALIAS}:{RELAY_PORT}"
 
 
 def agent_env() -> dict[str, str]:

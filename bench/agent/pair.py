@@ -3,7 +3,7 @@
 Order of events, each recorded:
 
 1. restore the fixture into the reference memory system (before any container, so both specs are known);
-2. build both container specs and pass them through :func:`~bench.sandbox.arm.prepare_pair`: neutral, and
+2. build both container specs and pass them through :func:`~bench.sandbox.spec.prepare_pair`: neutral, and
    different only in the attachment; the spec-diff receipt is stored;
 3. record the money fence as not applicable (the gateway answers from a policy: nothing is spent);
 4. run both arms, each with a gateway of its own, control first on odd attempts and treatment first on even;
@@ -22,9 +22,8 @@ from ..contracts import Digest
 from ..errors import SandboxError
 from ..fence import Fence
 from ..provision.fixture import Fixture
-from ..sandbox.arm import prepare_pair
-from ..sandbox.session import IDLE_COMMAND
-from ..sandbox.spec import ContainerSpec, MemoryAttachment, container_spec
+from ..sandbox.backends import IDLE_COMMAND
+from ..sandbox.spec import ContainerSpec, MemoryAttachment, container_spec, prepare_pair
 from ..suite.challenge import NetworkMode
 from .arm import ArmRun, run_arm
 from .claude import agent_env

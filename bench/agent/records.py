@@ -13,7 +13,7 @@ from pydantic import Field
 
 from ..contracts import ContractModel, Digest, Document
 from ..provision.receipt import PairVerdict
-from ..sandbox.arm import ArmOutcome
+from ..sandbox.backends import ProcessOutcome
 from ..sandbox.spec import ContainerSpec
 
 __all__ = ["PUBLIC_CONTRACTS", "ArmRecord", "Condition", "PairRecord", "PromptKind", "StepRecord"]
@@ -44,12 +44,12 @@ class StepRecord(ContractModel):
 
 class ArmRecord(Document):
     kind: Literal["arm-record"] = "arm-record"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     condition: Condition
     spec: ContainerSpec
     model: str
     start: Digest
-    outcome: ArmOutcome
+    outcome: ProcessOutcome  # succeeded: every prompt's step exited 0 in time; timed-out: a step was killed
     steps: tuple[StepRecord, ...]
     session: Digest | None  # the native session JSONL as the agent's CLI wrote it; None when none was written
     exchanges: Digest  # the gateway's ExchangeLog for this arm

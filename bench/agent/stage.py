@@ -24,8 +24,8 @@ from ..fence.records import FenceRecord
 from ..packaging.certify import CertificationReport, Verdict
 from ..provision.fixture import load_fixture
 from ..provision.receipt import SnapshotReceipt
+from ..sandbox.backends import SandboxBackend
 from ..sandbox.calibrate import CalibrationReport, require_calibrated
-from ..sandbox.docker_backend import docker_client
 from ..sandbox.spec import SpecDiffReceipt
 from ..stages import Ports, StageContext, StageKind, stage
 from ..store import Store
@@ -76,22 +76,17 @@ def paired_attempt(context: StageContext, inputs: PairInputs, params: PairedAtte
             f"paired-attempt params name challenge {params.challenge_id!r} but the challenge input is "
             f"{challenge.challenge_id!r}; pass the matching manifest"
         )
-    client = docker_client()
     run = ArmRun(
-        client=client,
-        store=store,
+        backend=context.service(SandboxBackend),
         start=inputs.start,
         challenge=challenge,
         model=params.model,
         policy=store.get_bytes(inputs.policy),
     )
-    try:
-        with tempfile.TemporaryDirectory(prefix="fx-") as scratch:
-            root = Path(scratch) / "fixture"
-            export_tree(store, inputs.fixture, root)
-            _, outputs = run_pair(run, params.image_id, root, load_fixture(root), params.graph_arm, params.attempt)
-    finally:
-        client.close()
+    with tempfile.TemporaryDirectory(prefix="fx-") as scratch:
+        root = Path(scratch) / "fixture"
+        export_tree(store, inputs.fixture, root)
+        _, outputs = run_pair(run, params.image_id, root, load_fixture(root), params.graph_arm, params.attempt)
     for arm in ("control", "treatment"):
         outputs[f"{arm}_final"] = store.get_document(outputs[arm], ArmRecord).final
     return PairOutputs.model_validate(outputs, strict=False)

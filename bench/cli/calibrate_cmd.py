@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..sandbox import DockerBackend, calibrate, require_calibrated
+from ..sandbox import calibrate, default_backend, require_calibrated
 from ..sandbox.images import ImageName, newest_image_id, require_image
 from ..store import Store, tree_from_directory
 from ..suite.challenge import load_challenge
@@ -28,10 +28,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _calibrate(args: argparse.Namespace, out: Output) -> int:
     store = Store(args.store)
     manifest = load_challenge(args.challenge)
-    image_id = require_image(args.image) if args.image else newest_image_id(ImageName.BASE)
-    redacted = args.tree if args.tree is not None else tree_from_directory(store, args.workspace)
-    out.progress(f"calibrating {manifest.challenge_id} in {image_id[:19]}")
-    report = calibrate(DockerBackend(store), store, args.challenge, manifest, image_id, redacted)
+    with default_backend(store) as backend:
+        image_id = require_image(args.image, backend) if args.image else newest_image_id(ImageName.BASE, backend)
+        redacted = args.tree if args.tree is not None else tree_from_directory(store, args.workspace)
+        out.progress(f"calibrating {manifest.challenge_id} in {image_id[:19]}")
+        report = calibrate(backend, store, args.challenge, manifest, image_id, redacted)
     digest = store.put_document(report)
     data = {**report.model_dump(mode="json"), "report": str(digest)}
     lines = [

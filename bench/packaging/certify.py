@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Literal
 
 from ..contracts import BlobDigest, ContractModel, Digest, Document, Ref, TreeDigest

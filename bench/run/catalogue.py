@@ -35,9 +35,8 @@ from ..provision import messages as provision_messages
 from ..provision import receipt as provision_receipt
 from ..publish import manifest as publish_manifest
 from ..sandbox.audit import audit_stage
-from ..sandbox.base import SandboxBackend
+from ..sandbox.backends import SandboxBackend, default_backend
 from ..sandbox.calibrate import calibrate_stage
-from ..sandbox.docker_backend import DockerBackend
 from ..sandbox.prebuild import prebuild_stage
 from ..sandbox.verifier import verify_stage
 from ..stages import Catalogue
@@ -115,7 +114,7 @@ PLAN_BUILDERS: Mapping[str, PlanBuilderFunction] = {
 
 def services() -> Mapping[type[Any], ServiceFactory]:
     """The runtime's services: containers on the local Docker engine."""
-    return {SandboxBackend: DockerBackend}
+    return {SandboxBackend: default_backend}
 
 
 def runtime(store: Path | str) -> Runtime:

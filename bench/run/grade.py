@@ -24,7 +24,8 @@ from ..contracts import ContractModel, Digest, Document, Ref
 from ..errors import StageError
 from ..grading import Grade, MemoryDeclaration, OutcomeGrade, Transcript, grade, parse_claude_session
 from ..sandbox.audit import AuditReceipt
-from ..sandbox.verifier import VerifierOutcome, VerifierResult
+from ..sandbox.backends import ProcessOutcome
+from ..sandbox.verifier import VerifierResult
 from ..stages import Ports, StageContext, StageKind, stage
 from ..store import Store
 
@@ -74,7 +75,7 @@ def grade_arm(
     streams = [store.get_bytes(step.stream) for step in arm.steps]
     transcript = parse_claude_session(store.get_bytes(session), streams)
     outcome = OutcomeGrade(
-        verifier_passed=verifier.outcome is VerifierOutcome.PASSED, audit_clean=not audit.reward_forced_zero
+        verifier_passed=verifier.outcome is ProcessOutcome.SUCCEEDED, audit_clean=not audit.reward_forced_zero
     )
     graded = grade(transcript, read_exchange_log(store, arm.exchanges), memory, outcome)
     scored = arm.scored_step

@@ -1,16 +1,27 @@
 """The sandbox runner: images, containers as data, workspaces as tar streams, prebuild, audit, verifier.
 
-Layout: ``base.py`` is the backend interface and ``docker_backend.py`` its Docker implementation; ``spec.py`` the
-container spec and the one-respect check; ``audit.py`` the mutation audit; ``prebuild.py``, ``arm.py``,
+Layout: ``backends/`` the backend interface (``base.py``), its Docker implementation (``docker/``, the only code
+importing the Docker SDK), a process implementation (``process.py``) and the leases a sweep respects; ``spec.py``
+the container spec with the one-respect and neutrality checks; ``audit.py`` the mutation audit; ``prebuild.py``,
 ``verifier.py`` and ``calibrate.py`` the runner steps; ``images/`` the locally built images.
 """
 
-from .arm import ArmOutcome, ArmResult, prepare_pair, run_arm
 from .audit import AuditReceipt, Mutation, MutationKind, audit_trees
-from .base import RunOutcome, RunRequest, RunStatus, SandboxBackend
+from .backends import (
+    Capability,
+    ExecResult,
+    ModelNetwork,
+    ProcessOutcome,
+    RunOutcome,
+    RunRequest,
+    SandboxBackend,
+    Session,
+    SweepReport,
+    default_backend,
+    process_outcome,
+)
 from .calibrate import CalibrationReport, CalibrationVerdict, calibrate, require_calibrated
-from .docker_backend import OWNER_LABEL, DockerBackend, docker_client
-from .prebuild import PrebuildOutcome, PrebuildParams, PrebuildReceipt, prebuild, start_tree
+from .prebuild import PrebuildParams, PrebuildReceipt, prebuild, start_tree
 from .spec import (
     ContainerSpec,
     Limits,
@@ -21,45 +32,45 @@ from .spec import (
     check_neutral,
     check_one_respect,
     container_spec,
+    prepare_pair,
     spec_diff,
 )
-from .verifier import VerifierOutcome, VerifierResult, run_verifier
+from .verifier import VerifierResult, run_verifier
 
 __all__ = [
-    "OWNER_LABEL",
-    "ArmOutcome",
-    "ArmResult",
     "AuditReceipt",
     "CalibrationReport",
     "CalibrationVerdict",
+    "Capability",
     "ContainerSpec",
-    "DockerBackend",
+    "ExecResult",
     "Limits",
     "MemoryAttachment",
+    "ModelNetwork",
     "Mount",
     "Mutation",
     "MutationKind",
     "NetworkSpec",
-    "PrebuildOutcome",
     "PrebuildParams",
     "PrebuildReceipt",
+    "ProcessOutcome",
     "RunOutcome",
     "RunRequest",
-    "RunStatus",
     "SandboxBackend",
+    "Session",
     "SpecDiffReceipt",
-    "VerifierOutcome",
+    "SweepReport",
     "VerifierResult",
     "audit_trees",
     "calibrate",
     "check_neutral",
     "check_one_respect",
     "container_spec",
-    "docker_client",
+    "default_backend",
     "prebuild",
     "prepare_pair",
+    "process_outcome",
     "require_calibrated",
-    "run_arm",
     "run_verifier",
     "spec_diff",
     "start_tree",

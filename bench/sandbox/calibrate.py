@@ -16,9 +16,9 @@ from ..errors import ContractError, SandboxError
 from ..stages import Ports, StageContext, StageKind, stage
 from ..store import Store
 from ..suite.challenge import ChallengeManifest, load_challenge
-from .base import RunStatus, SandboxBackend
+from .backends import ProcessOutcome, SandboxBackend
 from .prebuild import PrebuildParams, prebuild, start_tree
-from .verifier import VerifierOutcome, run_owned_script, run_verifier
+from .verifier import run_owned_script, run_verifier
 
 __all__ = [
     "CalibrateInputs",
@@ -42,15 +42,15 @@ class CalibrationVerdict(enum.StrEnum):
 
 class CalibrationReport(Document):
     kind: Literal["calibration"] = "calibration"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     challenge_id: str
     image_id: str
     start: Digest
     untouched: Digest  # verifier-result document on the start tree
-    untouched_outcome: VerifierOutcome
+    untouched_outcome: ProcessOutcome  # the verifier's on the start tree: must not succeed
     oracle_tree: Digest | None
     oracle: Digest | None  # verifier-result document on the oracle tree
-    oracle_outcome: VerifierOutcome | None
+    oracle_outcome: ProcessOutcome | None  # the verifier's with the oracle applied: must succeed
     verdict: CalibrationVerdict
 
 
@@ -88,20 +88,20 @@ def calibrate_start(
         oracle_outcome=None,
         verdict=CalibrationVerdict.PASSES_UNTOUCHED,
     )
-    if untouched.outcome is VerifierOutcome.PASSED:
+    if untouched.outcome is ProcessOutcome.SUCCEEDED:
         return report
     if manifest.oracle is None:
         return report.model_copy(update={"verdict": CalibrationVerdict.NO_ORACLE})
     oracle = manifest.oracle
     script = (oracle.runtime, oracle.asset, float(oracle.timeout_seconds))
     applied = run_owned_script(backend, challenge_dir, manifest, image_id, start, script, read_back=True)
-    if applied.status is RunStatus.TIMED_OUT or applied.exit_code != 0 or applied.tree is None:
+    if applied.outcome is not ProcessOutcome.SUCCEEDED or applied.tree is None:
         raise SandboxError(
-            f"the oracle of {manifest.challenge_id} did not apply (status {applied.status.value}, exit "
+            f"the oracle of {manifest.challenge_id} did not apply ({applied.outcome.value}, exit "
             f"{applied.exit_code}): {applied.output[-500:]}"
         )
     solved = run_verifier(backend, challenge_dir, manifest, image_id, applied.tree)
-    passed = solved.outcome is VerifierOutcome.PASSED
+    passed = solved.outcome is ProcessOutcome.SUCCEEDED
     update = {
         "oracle_tree": applied.tree,
         "oracle": store.put_document(solved),

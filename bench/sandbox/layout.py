@@ -11,6 +11,7 @@ __all__ = [
     "BASE_ENV",
     "GATEWAY_ALIAS",
     "HOSTNAME",
+    "RELAY_PORT",
     "USER",
     "USER_GID",
     "USER_HOME",
@@ -30,6 +31,8 @@ USER = f"{USER_UID}:{USER_GID}"
 ASSET_DIR = "/mnt/task"
 # The name the model gateway answers to on a model-only network.
 GATEWAY_ALIAS = "api"
+# The port it answers on there (a relay to the runner's gateway, see bench.sandbox.backends.docker.network).
+RELAY_PORT = 8080
 
 # The environment every container starts from; an arm may add only its declared memory attachment.
 BASE_ENV: dict[str, str] = {

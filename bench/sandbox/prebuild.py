@@ -4,11 +4,13 @@ It runs under the challenge's CPU and memory limits, in the same image and as th
 build cache made here is valid there. A model-only network has no gateway yet at this point, so prebuild then
 runs with no network; ``public`` and ``none`` are kept as declared. A prebuild that fails or times out stops the
 pair: the receipt records why and carries no start tree.
+
+The receipt's ``outcome`` is how the prebuild process ended (:class:`~.backends.ProcessOutcome`), or None when the
+challenge declares nothing to run.
 """
 
 from __future__ import annotations
 
-import enum
 from typing import Literal
 
 from pydantic import Field
@@ -17,12 +19,11 @@ from ..contracts import ContractModel, Digest, Document, ImageId, Ref, TreeDiges
 from ..errors import SandboxError
 from ..stages import Ports, StageContext, StageKind, stage
 from ..suite.challenge import Environment, NetworkMode
-from .base import RunRequest, RunStatus, SandboxBackend
+from .backends import ProcessOutcome, RunRequest, SandboxBackend
 from .spec import container_spec
 
 __all__ = [
     "PrebuildInputs",
-    "PrebuildOutcome",
     "PrebuildOutputs",
     "PrebuildParams",
     "PrebuildReceipt",
@@ -34,20 +35,13 @@ __all__ = [
 PREBUILD_TIMEOUT = 1800
 
 
-class PrebuildOutcome(enum.StrEnum):
-    BUILT = "built"
-    NOTHING_TO_RUN = "nothing-to-run"  # no prebuild_argv: the redacted tree is the start tree
-    FAILED = "failed"
-    TIMED_OUT = "timed-out"
-
-
 class PrebuildReceipt(Document):
     kind: Literal["prebuild"] = "prebuild"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     redacted: Digest
     image_id: str
     argv: tuple[str, ...]
-    outcome: PrebuildOutcome
+    outcome: ProcessOutcome | None  # None: no prebuild_argv, so the redacted tree is the start tree
     exit_code: int | None
     output: str
     seconds: float
@@ -69,7 +63,7 @@ def prebuild(backend: SandboxBackend, redacted: Digest, params: PrebuildParams) 
         redacted=redacted,
         image_id=params.image_id,
         argv=argv,
-        outcome=PrebuildOutcome.NOTHING_TO_RUN,
+        outcome=None,
         exit_code=None,
         output="",
         seconds=0.0,
@@ -81,21 +75,18 @@ def prebuild(backend: SandboxBackend, redacted: Digest, params: PrebuildParams) 
     mode = params.environment.network_mode
     network = NetworkMode.NONE if mode is NetworkMode.MODEL_ONLY else mode
     spec = container_spec(params.image_id, params.environment, argv, network=network)
-    outcome = backend.run(RunRequest(spec=spec, workspace=redacted, timeout_seconds=params.timeout_seconds))
-    result, reason = PrebuildOutcome.BUILT, None
-    if outcome.status is RunStatus.TIMED_OUT:
-        result, reason = (
-            PrebuildOutcome.TIMED_OUT,
-            f"prebuild {list(argv)} passed its {params.timeout_seconds:g}s deadline",
-        )
-    elif outcome.exit_code != 0:
-        result, reason = PrebuildOutcome.FAILED, f"prebuild {list(argv)} exited {outcome.exit_code}"
+    ran = backend.run(RunRequest(spec=spec, workspace=redacted, timeout_seconds=params.timeout_seconds))
+    reason = {
+        ProcessOutcome.SUCCEEDED: None,
+        ProcessOutcome.FAILED: f"prebuild {list(argv)} exited {ran.exit_code}",
+        ProcessOutcome.TIMED_OUT: f"prebuild {list(argv)} passed its {params.timeout_seconds:g}s deadline",
+    }[ran.outcome]
     update = {
-        "outcome": result,
-        "exit_code": outcome.exit_code,
-        "output": outcome.output,
-        "seconds": outcome.seconds,
-        "start": outcome.tree if reason is None else None,
+        "outcome": ran.outcome,
+        "exit_code": ran.exit_code,
+        "output": ran.output,
+        "seconds": ran.seconds,
+        "start": ran.tree if reason is None else None,
         "reason": reason,
     }
     return receipt.model_copy(update=update)

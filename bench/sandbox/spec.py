@@ -3,7 +3,8 @@
 Both arms' specs are built before either container starts. :func:`spec_diff` records every field where they
 differ; :func:`check_one_respect` refuses a pair that differs in anything but the declared memory attachment, and
 :func:`check_neutral` refuses any agent-visible field (hostname, environment, mount paths on both sides, working
-directory) that names the harness, a condition or the experiment.
+directory) that names the harness, a condition or the experiment. :func:`prepare_pair` makes all three checks on a
+pair's specs and returns the diff receipt.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "check_one_respect",
     "container_spec",
     "identity_terms_in",
+    "prepare_pair",
     "spec_diff",
 ]
 
@@ -185,3 +187,16 @@ def container_spec(
         command=command,
         attachment=attachment,
     )
+
+
+def prepare_pair(first: ContainerSpec, second: ContainerSpec, labels: tuple[str, str]) -> SpecDiffReceipt:
+    """Check both arms' specs and return their diff receipt; raises before any container starts.
+
+    Each spec must be neutral (:func:`check_neutral`) and the two may differ only in the memory attachment
+    (:func:`check_one_respect`).
+    """
+    check_neutral(first)
+    check_neutral(second)
+    receipt = spec_diff(first, second, labels)
+    check_one_respect(receipt)
+    return receipt

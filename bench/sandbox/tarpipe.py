@@ -11,7 +11,7 @@ import contextlib
 import io
 import queue
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from typing import BinaryIO
 
 from ..contracts import Digest
@@ -84,7 +84,7 @@ class _QueueSink(io.RawIOBase):
         self.hand_over(None)
 
 
-def tree_chunks(store: Store, tree: Digest, *, prefix: str, uid: int, gid: int) -> Iterator[bytes]:
+def tree_chunks(store: Store, tree: Digest, *, prefix: str, uid: int, gid: int) -> Generator[bytes, None, None]:
     """The tar of ``tree`` under ``prefix`` as ~1 MiB chunks; an error in the writer is raised to the reader.
 
     ``write_tar`` pushes bytes, the engine's request body pulls them: a writer thread fills a bounded queue, so at

@@ -3,12 +3,11 @@
 The script's bytes are checked against the manifest before anything runs (a mismatch is refused), written to a
 private host directory and bind-mounted read-only at :data:`ASSET_DIR`, a path no arm container has. The verifier
 container gets the challenge's limits, no network and the verifier's own timeout; its exit status and a bounded
-copy of its output are the result.
+copy of its output are the result: passed is :attr:`~.backends.ProcessOutcome.SUCCEEDED` (exit 0 in time).
 """
 
 from __future__ import annotations
 
-import enum
 import shutil
 import tempfile
 from pathlib import Path, PurePosixPath
@@ -20,12 +19,11 @@ from ..contracts import ContractModel, Digest, Document, ImageId, Ref, Sha256, T
 from ..errors import ContractError
 from ..stages import Ports, StageContext, StageKind, stage
 from ..suite.challenge import Asset, ChallengeManifest, NetworkMode, Runtime, load_challenge, read_asset
-from .base import RunOutcome, RunRequest, RunStatus, SandboxBackend
+from .backends import ProcessOutcome, RunOutcome, RunRequest, SandboxBackend
 from .layout import ASSET_DIR
 from .spec import Mount, container_spec
 
 __all__ = [
-    "VerifierOutcome",
     "VerifierResult",
     "VerifyInputs",
     "VerifyOutputs",
@@ -36,20 +34,14 @@ __all__ = [
 ]
 
 
-class VerifierOutcome(enum.StrEnum):
-    PASSED = "passed"
-    FAILED = "failed"
-    TIMED_OUT = "timed-out"
-
-
 class VerifierResult(Document):
     kind: Literal["verifier-result"] = "verifier-result"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     challenge_id: str
     verifier_sha256: Sha256
     tree: Digest
     image_id: str
-    outcome: VerifierOutcome
+    outcome: ProcessOutcome  # succeeded: the tree passed
     exit_code: int | None
     output: str
     output_bytes: int
@@ -89,21 +81,17 @@ def run_verifier(
     """Verify ``tree``: passed when the script exits 0 within its timeout."""
     verifier = manifest.verifier
     script = (verifier.runtime, verifier.asset, float(verifier.timeout_seconds))
-    outcome = run_owned_script(backend, challenge_dir, manifest, image_id, tree, script, read_back=False)
-    if outcome.status is RunStatus.TIMED_OUT:
-        result = VerifierOutcome.TIMED_OUT
-    else:
-        result = VerifierOutcome.PASSED if outcome.exit_code == 0 else VerifierOutcome.FAILED
+    ran = run_owned_script(backend, challenge_dir, manifest, image_id, tree, script, read_back=False)
     return VerifierResult(
         challenge_id=manifest.challenge_id,
         verifier_sha256=verifier.asset.sha256,
         tree=tree,
         image_id=image_id,
-        outcome=result,
-        exit_code=outcome.exit_code,
-        output=outcome.output,
-        output_bytes=outcome.output_bytes,
-        seconds=outcome.seconds,
+        outcome=ran.outcome,
+        exit_code=ran.exit_code,
+        output=ran.output,
+        output_bytes=ran.output_bytes,
+        seconds=ran.seconds,
     )
 
 

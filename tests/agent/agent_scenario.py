@@ -24,8 +24,8 @@ from bench.packaging.surfaces import challenge_inputs, fixture_inputs
 from bench.provision import artifact_sha256
 from bench.provision.fixture import load_fixture
 from bench.run.catalogue import services
+from bench.sandbox.backends import SandboxBackend
 from bench.sandbox.calibrate import calibrate_start
-from bench.sandbox.docker_backend import DockerBackend
 from bench.sandbox.layout import WORKSPACE
 from bench.stages import StageContext
 from bench.stages.engine import execute
@@ -183,7 +183,9 @@ class Inputs:
     fixture: Digest  # the fixture directory as a tree
     policy: Digest  # the policy file as a blob
 
-    def gates(self, challenge: ChallengeManifest, start: Digest, image_id: str) -> dict[str, Digest]:
+    def gates(
+        self, backend: SandboxBackend, challenge: ChallengeManifest, start: Digest, image_id: str
+    ) -> dict[str, Digest]:
         """The real certification and calibration of ``challenge`` on ``start``: the attempt's two gates."""
         store = self.store
         fixture = fixture_inputs(store, self.fixture_root, load_fixture(self.fixture_root))
@@ -196,5 +198,5 @@ class Inputs:
             runner={**fixture.runner, **owned.runner},
         )
         report = execute(StageContext(store, services()), certify, surfaces, CertifyParams()).outputs["report"]
-        calibration = calibrate_start(DockerBackend(store), store, self.challenge_dir, challenge, image_id, start)
+        calibration = calibrate_start(backend, store, self.challenge_dir, challenge, image_id, start)
         return {"certification": report, "calibration": store.put_document(calibration)}

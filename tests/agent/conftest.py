@@ -13,13 +13,14 @@ import docker
 import pytest
 from agent_scenario import Inputs, policy_bytes, write_challenge_dir, write_fixture
 
-from bench.sandbox import OWNER_LABEL, docker_client
+from bench.sandbox.backends import OWNER_LABEL, Lease
+from bench.sandbox.backends.docker import DockerBackend, docker_client
 from bench.sandbox.images import ImageName, build_image
 from bench.store import Store, tree_from_directory
 
 
 def _owned(engine: docker.DockerClient) -> set[str]:
-    labelled = {"label": OWNER_LABEL}
+    labelled = {"label": f"{OWNER_LABEL}={Lease.current().owner}"}  # this test process's: others' are not ours
     containers = {f"container {c.id}" for c in engine.containers.list(all=True, filters=labelled)}
     return containers | {f"network {n.id}" for n in engine.networks.list(filters=labelled)}
 
@@ -42,7 +43,7 @@ def nothing_left_behind(engine: docker.DockerClient) -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def agent_image(engine: docker.DockerClient) -> str:
-    return build_image(ImageName.AGENT, engine).record.image_id
+    return build_image(ImageName.AGENT, DockerBackend(client=engine)).record.image_id
 
 
 @pytest.fixture(scope="module")
@@ -53,3 +54,9 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
     write_challenge_dir(root / "task")
     fixture = tree_from_directory(store, root / "fixture")
     return Inputs(store, root / "task", root / "fixture", fixture, store.put_bytes(policy_bytes()))
+
+
+@pytest.fixture
+def backend(inputs: Inputs, engine: docker.DockerClient) -> DockerBackend:
+    """The sandbox backend on the shared engine connection, over the scenario's store."""
+    return DockerBackend(inputs.store, engine)

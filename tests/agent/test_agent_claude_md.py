@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 from agent_scenario import MODEL, Inputs, challenge, workspace_tree
-from docker import DockerClient
 
 from bench.agent import ArmRecord, ArmRun, Condition, read_exchange_log, run_arm
 from bench.agent.pair import arm_spec
@@ -13,13 +12,13 @@ from bench.contracts import Digest
 from bench.gateway.wire import Part, RequestView
 from bench.grading import received_texts
 from bench.packaging.redact import redact_tree
+from bench.sandbox.backends import SandboxBackend
 
 PHRASE = "orchid rotation protocol"
 
 
-def _arm(inputs: Inputs, engine: DockerClient, agent_image: str, start: Digest) -> ArmRecord:
-    store = inputs.store
-    run = ArmRun(engine, store, start, challenge(follow_up=False), MODEL, store.get_bytes(inputs.policy))
+def _arm(inputs: Inputs, backend: SandboxBackend, agent_image: str, start: Digest) -> ArmRecord:
+    run = ArmRun(backend, start, challenge(follow_up=False), MODEL, inputs.store.get_bytes(inputs.policy))
     return run_arm(run, Condition.CONTROL, arm_spec(run, agent_image, None))
 
 
@@ -29,9 +28,9 @@ def unredacted(inputs: Inputs) -> Digest:
 
 
 def test_an_unredacted_claude_md_reaches_the_model(
-    inputs: Inputs, engine: DockerClient, agent_image: str, unredacted: Digest
+    inputs: Inputs, backend: SandboxBackend, agent_image: str, unredacted: Digest
 ) -> None:
-    record = _arm(inputs, engine, agent_image, unredacted)
+    record = _arm(inputs, backend, agent_image, unredacted)
     exchanges = read_exchange_log(inputs.store, record.exchanges)
     assert any(PHRASE in text for text in received_texts(exchanges))
     first_user = RequestView.of(exchanges[0].request_body).texts(Part.USER)  # type: ignore[arg-type]
@@ -39,10 +38,10 @@ def test_an_unredacted_claude_md_reaches_the_model(
 
 
 def test_after_redaction_it_does_not(
-    inputs: Inputs, engine: DockerClient, agent_image: str, unredacted: Digest
+    inputs: Inputs, backend: SandboxBackend, agent_image: str, unredacted: Digest
 ) -> None:
     receipt = redact_tree(inputs.store, unredacted)
     assert [entry.path for entry in receipt.removed] == ["CLAUDE.md"]
-    record = _arm(inputs, engine, agent_image, receipt.redacted)
+    record = _arm(inputs, backend, agent_image, receipt.redacted)
     exchanges = read_exchange_log(inputs.store, record.exchanges)
     assert exchanges and not any(PHRASE in text for text in received_texts(exchanges))

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from agent_scenario import CHALLENGE_ID, MODEL, Inputs, challenge, workspace_tree, write_fixture
-from docker import DockerClient
 
 from bench.agent import ArmRun, Condition, PairRecord, run_arm
 from bench.agent.memory import live_memory, reference_provisioner
@@ -20,7 +19,7 @@ from bench.gateway.records import ExchangeRecord
 from bench.memory.provisioner import state_path
 from bench.provision import PairVerdict, Verb, load_fixture
 from bench.run.catalogue import services
-from bench.sandbox import ArmOutcome
+from bench.sandbox.backends import ProcessOutcome, SandboxBackend
 from bench.sandbox.layout import WORKSPACE
 from bench.stages import StageContext
 from bench.stages.engine import execute
@@ -46,7 +45,7 @@ def test_the_exchange_log_is_in_sequence_order_and_refuses_a_gap(store: Store) -
 
 
 def test_an_agent_past_its_deadline_is_killed_and_recorded_timed_out(
-    inputs: Inputs, engine: DockerClient, agent_image: str
+    inputs: Inputs, backend: SandboxBackend, agent_image: str
 ) -> None:
     """The policy has the agent run a long command; the follow-up never runs; the workspace is still read back."""
     slow = {
@@ -56,16 +55,16 @@ def test_an_agent_past_its_deadline_is_killed_and_recorded_timed_out(
         "default": [{"type": "text", "text": "done"}],
     }  # fmt: skip
     store = inputs.store
-    run = ArmRun(engine, store, workspace_tree(store), challenge(timeout=6), MODEL, json.dumps(slow).encode())
+    run = ArmRun(backend, workspace_tree(store), challenge(timeout=6), MODEL, json.dumps(slow).encode())
     record = run_arm(run, Condition.CONTROL, arm_spec(run, agent_image, None))
-    assert record.outcome is ArmOutcome.TIMED_OUT
+    assert record.outcome is ProcessOutcome.TIMED_OUT
     assert len(record.steps) == 1 and record.steps[0].timed_out and record.steps[0].exit_code is None
     assert record.session is not None  # the transcript so far is kept
     assert "began" in {str(path) for path, _ in walk_tree(store, record.final)}  # what it did before the kill
 
 
 def test_a_failed_snapshot_makes_the_pair_invalid_with_its_reason(
-    inputs: Inputs, agent_image: str, tmp_path: Path
+    inputs: Inputs, backend: SandboxBackend, agent_image: str, tmp_path: Path
 ) -> None:
     root = tmp_path / "fixture"
     write_fixture(root)
@@ -79,7 +78,7 @@ def test_a_failed_snapshot_makes_the_pair_invalid_with_its_reason(
         "challenge": store.put_document(challenge(follow_up=False)),
         "fixture": tree_from_directory(store, root),
         "policy": inputs.policy,
-        **inputs.gates(challenge(follow_up=False), start, agent_image),
+        **inputs.gates(backend, challenge(follow_up=False), start, agent_image),
     }
     params = PairedAttemptParams(
         challenge_id=CHALLENGE_ID, attempt=1, model=MODEL, image_id=agent_image, graph_arm="plain"

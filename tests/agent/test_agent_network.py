@@ -16,13 +16,14 @@ import docker
 import pytest
 from agent_scenario import Inputs, challenge, workspace_tree
 
-from bench.agent import ArmRun, Condition, model_network
+from bench.agent import ArmRun, Condition
 from bench.agent.arm import policy_gateway
 from bench.agent.claude import HOME_DIRS
 from bench.agent.pair import arm_spec
 from bench.agent.recorder import StoreRecorder, read_exchange_log
+from bench.sandbox.backends import OWNER_LABEL, ProcessOutcome
+from bench.sandbox.backends.docker import DockerBackend, DockerModelNetwork
 from bench.sandbox.layout import GATEWAY_ALIAS
-from bench.sandbox.session import ExecStatus, container_session
 
 # Run inside the arm container: try every way out and print what answered.
 PROBE = """
@@ -59,29 +60,32 @@ def host_service() -> Iterator[int]:
 
 
 @pytest.fixture
-def run(inputs: Inputs, engine: docker.DockerClient) -> ArmRun:
+def run(inputs: Inputs, backend: DockerBackend) -> ArmRun:
     store = inputs.store
-    return ArmRun(engine, store, workspace_tree(store), challenge(), "m", store.get_bytes(inputs.policy))
+    return ArmRun(backend, workspace_tree(store), challenge(), "m", store.get_bytes(inputs.policy))
 
 
-def test_only_the_relay_answers_inside_an_arm_container(run: ArmRun, agent_image: str, host_service: int) -> None:
+def test_only_the_relay_answers_inside_an_arm_container(
+    run: ArmRun, engine: docker.DockerClient, agent_image: str, host_service: int
+) -> None:
     spec = arm_spec(run, agent_image, None)
     recorder = StoreRecorder(run.store)
     with (
-        model_network(run.client, agent_image) as network,
+        run.backend.model_network(agent_image) as network,
         policy_gateway(Condition.CONTROL, run.policy, recorder, network.host_address) as port,
     ):
+        assert isinstance(network, DockerModelNetwork)
         network.start_relay(port)
         targets = {
             "gateway-direct": (network.host_address, port),
             "uplink-host": (network.host_address, host_service),
-            "arm-bridge-host": (_bridge_address(run.client, network.arm_network), host_service),
-            "docker0-host": (_bridge_address(run.client, "bridge"), host_service),
+            "arm-bridge-host": (_bridge_address(engine, network.arm_network), host_service),
+            "docker0-host": (_bridge_address(engine, "bridge"), host_service),
             "internet": ("1.1.1.1", 443),
         }
-        with container_session(run.client, run.store, spec, network.arm_network, run.start, HOME_DIRS) as box:
+        with run.backend.session(spec, run.start, HOME_DIRS, network) as box:
             result = box.exec(("python3", "-c", PROBE, json.dumps(targets)), time.monotonic() + 60)
-    assert result.status is ExecStatus.EXITED and result.exit_code == 0, result.stderr
+    assert result.outcome is ProcessOutcome.SUCCEEDED, result.stderr
     found = json.loads(result.stdout)
     assert found.pop("relay") == 200 and found.pop("dns") in ("gaierror", "no-answer")
     assert set(found) == set(targets) and "open" not in found.values(), found
@@ -95,32 +99,35 @@ def _bridge_address(engine: docker.DockerClient, name: str) -> str:
     return str(config.get("Gateway") or next(ipaddress.ip_network(config["Subnet"]).hosts()))
 
 
-def _owned(engine: docker.DockerClient) -> set[str]:
-    containers = {c.id for c in engine.containers.list(all=True, filters={"label": "sandbox.owner"})}
-    return containers | {n.id for n in engine.networks.list(filters={"label": "sandbox.owner"})}
+def _owned(engine: docker.DockerClient, owner: str) -> set[str]:
+    mine = {"label": f"{OWNER_LABEL}={owner}"}
+    containers = {c.id for c in engine.containers.list(all=True, filters=mine)}
+    return containers | {n.id for n in engine.networks.list(filters=mine)}
 
 
-def test_ctrl_c_inside_an_arm_leaves_nothing_behind(run: ArmRun, agent_image: str) -> None:
-    before = _owned(run.client)
+def test_ctrl_c_inside_an_arm_leaves_nothing_behind(run: ArmRun, engine: docker.DockerClient, agent_image: str) -> None:
+    owner = run.backend.lease.owner
+    before = _owned(engine, owner)
     spec = arm_spec(run, agent_image, None)
-    with pytest.raises(KeyboardInterrupt), model_network(run.client, agent_image) as network:
+    with pytest.raises(KeyboardInterrupt), run.backend.model_network(agent_image) as network:
         network.start_relay(9)
-        with container_session(run.client, run.store, spec, network.arm_network, run.start, HOME_DIRS) as box:
+        with run.backend.session(spec, run.start, HOME_DIRS, network) as box:
             assert box.read_file(PurePosixPath("/workspace/notes.txt")) == b"alpha beta\n"
+            assert len(_owned(engine, owner) - before) == 4  # two networks, the relay, the arm container
             raise KeyboardInterrupt
-    assert _owned(run.client) == before
+    assert _owned(engine, owner) == before
 
 
 def test_past_the_deadline_the_container_is_killed_and_the_workspace_still_read(run: ArmRun, agent_image: str) -> None:
     spec = arm_spec(run, agent_image, None)
     with (
-        model_network(run.client, agent_image) as network,
-        container_session(run.client, run.store, spec, network.arm_network, run.start, HOME_DIRS) as box,
+        run.backend.model_network(agent_image) as network,
+        run.backend.session(spec, run.start, HOME_DIRS, network) as box,
     ):
         box.exec(("sh", "-c", "echo done > /workspace/out.txt"), time.monotonic() + 30)
         slow = box.exec(("sleep", "30"), time.monotonic() + 1)
         after = box.exec(("true",), time.monotonic() + 30)
         final = box.read_back()
-    assert slow.status is ExecStatus.TIMED_OUT and slow.exit_code is None and slow.seconds < 10
-    assert after.status is ExecStatus.TIMED_OUT  # a killed session runs nothing more
+    assert slow.outcome is ProcessOutcome.TIMED_OUT and slow.exit_code is None and slow.seconds < 10
+    assert after.outcome is ProcessOutcome.TIMED_OUT  # a killed session runs nothing more
     assert final != run.start

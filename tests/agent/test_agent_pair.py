@@ -22,6 +22,7 @@ from agent_scenario import (
     memory_declaration,
     workspace_tree,
 )
+from docker import DockerClient
 
 from bench.agent import ArmRecord, Condition, PairRecord, PromptKind, read_exchange_log
 from bench.agent.stage import PairedAttemptParams, paired_attempt
@@ -33,8 +34,9 @@ from bench.grading import Channel, StepSource, Transcript
 from bench.provision import PairVerdict, SnapshotReceipt
 from bench.run.catalogue import services
 from bench.run.grade import ArmGrade, GradeParams, arm_result, grade_stage
-from bench.sandbox import SpecDiffReceipt
+from bench.sandbox import ProcessOutcome, SpecDiffReceipt
 from bench.sandbox.audit import AuditParams, audit_stage
+from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.verifier import VerifyParams, verify_stage
 from bench.stages import StageContext
 from bench.stages.engine import ActionOutcome, execute
@@ -81,7 +83,7 @@ def _grade(inputs: Inputs, agent_image: str, start: Digest, arm: Digest) -> Grad
 
 
 @pytest.fixture(scope="module")
-def pair(inputs: Inputs, agent_image: str) -> Pair:
+def pair(inputs: Inputs, engine: DockerClient, agent_image: str) -> Pair:
     store = inputs.store
     start = workspace_tree(store)
     stage_inputs = {
@@ -89,7 +91,7 @@ def pair(inputs: Inputs, agent_image: str) -> Pair:
         "challenge": store.put_document(challenge()),
         "fixture": inputs.fixture,
         "policy": inputs.policy,
-        **inputs.gates(challenge(), start, agent_image),
+        **inputs.gates(DockerBackend(store, engine), challenge(), start, agent_image),
     }
     params = PairedAttemptParams(
         challenge_id=CHALLENGE_ID, attempt=1, model=MODEL, image_id=agent_image, graph_arm="plain"
@@ -150,6 +152,7 @@ def test_the_follow_up_resumes_the_same_session_and_only_the_final_step_is_score
     assert graded.transcript.session_id == first.session_id
     assert len(graded.transcript.by_source(StepSource.USER)) == 2
     assert (graded.grade.scored_step, graded.grade.scored_prompt) == (1, PromptKind.FOLLOW_UP)
+    assert graded.record.outcome is ProcessOutcome.SUCCEEDED
     assert graded.grade.grade.outcome.verifier_passed and graded.grade.grade.outcome.audit_clean
 
 

@@ -12,8 +12,8 @@ from bench.fence.records import FenceOutcome, FenceRecord
 from bench.packaging.certify import CertificationReport, Finding, FindingKind, Verdict
 from bench.provision.receipt import PairVerdict
 from bench.run.admit import exclusion
+from bench.sandbox.backends import ProcessOutcome
 from bench.sandbox.calibrate import CalibrationReport, CalibrationVerdict
-from bench.sandbox.verifier import VerifierOutcome
 
 D = Digest.of(b"any stored object")
 SHA = "ab" * 32
@@ -34,10 +34,10 @@ def calibration(verdict: CalibrationVerdict = CalibrationVerdict.CALIBRATED) -> 
         image_id=f"sha256:{SHA}",
         start=D,
         untouched=D,
-        untouched_outcome=VerifierOutcome.FAILED,
+        untouched_outcome=ProcessOutcome.FAILED,
         oracle_tree=D,
         oracle=D,
-        oracle_outcome=VerifierOutcome.PASSED,
+        oracle_outcome=ProcessOutcome.SUCCEEDED,
         verdict=verdict,
     )
 

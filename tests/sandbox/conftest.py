@@ -11,23 +11,30 @@ from collections.abc import Iterator
 import docker
 import pytest
 
-from bench.sandbox import OWNER_LABEL, DockerBackend, docker_client
+from bench.sandbox.backends import OWNER_LABEL, Lease
+from bench.sandbox.backends.docker import DockerBackend, docker_client
 from bench.sandbox.images import ImageName, build_image
 from bench.store import Store
 from bench.suite.challenge import Environment, NetworkMode
 
 
 @pytest.fixture(scope="session")
-def engine() -> docker.DockerClient:
-    return docker_client()
+def engine() -> Iterator[docker.DockerClient]:
+    client = docker_client()
+    yield client
+    client.close()
 
 
 @pytest.fixture(scope="session", autouse=True)
 def nothing_left_behind(engine: docker.DockerClient) -> Iterator[None]:
-    """Fail the session if any container or network the runner labels outlives the tests."""
+    """Fail the session if a container or network this test process made (under its lease) outlives the tests.
+
+    Only this process's own: other runs on the same engine (another worker, a demo) are never touched.
+    """
     yield
-    containers = engine.containers.list(all=True, filters={"label": OWNER_LABEL})
-    networks = engine.networks.list(filters={"label": OWNER_LABEL})
+    mine = {"label": f"{OWNER_LABEL}={Lease.current().owner}"}
+    containers = engine.containers.list(all=True, filters=mine)
+    networks = engine.networks.list(filters=mine)
     left = [f"container {c.short_id}" for c in containers] + [f"network {n.name}" for n in networks]
     for container in containers:
         container.remove(force=True)
@@ -37,13 +44,19 @@ def nothing_left_behind(engine: docker.DockerClient) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def tiny_image(engine: docker.DockerClient) -> str:
-    return build_image(ImageName.TINY, engine).record.image_id
+def backend_engine(engine: docker.DockerClient) -> Iterator[DockerBackend]:
+    """An image-serving backend on the shared engine connection."""
+    yield DockerBackend(client=engine)
 
 
 @pytest.fixture(scope="session")
-def base_image(engine: docker.DockerClient) -> str:
-    return build_image(ImageName.BASE, engine).record.image_id
+def tiny_image(backend_engine: DockerBackend) -> str:
+    return build_image(ImageName.TINY, backend_engine).record.image_id
+
+
+@pytest.fixture(scope="session")
+def base_image(backend_engine: DockerBackend) -> str:
+    return build_image(ImageName.BASE, backend_engine).record.image_id
 
 
 @pytest.fixture

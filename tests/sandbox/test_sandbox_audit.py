@@ -6,8 +6,9 @@ import pytest
 
 from bench.contracts import PortablePath
 from bench.run.catalogue import services
-from bench.sandbox import DockerBackend, MutationKind, RunRequest, audit_trees, container_spec
+from bench.sandbox import MutationKind, RunRequest, audit_trees, container_spec
 from bench.sandbox.audit import audit_stage
+from bench.sandbox.backends.docker import DockerBackend
 from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import Store

@@ -7,7 +7,8 @@ import pytest
 
 from bench.cli import main
 from bench.errors import SandboxError
-from bench.sandbox import DockerBackend, RunRequest, container_spec
+from bench.sandbox import RunRequest, container_spec
+from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.images import ImageName, build_image, require_image
 from bench.sandbox.images.agent import CLI_VERSION
 from bench.sandbox.images.debian import configured_mirror
@@ -15,8 +16,10 @@ from bench.sandbox.images.registry import INPUTS_LABEL, RECIPE_LABEL
 from bench.suite.challenge import Environment
 
 
-def test_tiny_build_is_idempotent_and_labelled(engine: docker.DockerClient, tiny_image: str) -> None:
-    again = build_image(ImageName.TINY, engine)
+def test_tiny_build_is_idempotent_and_labelled(
+    engine: docker.DockerClient, backend_engine: DockerBackend, tiny_image: str
+) -> None:
+    again = build_image(ImageName.TINY, backend_engine)
     assert again.built is False
     assert again.record.image_id == tiny_image
     labels = engine.images.get(tiny_image).labels
@@ -29,9 +32,11 @@ def test_image_build_cli_prints_the_id(tiny_image: str, capsys: pytest.CaptureFi
     assert capsys.readouterr().out.strip() == tiny_image
 
 
-def test_a_missing_image_names_the_build_command() -> None:
+def test_a_missing_image_names_the_build_command(backend_engine: DockerBackend) -> None:
     with pytest.raises(SandboxError, match="stele-bench image build"):
-        require_image("sha256:" + "0" * 64)
+        require_image("sha256:" + "0" * 64)  # through the default backend
+    with pytest.raises(SandboxError, match="stele-bench image build"):
+        require_image("sha256:" + "0" * 64, backend_engine)
 
 
 def test_running_a_missing_image_names_the_build_command(backend: DockerBackend, environment: Environment) -> None:
@@ -72,7 +77,7 @@ def test_base_image_has_python_and_git_for_a_non_root_user(
 def test_agent_image_runs_the_cli_offline_as_non_root(
     engine: docker.DockerClient, backend: DockerBackend, base_image: str, environment: Environment
 ) -> None:
-    agent = build_image(ImageName.AGENT, engine).record.image_id
+    agent = build_image(ImageName.AGENT, backend).record.image_id
     command = ("sh", "-c", "id -un; claude --version; ls /usr/local/bin")
     outcome = backend.run(
         RunRequest(

@@ -5,16 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bench.errors import SandboxError
-from bench.sandbox import (
-    ArmOutcome,
-    DockerBackend,
-    MemoryAttachment,
-    Mount,
-    container_spec,
-    prepare_pair,
-    run_arm,
-)
-from bench.sandbox.docker_backend import OWNER_LABEL
+from bench.sandbox import MemoryAttachment, Mount, ProcessOutcome, RunRequest, container_spec, prepare_pair
+from bench.sandbox.backends import LEASE_LABEL, OWNER_LABEL
+from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.spec import identity_terms_in
 from bench.store import Store, walk_tree
 from bench.suite.challenge import Environment
@@ -49,9 +42,9 @@ def test_a_real_pair_differs_only_in_the_memory_attachment(
     assert [d.first for d in receipt.differences] == [None, None]
     assert receipt.differences[0].second == "http://127.0.0.1:7000"
     start = make_tree(store, {"README": b"a small project\n"})
-    results = [run_arm(backend, label, spec, start, 30) for label, spec in (("without", first), ("with", second))]
-    assert [r.outcome for r in results] == [ArmOutcome.FINISHED, ArmOutcome.FINISHED]
-    assert results[0].final == results[1].final  # same work from the same start gives the same tree
+    results = [backend.run(RunRequest(spec=spec, workspace=start, timeout_seconds=30)) for spec in (first, second)]
+    assert [r.outcome for r in results] == [ProcessOutcome.SUCCEEDED, ProcessOutcome.SUCCEEDED]
+    assert results[0].tree == results[1].tree  # same work from the same start gives the same tree
 
 
 def test_a_pair_differing_elsewhere_is_refused(tiny_image: str, environment: Environment) -> None:
@@ -87,9 +80,13 @@ def test_nothing_visible_inside_an_arm_names_the_harness_condition_or_experiment
 ) -> None:
     start = make_tree(store, {"src/app.py": b"print('hi')\n", "notes/todo.txt": b"ship it\n"})
     spec = container_spec(tiny_image, environment, ("sh", "-c", INSPECT), attachment=attachment)
-    result = run_arm(backend, "with", spec, start, 30)
+    prepare_pair(spec, spec, ("with", "with"))
+    result = backend.run(RunRequest(spec=spec, workspace=start, timeout_seconds=30))
     seen = result.output
     assert "/home/dev/.hooks" in seen and "RECALL_URL" in seen and "ship it" in seen  # the scan saw everything
     assert identity_terms_in(seen) == []
-    assert OWNER_LABEL not in seen and "sandbox" not in seen  # engine labels stay outside the container
-    assert all(not identity_terms_in(str(path)) for path, _ in walk_tree(store, result.final))
+    # Engine labels (the owner label, the runner's lease) stay outside the container.
+    assert OWNER_LABEL not in seen and LEASE_LABEL not in seen and "sandbox" not in seen
+    assert backend.lease.owner not in seen and str(backend.lease.path) not in seen
+    assert result.tree is not None
+    assert all(not identity_terms_in(str(path)) for path, _ in walk_tree(store, result.tree))

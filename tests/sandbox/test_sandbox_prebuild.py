@@ -6,7 +6,8 @@ import pytest
 
 from bench.errors import SandboxError
 from bench.run.catalogue import services
-from bench.sandbox import DockerBackend, PrebuildOutcome, PrebuildParams, prebuild, start_tree
+from bench.sandbox import PrebuildParams, ProcessOutcome, prebuild, start_tree
+from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.prebuild import prebuild_stage
 from bench.stages import StageContext
 from bench.stages.engine import execute
@@ -28,7 +29,7 @@ def test_prebuild_output_is_the_start_tree_and_runs_under_the_limits(
     redacted = make_tree(store, {"src/a.c": b"int main(){}\n"})
     argv = ("sh", "-c", f"mkdir -p build && ({LIMITS}) > build/limit && ls /sys/class/net > build/net")
     receipt = prebuild(backend, redacted, _params(tiny_image, argv))
-    assert receipt.outcome is PrebuildOutcome.BUILT and receipt.reason is None
+    assert receipt.outcome is ProcessOutcome.SUCCEEDED and receipt.reason is None
     start = start_tree(receipt)
     files = {str(p): store.get_bytes(e.digest) for p, e in walk_tree(store, start) if p.startswith("build/")}
     assert files == {"build/limit": str(160 * 1024 * 1024).encode() + b"\n", "build/net": b"lo\n"}
@@ -37,14 +38,14 @@ def test_prebuild_output_is_the_start_tree_and_runs_under_the_limits(
 def test_no_prebuild_argv_starts_from_the_redacted_tree(store: Store, backend: DockerBackend, tiny_image: str) -> None:
     redacted = make_tree(store, {"a": b"a"})
     receipt = prebuild(backend, redacted, _params(tiny_image, ()))
-    assert receipt.outcome is PrebuildOutcome.NOTHING_TO_RUN and start_tree(receipt) == redacted
+    assert receipt.outcome is None and start_tree(receipt) == redacted  # nothing to run
 
 
 @pytest.mark.parametrize(
     ("argv", "timeout", "outcome", "reason"),
     [
-        (("sh", "-c", "echo missing dependency >&2; exit 3"), 30.0, PrebuildOutcome.FAILED, "exited 3"),
-        (("sleep", "30"), 1.0, PrebuildOutcome.TIMED_OUT, "deadline"),
+        (("sh", "-c", "echo missing dependency >&2; exit 3"), 30.0, ProcessOutcome.FAILED, "exited 3"),
+        (("sleep", "30"), 1.0, ProcessOutcome.TIMED_OUT, "deadline"),
     ],
 )
 def test_a_failed_prebuild_stops_the_pair_with_a_recorded_reason(
@@ -53,7 +54,7 @@ def test_a_failed_prebuild_stops_the_pair_with_a_recorded_reason(
     tiny_image: str,
     argv: tuple[str, ...],
     timeout: float,
-    outcome: PrebuildOutcome,
+    outcome: ProcessOutcome,
     reason: str,
 ) -> None:
     receipt = prebuild(backend, make_tree(store, {"a": b"a"}), _params(tiny_image, argv, timeout_seconds=timeout))

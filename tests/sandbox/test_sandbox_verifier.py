@@ -12,16 +12,15 @@ from bench.errors import ContractError, SandboxError
 from bench.run.catalogue import services
 from bench.sandbox import (
     CalibrationVerdict,
-    DockerBackend,
     Mount,
+    ProcessOutcome,
     RunRequest,
-    VerifierOutcome,
     calibrate,
     container_spec,
     require_calibrated,
-    run_arm,
     run_verifier,
 )
+from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.verifier import VerifierResult, verify_stage
 from bench.stages import StageContext
 from bench.stages.engine import execute
@@ -45,8 +44,8 @@ def test_the_verifier_passes_and_fails_on_the_tree_it_is_given(
     manifest = load_challenge(challenge)
     solved = run_verifier(backend, challenge, manifest, tiny_image, make_tree(store, {"hello.txt": b"hello, world\n"}))
     unsolved = run_verifier(backend, challenge, manifest, tiny_image, make_tree(store, {"hello.txt": b"hello\n"}))
-    assert (solved.outcome, solved.exit_code, solved.output) == (VerifierOutcome.PASSED, 0, "verified\n")
-    assert (unsolved.outcome, unsolved.exit_code) == (VerifierOutcome.FAILED, 1)
+    assert (solved.outcome, solved.exit_code, solved.output) == (ProcessOutcome.SUCCEEDED, 0, "verified\n")
+    assert (unsolved.outcome, unsolved.exit_code) == (ProcessOutcome.FAILED, 1)
 
 
 def test_a_verifier_whose_digest_differs_is_refused(
@@ -64,14 +63,14 @@ def test_the_verifier_is_read_only_timed_and_its_output_bounded(
     script = "touch /mnt/task/x 2>/dev/null && echo writable; yes line | head -c 200000; exit 4\n"
     directory = write_challenge(tmp_path / "noisy", script)
     result = run_verifier(backend, directory, load_challenge(directory), tiny_image, make_tree(store, {"a": b"a"}))
-    assert result.outcome is VerifierOutcome.FAILED and result.exit_code == 4
+    assert result.outcome is ProcessOutcome.FAILED and result.exit_code == 4
     assert result.output.startswith("line\n") and len(result.output) == 64 * 1024 and result.output_bytes == 200000
     slow = write_challenge(tmp_path / "slow", "sleep 30\n")
     manifest = load_challenge(slow).model_copy(
         update={"verifier": load_challenge(slow).verifier.model_copy(update={"timeout_seconds": 1})}
     )
     late = run_verifier(backend, slow, manifest, tiny_image, make_tree(store, {"a": b"a"}))
-    assert late.outcome is VerifierOutcome.TIMED_OUT and late.exit_code is None
+    assert late.outcome is ProcessOutcome.TIMED_OUT and late.exit_code is None
 
 
 def test_an_arm_cannot_read_the_verifier_or_the_manifest(
@@ -84,7 +83,9 @@ def test_an_arm_cannot_read_the_verifier_or_the_manifest(
         f" | xargs grep -l {TOKEN[:7]}''{TOKEN[7:]}; test -e /mnt/task && echo asset-dir-present; echo searched"
     )
     spec = container_spec(tiny_image, manifest.environment, ("sh", "-c", search))
-    result = run_arm(backend, "arm", spec, make_tree(store, {"hello.txt": b"hello\n"}), 60)
+    result = backend.run(
+        RunRequest(spec=spec, workspace=make_tree(store, {"hello.txt": b"hello\n"}), timeout_seconds=60)
+    )
     assert result.output == "searched\n"  # no file holds the token and no asset directory exists
     # The same search does find both files when they are mounted, so the check above can fail.
     exposed = spec.model_copy(update={"mounts": (Mount(source=str(challenge), target="/mnt/task"),)})
@@ -102,8 +103,8 @@ def test_calibration_fails_untouched_and_passes_with_the_oracle(
 ) -> None:
     redacted = make_tree(store, {"hello.txt": b"hello\n"})
     report = calibrate(backend, store, challenge, load_challenge(challenge), tiny_image, redacted)
-    assert report.untouched_outcome is VerifierOutcome.FAILED
-    assert report.oracle_outcome is VerifierOutcome.PASSED
+    assert report.untouched_outcome is ProcessOutcome.FAILED
+    assert report.oracle_outcome is ProcessOutcome.SUCCEEDED
     assert report.verdict is CalibrationVerdict.CALIBRATED
     require_calibrated(report)
 
@@ -147,6 +148,6 @@ def test_the_verify_stage_records_once_and_refuses_a_moved_pin(store: Store, tin
     first = execute(StageContext(store, services()), verify_stage, {"final": final}, params)
     again = execute(StageContext(store, services()), verify_stage, {"final": final}, params)
     assert first.executed and not again.executed
-    assert store.get_document(first.outputs["verifier"], VerifierResult).outcome is VerifierOutcome.PASSED
+    assert store.get_document(first.outputs["verifier"], VerifierResult).outcome is ProcessOutcome.SUCCEEDED
     with pytest.raises(ContractError, match="re-plan"):
         execute(StageContext(store, services()), verify_stage, {"final": final}, params | {"verifier_sha256": "0" * 64})

@@ -9,13 +9,12 @@ container's filesystem or environment, so the agent cannot read them.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
-import docker
-import docker.errors
-
 from ...errors import SandboxError
-from ..docker_backend import docker_client
+from ..backends import ImageInfo, SandboxBackend, default_backend
 
 __all__ = [
     "INPUTS_LABEL",
@@ -26,6 +25,7 @@ __all__ = [
     "list_images",
     "newest_image_id",
     "require_image",
+    "using",
 ]
 
 RECIPE_LABEL = "sandbox.image.recipe"
@@ -49,55 +49,53 @@ class ImageRecord:
     created: str
 
 
-def _record(image: docker.models.images.Image) -> ImageRecord:
-    labels = image.labels or {}
+@contextmanager
+def using(backend: SandboxBackend | None) -> Iterator[SandboxBackend]:
+    """``backend``, or the default one for as long as the block runs (its engine connection closed after)."""
+    if backend is not None:
+        yield backend
+        return
+    with default_backend() as made:
+        yield made
+
+
+def _record(image: ImageInfo) -> ImageRecord | None:
+    labels = image.labels
+    if labels.get(RECIPE_LABEL) not in ImageName._value2member_map_ or INPUTS_LABEL not in labels:
+        return None
     return ImageRecord(
         name=ImageName(labels[RECIPE_LABEL]),
-        image_id=str(image.id),
+        image_id=image.image_id,
         inputs=labels[INPUTS_LABEL],
-        size=int(image.attrs.get("Size", 0)),
-        created=str(image.attrs.get("Created", "")),
+        size=image.size,
+        created=image.created,
     )
 
 
-def list_images(client: docker.DockerClient | None = None) -> list[ImageRecord]:
+def list_images(backend: SandboxBackend | None = None) -> list[ImageRecord]:
     """Every image built by a recipe here, newest first."""
-    client = client or docker_client()
-    images = client.images.list(filters={"label": RECIPE_LABEL})
-    records = [
-        _record(image) for image in images if (image.labels or {}).get(RECIPE_LABEL) in ImageName._value2member_map_
-    ]
+    with using(backend) as images:
+        records = [record for image in images.images(RECIPE_LABEL) if (record := _record(image)) is not None]
     return sorted(records, key=lambda record: (record.name.value, record.created), reverse=True)
 
 
-def find_image(
-    name: ImageName, inputs: str | None = None, client: docker.DockerClient | None = None
-) -> ImageRecord | None:
+def find_image(name: ImageName, inputs: str | None = None, backend: SandboxBackend | None = None) -> ImageRecord | None:
     """The newest image of recipe ``name`` (with exactly ``inputs`` when given), or None."""
-    for record in list_images(client):
+    for record in list_images(backend):
         if record.name is name and (inputs is None or record.inputs == inputs):
             return record
     return None
 
 
-def require_image(image_id: str, client: docker.DockerClient | None = None) -> str:
+def require_image(image_id: str, backend: SandboxBackend | None = None) -> str:
     """Check that the pinned ``image_id`` exists locally; the error names the build command."""
-    client = client or docker_client()
-    try:
-        image = client.images.get(image_id)
-    except docker.errors.ImageNotFound as exc:
-        raise SandboxError(
-            f"image {image_id} is not in the local engine; build it with `stele-bench image build NAME` "
-            "(NAME: tiny, base or agent) and pin the ID it prints"
-        ) from exc
-    except docker.errors.APIError as exc:
-        raise SandboxError(f"the engine refused to look up image {image_id}: {exc.explanation}") from exc
-    return str(image.id)
+    with using(backend) as images:
+        return images.image(image_id).image_id
 
 
-def newest_image_id(name: ImageName, client: docker.DockerClient | None = None) -> str:
+def newest_image_id(name: ImageName, backend: SandboxBackend | None = None) -> str:
     """The ID of the newest ``name`` image, or an error that says how to build it."""
-    record = find_image(name, client=client)
+    record = find_image(name, backend=backend)
     if record is None:
         raise SandboxError(f"no {name.value} image is built; run `stele-bench image build {name.value}`")
     return record.image_id

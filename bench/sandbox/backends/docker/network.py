@@ -1,4 +1,4 @@
-"""The model-only network: an arm container whose one reachable peer is a relay to the runner's gateway.
+"""The model-only arrangement on Docker: an arm network whose one reachable peer is a relay to the runner's gateway.
 
 Why a relay. The gateway is runner code (pydantic, the store); the images have neither, and putting the runner's
 code and environment into a container the agent's network can reach would widen what the agent can touch. So the
@@ -11,34 +11,29 @@ Two engine networks per arm run:
   On Docker 20.10 a plain internal network still gives the host an address on the bridge, and a container on it
   reached every host service listening on all addresses (measured: the bridge address and 172.17.0.1 both
   answered). Without a host address there is nothing but the other containers on the network: the relay, which
-  answers as :data:`~bench.sandbox.layout.GATEWAY_ALIAS` on :data:`RELAY_PORT`.
+  answers as :data:`~bench.sandbox.layout.GATEWAY_ALIAS` on :data:`~bench.sandbox.layout.RELAY_PORT`.
 - the *uplink*: internal as well (the relay needs no egress), but with the host address kept; the gateway listens
   on exactly that address, so nothing else on the host, and nothing on the arm network, can reach it directly.
 
-Both networks and the relay carry the sandbox owner label (so ``sweep`` finds them after a crash) and are
-removed on every way out of :func:`model_network`.
+Both networks and the relay carry the runner's lease labels (so a sweep finds them after a crash) and are removed
+on every way out of :func:`docker_model_network`.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
 
-import docker
-import docker.errors
-from docker.models.containers import Container
-from docker.models.networks import Network
+from ....errors import SandboxError
+from ...layout import GATEWAY_ALIAS, RELAY_PORT, USER
+from ..base import ModelNetwork
+from .engine import NO_HOST_ADDRESS, Client, Container, engine_errors, remove_container, remove_network
 
-from ..errors import SandboxError
-from ..sandbox.docker_backend import NO_HOST_ADDRESS, OWNER, OWNER_LABEL
-from ..sandbox.layout import GATEWAY_ALIAS, USER
+__all__ = ["DockerModelNetwork", "docker_model_network"]
 
-__all__ = ["RELAY_PORT", "ModelNetwork", "base_url", "model_network"]
-
-RELAY_PORT = 8080
 _READY = "ready"
 _READY_SECONDS = 20.0
 _RELAY = f"""
@@ -76,26 +71,23 @@ while True:
 """
 
 
-def base_url() -> str:
-    """What the agent is told the model endpoint is: the same in every arm."""
-    return f"http://{GATEWAY_ALIAS}:{RELAY_PORT}"
-
-
-@dataclass
-class ModelNetwork:
+class DockerModelNetwork(ModelNetwork):
     """The two networks of one arm run; start the relay once the gateway listens on ``host_address``."""
 
-    client: docker.DockerClient
-    image_id: str
-    arm_network: str
-    uplink: Network
-    arm: Network
-    host_address: str
-    relay: Container | None = None
+    def __init__(
+        self, client: Client, image_id: str, uplink: Any, arm: Any, host_address: str, labels: Mapping[str, str]
+    ) -> None:
+        self.client = client
+        self.image_id = image_id
+        self.uplink = uplink
+        self.arm = arm
+        self.arm_network = str(arm.name)  # the engine network an arm container joins
+        self.host_address = host_address
+        self.labels = dict(labels)
+        self.relay: Container | None = None
 
     def start_relay(self, gateway_port: int) -> None:
-        """Start the relay to ``host_address:gateway_port`` and wait until it listens."""
-        try:
+        with engine_errors("starting the model relay"):
             relay = self.client.containers.create(
                 self.image_id,
                 ["python3", "-c", _RELAY, self.host_address, str(gateway_port)],
@@ -103,33 +95,31 @@ class ModelNetwork:
                 network=self.uplink.name,
                 cap_drop=["ALL"],
                 security_opt=["no-new-privileges"],
-                labels={OWNER_LABEL: OWNER},
+                labels=self.labels,
             )
             self.relay = relay
             self.arm.connect(relay, aliases=[GATEWAY_ALIAS])
             relay.start()
-        except docker.errors.APIError as exc:
-            raise SandboxError(f"the engine failed starting the model relay: {exc.explanation}") from exc
         deadline = time.monotonic() + _READY_SECONDS
-        while _READY not in relay.logs().decode("utf-8", "replace"):
-            relay.reload()
-            if relay.status == "exited" or time.monotonic() > deadline:
-                output = relay.logs().decode("utf-8", "replace")[-2000:]
-                raise SandboxError(f"the model relay did not start listening (status {relay.status}): {output}")
-            time.sleep(0.05)
+        with engine_errors("waiting for the model relay"):
+            while _READY not in relay.logs().decode("utf-8", "replace"):
+                relay.reload()
+                if relay.status == "exited" or time.monotonic() > deadline:
+                    output = relay.logs().decode("utf-8", "replace")[-2000:]
+                    raise SandboxError(f"the model relay did not start listening (status {relay.status}): {output}")
+                time.sleep(0.05)
 
 
-def _network(client: docker.DockerClient, options: dict[str, str] | None) -> Network:
-    try:
+def _network(client: Client, options: dict[str, str] | None, labels: Mapping[str, str]) -> Any:
+    with engine_errors("creating a network"):
         return client.networks.create(
-            f"net-{secrets.token_hex(6)}", driver="bridge", internal=True, options=options, labels={OWNER_LABEL: OWNER}
+            f"net-{secrets.token_hex(6)}", driver="bridge", internal=True, options=options, labels=dict(labels)
         )
-    except docker.errors.APIError as exc:
-        raise SandboxError(f"the engine refused to create a network: {exc.explanation}") from exc
 
 
-def _host_address(network: Network) -> str:
-    network.reload()
+def _host_address(network: Any) -> str:
+    with engine_errors(f"inspecting network {network.name}"):
+        network.reload()
     configs = network.attrs.get("IPAM", {}).get("Config") or []
     gateway = configs[0].get("Gateway") if configs else None
     if not gateway:
@@ -138,20 +128,19 @@ def _host_address(network: Network) -> str:
 
 
 @contextmanager
-def model_network(client: docker.DockerClient, image_id: str) -> Iterator[ModelNetwork]:
+def docker_model_network(client: Client, image_id: str, labels: Mapping[str, str]) -> Iterator[DockerModelNetwork]:
     """Make the uplink and the arm network; remove the relay and both networks on every way out."""
-    uplink = _network(client, None)
+    uplink = _network(client, None, labels)
     try:
-        arm = _network(client, NO_HOST_ADDRESS)
+        arm = _network(client, NO_HOST_ADDRESS, labels)
         try:
-            network = ModelNetwork(client, image_id, str(arm.name), uplink, arm, _host_address(uplink))
+            network = DockerModelNetwork(client, image_id, uplink, arm, _host_address(uplink), labels)
             try:
                 yield network
             finally:
                 if network.relay is not None:
-                    with suppress(docker.errors.NotFound):
-                        network.relay.remove(force=True)
+                    remove_container(network.relay)
         finally:
-            arm.remove()
+            remove_network(arm)
     finally:
-        uplink.remove()
+        remove_network(uplink)

@@ -1,0 +1,74 @@
+"""Images on the Docker engine: listed by label, looked up by ID, imported from a rootfs tar, built from a context.
+
+No registry is involved: ``import`` takes a rootfs tarball (a file, streamed, or bytes) and ``build`` runs the
+legacy builder on a local context whose ``FROM`` names a local image ID.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import docker.errors  # type: ignore[import-untyped]
+
+from ....errors import SandboxError
+from ...layout import WORKSPACE
+from ..base import ImageInfo
+from .engine import Client, engine_errors
+
+__all__ = ["build_layer", "get_image", "import_rootfs", "labelled_images"]
+
+
+def _info(image: Any) -> ImageInfo:
+    return ImageInfo(
+        image_id=str(image.id),
+        labels=dict(image.labels or {}),
+        size=int(image.attrs.get("Size", 0)),
+        created=str(image.attrs.get("Created", "")),
+    )
+
+
+def labelled_images(client: Client, label: str) -> list[ImageInfo]:
+    with engine_errors(f"listing images labelled {label}"):
+        return [_info(image) for image in client.images.list(filters={"label": label})]
+
+
+def get_image(client: Client, image_id: str) -> ImageInfo:
+    with engine_errors(f"looking up image {image_id}"):
+        try:
+            image = client.images.get(image_id)
+        except docker.errors.ImageNotFound as exc:
+            raise SandboxError(
+                f"image {image_id} is not in the local engine; build it with `stele-bench image build NAME` "
+                "(NAME: tiny, base or agent) and pin the ID it prints"
+            ) from exc
+    return _info(image)
+
+
+def import_rootfs(
+    client: Client, rootfs: bytes | Path, *, tag: str, labels: Mapping[str, str], env: Mapping[str, str]
+) -> str:
+    """``docker import`` of ``rootfs`` with the labels, the environment and the workspace as working directory."""
+    repository, _, version = tag.partition(":")
+    changes = [f"LABEL {key}={value}" for key, value in labels.items()]
+    changes += [f"WORKDIR {WORKSPACE}", *(f"ENV {key}={value}" for key, value in sorted(env.items()))]
+    options = {"repository": repository, "tag": version or "latest", "changes": changes}
+    with engine_errors(f"importing the rootfs of {tag}"):
+        if isinstance(rootfs, Path):
+            response = client.api.import_image_from_file(str(rootfs), **options)
+        else:
+            response = client.api.import_image_from_data(rootfs, **options)
+    for line in str(response).splitlines():
+        status = json.loads(line).get("status", "") if line.strip() else ""
+        if status.startswith("sha256:"):
+            return str(status)
+    raise SandboxError(f"the engine did not report an image ID importing {tag}: {str(response)[-500:]}")
+
+
+def build_layer(client: Client, context: Path, *, tag: str, labels: Mapping[str, str]) -> str:
+    """``docker build`` of the context tar file ``context``; returns the new image's ID."""
+    with context.open("rb") as stream, engine_errors(f"building {tag}"):
+        image, _ = client.images.build(fileobj=stream, custom_context=True, labels=dict(labels), tag=tag, rm=True)
+    return str(image.id)
