@@ -24,9 +24,9 @@ from ..sandbox.backends import ProcessOutcome, SandboxBackend, Session, process_
 from ..sandbox.spec import ContainerSpec
 from ..store import Store
 from ..suite.challenge import ChallengeManifest
+from .arm_record import ArmRecord, Condition, PromptKind, StepRecord
 from .claude import AGENT_KEY, HOME_DIRS, claude_argv, session_file, session_id_of
 from .recorder import StoreRecorder
-from .records import ArmRecord, Condition, PromptKind, StepRecord
 
 __all__ = ["ArmRun", "policy_gateway", "run_arm"]
 

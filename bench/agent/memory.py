@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from ..memory.install import stage_attachment
 from ..memory.provisioner import state_path
-from ..provision.adapter import Provisioner, Session, provisioned
+from ..provision.adapter import MemorySession, Provisioner, provisioned
 from ..provision.fixture import Fixture
 from ..provision.receipt import SnapshotReceipt
 from ..sandbox.layout import USER_HOME
@@ -41,7 +41,7 @@ def reference_provisioner(home: Path, fixture_root: Path) -> Provisioner:
 class LiveMemory:
     """A restored memory and the event loop its adapter session lives on."""
 
-    session: Session
+    session: MemorySession
     loop: asyncio.AbstractEventLoop
 
     def snapshot(self) -> SnapshotReceipt:
@@ -66,7 +66,7 @@ def live_memory(provisioner: Provisioner, fixture: Fixture, graph_arm: str, run_
         loop.close()
 
 
-def memory_attachment(home: Path, session: Session, staging: Path) -> MemoryAttachment:
+def memory_attachment(home: Path, session: MemorySession, staging: Path) -> MemoryAttachment:
     """Stage the hook program and settings in ``staging`` and mount them with the restored state, read-only."""
     pairs = stage_attachment(staging, state_path(home, session.project), SETTINGS_PATH)
     for directory in {staging, home, state_path(home, session.project).parent}:

@@ -26,9 +26,9 @@ from ..sandbox.backends import IDLE_COMMAND
 from ..sandbox.spec import ContainerSpec, MemoryAttachment, container_spec, prepare_pair
 from ..suite.challenge import NetworkMode
 from .arm import ArmRun, run_arm
+from .arm_record import Condition, PairRecord
 from .claude import agent_env
 from .memory import live_memory, memory_attachment, reference_provisioner
-from .records import Condition, PairRecord
 
 __all__ = ["FENCE_REASON", "arm_order", "arm_spec", "run_pair"]
 
@@ -73,7 +73,9 @@ def run_pair(
         with live_memory(provisioner, fixture, graph_arm, identity) as memory:
             control = arm_spec(run, image_id, None)
             treatment = arm_spec(run, image_id, memory_attachment(home, memory.session, staging))
-            outputs = {"spec_diff": store.put_document(prepare_pair(control, treatment, ("control", "treatment")))}
+            outputs: dict[str, Digest] = {
+                "spec_diff": store.put_document(prepare_pair(control, treatment, ("control", "treatment")))
+            }
             outputs["fence"] = Fence(store, identity, None).not_applicable(FENCE_REASON)
             specs = {Condition.CONTROL: control, Condition.TREATMENT: treatment}
             records = {condition: run_arm(run, condition, specs[condition]) for condition in arm_order(attempt)}

@@ -12,7 +12,7 @@ from typing import Literal
 
 from ..contracts import Digest, Document
 from ..gateway.errors import GatewayError
-from ..gateway.records import ExchangeRecord
+from ..gateway.exchange import ExchangeRecord
 from ..store import Store
 
 __all__ = ["ExchangeLog", "StoreRecorder", "read_exchange_log"]
@@ -27,7 +27,7 @@ class ExchangeLog(Document):
 
 
 class StoreRecorder:
-    """A gateway :class:`~bench.gateway.records.Recorder` writing into the store."""
+    """A gateway :class:`~bench.gateway.exchange.Recorder` writing into the store."""
 
     def __init__(self, store: Store) -> None:
         self.store = store

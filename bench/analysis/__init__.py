@@ -5,6 +5,7 @@ normal approximation, so a summary can be re-derived byte for byte from its reco
 """
 
 from .admission import Admission, AdmissionDecision, ReasonCode, admitted, decide
+from .attempt_record import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
 from .exact import clopper_pearson, conditional_odds_ratio_interval, mcnemar_exact, sign_test, two_sided_binomial_half
 from .prereg import (
     AnalysisPlan,
@@ -18,7 +19,6 @@ from .prereg import (
     load_preregistrations,
     supersede,
 )
-from .records import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
 from .signed_rank import SignedRankResult, signed_rank_test
 from .summary import (
     EXPLORATORY_BELOW,

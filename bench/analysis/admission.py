@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 
 from ..contracts import Digest, Document
 from ..errors import ContractError
-from .records import Completion, PairedAttempt
+from .attempt_record import Completion, PairedAttempt
 
 __all__ = [
     "PUBLIC_CONTRACTS",

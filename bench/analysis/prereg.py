@@ -21,7 +21,7 @@ from ..contracts import ContractModel, Digest, Document, canonical_bytes
 from ..contracts.files import read_contract
 from ..errors import ContractError
 from .admission import AdmissionDecision, ReasonCode, decide
-from .records import PairedAttempt
+from .attempt_record import PairedAttempt
 
 __all__ = [
     "PUBLIC_CONTRACTS",

@@ -16,8 +16,8 @@ from typing import Literal
 
 from ..contracts import ContractModel, Digest, Document
 from ..errors import ContractError
+from .attempt_record import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
 from .exact import clopper_pearson, conditional_odds_ratio_interval, mcnemar_exact, sign_test
-from .records import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
 from .signed_rank import signed_rank_test
 
 __all__ = [
@@ -181,7 +181,7 @@ def _parse_confidence(confidence: str) -> Fraction:
 def summarize(admitted: Mapping[Digest, PairedAttempt], confidence: str = "0.95") -> StatisticsSummary:
     """Summarise admitted attempts (the caller selects them with ``admission.admitted``)."""
     level = _parse_confidence(confidence)
-    groups: dict[tuple[str, str, int, str], list[PairedAttempt]] = {}
+    groups: dict[tuple[str, Digest, int, str], list[PairedAttempt]] = {}
     for digest, attempt in admitted.items():
         if attempt.completion is not Completion.COMPLETED:
             raise ContractError(

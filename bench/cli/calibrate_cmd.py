@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..contracts import ImageId
 from ..sandbox import calibrate, default_backend, require_calibrated
 from ..sandbox.images import ImageName, newest_image_id, require_image
 from ..store import Store, tree_from_directory
@@ -32,7 +33,7 @@ def _calibrate(args: argparse.Namespace, out: Output) -> int:
         image_id = require_image(args.image, backend) if args.image else newest_image_id(ImageName.BASE, backend)
         redacted = args.tree if args.tree is not None else tree_from_directory(store, args.workspace)
         out.progress(f"calibrating {manifest.challenge_id} in {image_id[:19]}")
-        report = calibrate(backend, store, args.challenge, manifest, image_id, redacted)
+        report = calibrate(backend, store, args.challenge, manifest, ImageId(image_id), redacted)
     digest = store.put_document(report)
     data = {**report.model_dump(mode="json"), "report": str(digest)}
     lines = [

@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import SourceError
 from ..provision.adapter import Provisioner
 from ..provision.fixture import artifact_sha256, load_fixture
-from ..provision.process import CallRecord, Limits
+from ..provision.process import CallRecord, ProcessLimits
 from ..provision.receipt import PairVerdict, assess
 from .output import Output
 
@@ -45,7 +45,7 @@ def _verb(verbs: Any, name: str, help_text: str) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = verbs.add_parser(name, help=help_text)
     parser.add_argument("--provisioner", required=True, help='argv prefix as one string, e.g. "my-mem --home DIR"')
     parser.add_argument("--fixture-root", type=Path, required=True, help="directory holding fixture.json")
-    parser.add_argument("--timeout", type=float, default=Limits().timeout_seconds, help="seconds per call")
+    parser.add_argument("--timeout", type=float, default=ProcessLimits().timeout_seconds, help="seconds per call")
     return parser
 
 
@@ -53,7 +53,7 @@ def _provisioner(args: argparse.Namespace) -> Provisioner:
     return Provisioner(
         prefix=tuple(shlex.split(args.provisioner)),
         fixture_root=args.fixture_root,
-        limits=Limits(timeout_seconds=args.timeout),
+        limits=ProcessLimits(timeout_seconds=args.timeout),
     )
 
 

@@ -6,6 +6,7 @@ import argparse
 import base64
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..contracts import Digest
 from ..errors import ContractError
@@ -47,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _fsck(args: argparse.Namespace, out: Output) -> int:
     report = fsck(Store(args.store))
-    data = {
+    data: dict[str, Any] = {
         "status": report.status.name.lower(),
         "objects": report.objects,
         "corrupt": sorted(report.corrupt),
@@ -93,6 +94,7 @@ def _ls(args: argparse.Namespace, out: Output) -> int:
 
 def _put(args: argparse.Namespace, out: Output) -> int:
     store = Store(args.store)
+    digest: Digest
     if args.path.is_dir():
         digest = tree_from_directory(store, args.path)
     elif args.path.is_file():

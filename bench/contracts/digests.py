@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 import blake3
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
@@ -43,7 +43,7 @@ class _PatternStr(str):
     pattern: ClassVar[re.Pattern[str]]
     meaning: ClassVar[str]
 
-    def __new__(cls, value: str) -> _PatternStr:
+    def __new__(cls, value: str) -> Self:
         if not isinstance(value, str) or not cls.pattern.fullmatch(value):
             raise ValueError(f"{value!r} is not {cls.meaning} (expected the form {cls.pattern.pattern})")
         return super().__new__(cls, value)
@@ -76,12 +76,12 @@ class Digest(_PatternStr):
     meaning = "a store digest"
 
     @classmethod
-    def of(cls, data: bytes) -> Digest:
+    def of(cls, data: bytes) -> Self:
         """The digest naming ``data``."""
         return cls(f"blake3:{blake3_hex(data)}:{len(data)}")
 
     @classmethod
-    def from_parts(cls, hex_: str, size: int) -> Digest:
+    def from_parts(cls, hex_: str, size: int) -> Self:
         return cls(f"blake3:{hex_}:{size}")
 
     @property

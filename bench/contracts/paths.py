@@ -61,7 +61,7 @@ class PortablePath(_PatternStr):
         reason = check_portable_path(value)
         if reason is not None:
             raise ValueError(f"{value!r} is not {cls.meaning}: {reason}")
-        return super().__new__(cls, value)  # type: ignore[return-value]
+        return super().__new__(cls, value)
 
     @property
     def parts(self) -> tuple[str, ...]:

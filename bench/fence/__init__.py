@@ -9,12 +9,13 @@ from .caps import ArmCap, PairCaps
 from .config import FenceConfig, load_config
 from .errors import FenceStopped, KeyRejected, ProviderError, ProviderResponseInvalid, ProviderUnreachable
 from .fence import Fence, read_record
+from .fence_record import CheckName, CheckVerdict, FenceCheck, FenceOutcome, FenceRecord
 from .provider import Credits, KeyInfo, ProviderClient
-from .records import CheckName, FenceCheck, FenceOutcome, FenceRecord, Verdict
 
 __all__ = [
     "ArmCap",
     "CheckName",
+    "CheckVerdict",
     "Credits",
     "Fence",
     "FenceCheck",
@@ -29,7 +30,6 @@ __all__ = [
     "ProviderError",
     "ProviderResponseInvalid",
     "ProviderUnreachable",
-    "Verdict",
     "load_config",
     "read_record",
 ]

@@ -30,11 +30,11 @@ from ..contracts import Digest
 from ..errors import ContractError, FenceError
 from ..store import Store
 from . import checks
-from .checks import Finding
+from .checks import FenceFinding
 from .config import FenceConfig
 from .errors import FenceStopped, ProviderError, ProviderUnreachable
+from .fence_record import CheckName, CheckVerdict, FenceCheck, FenceOutcome, FenceRecord
 from .provider import ProviderClient
-from .records import CheckName, FenceCheck, FenceOutcome, FenceRecord, Verdict
 
 __all__ = ["Fence", "read_record"]
 
@@ -53,7 +53,7 @@ class Fence:
         self._environ = os.environ if environ is None else environ
         self._outcome: FenceOutcome | None = None  # of the latest record; None before the first
         self._checks: list[Digest] = []
-        self._last: tuple[CheckName, Finding] | None = None
+        self._last: tuple[CheckName, FenceFinding] | None = None
         self._client: ProviderClient | None = None
         self._baseline = Decimal(0)  # the balance the headroom check saw; drain is measured from it
 
@@ -79,13 +79,13 @@ class Fence:
         baseline = self._baseline
         finding = _read(self._client.credits, lambda c: checks.observed_drain(baseline, c.balance_usd, declared_drain))
         self._add(CheckName.OBSERVED_DRAIN, finding)
-        return self._finish(FenceOutcome.STOPPED if finding.verdict is Verdict.FAILED else FenceOutcome.CLEARED)
+        return self._finish(FenceOutcome.STOPPED if finding.verdict is CheckVerdict.FAILED else FenceOutcome.CLEARED)
 
     def not_applicable(self, reason: str = "no paid provider") -> Digest:
         """Record that this pair was deliberately not fenced, one not-applicable document per check."""
         self._require_new("not_applicable")
         for check in CheckName:
-            self._add(check, Finding(Verdict.NOT_APPLICABLE, f"fence not applicable: {reason}"))
+            self._add(check, FenceFinding(CheckVerdict.NOT_APPLICABLE, f"fence not applicable: {reason}"))
         return self._finish(FenceOutcome.NOT_APPLICABLE)
 
     def _preflight_checks(self, config: FenceConfig, pair_cap: Decimal) -> bool:
@@ -109,7 +109,7 @@ class Fence:
                 "a pair is fenced once, with a new Fence per pair"
             )
 
-    def _add(self, check: CheckName, finding: Finding) -> bool:
+    def _add(self, check: CheckName, finding: FenceFinding) -> bool:
         """Store one decided check right away; True when it passed."""
         document = FenceCheck(
             pair=self.pair,
@@ -121,7 +121,7 @@ class Fence:
         )
         self._checks.append(self.store.put_document(document))
         self._last = (check, finding)
-        return finding.verdict is Verdict.PASSED
+        return finding.verdict is CheckVerdict.PASSED
 
     def _finish(self, outcome: FenceOutcome) -> Digest:
         """Write the record of every check so far; a stop raises, naming the check that stopped the pair."""
@@ -133,14 +133,14 @@ class Fence:
         return record
 
 
-def _read(read: Callable[[], T], judge: Callable[[T], Finding]) -> Finding:
+def _read(read: Callable[[], T], judge: Callable[[T], FenceFinding]) -> FenceFinding:
     """Judge what the provider says; a transport failure is unobserved, any other provider error a failure."""
     try:
         value = read()
     except ProviderUnreachable as exc:
-        return Finding(Verdict.UNOBSERVED, f"not observed: {exc}")
+        return FenceFinding(CheckVerdict.UNOBSERVED, f"not observed: {exc}")
     except ProviderError as exc:
-        return Finding(Verdict.FAILED, str(exc))
+        return FenceFinding(CheckVerdict.FAILED, str(exc))
     return judge(value)
 
 

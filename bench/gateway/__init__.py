@@ -6,9 +6,9 @@ capped per arm. See :mod:`.server` for the routes and :mod:`.records` for what i
 
 from .config import GatewayConfig, Mode, PolicyPin
 from .errors import GatewayError, PolicyDigestMismatch
+from .exchange import DirectoryRecorder, ExchangeRecord, Recorder, read_exchanges
 from .metering import ArmKey, Price, TokenUsage
 from .policy import Policy, Rule, TextReply, ToolUseReply, When, load_policy
-from .records import DirectoryRecorder, ExchangeRecord, Recorder, read_exchanges
 from .server import Gateway
 from .wire import Part, RequestView
 

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from .metering import TokenUsage
 from .wire import SseDecoder, api_error, assemble_message
 
-__all__ = ["Relayed", "Sink", "Upstream"]
+__all__ = ["Relayed", "Sink", "UpstreamProvider"]
 
 # Hop-by-hop headers, credentials and compression (the relay must read the bytes) are not passed on.
 _DROPPED = frozenset(
@@ -44,7 +44,7 @@ class Relayed:
     usage: TokenUsage | None
 
 
-class Upstream:
+class UpstreamProvider:
     def __init__(self, base_url: str, api_key: str) -> None:
         parts = urlsplit(base_url)
         self._https = parts.scheme == "https"

@@ -22,10 +22,10 @@ from typing import Any, Self
 
 from .config import GatewayConfig, Mode
 from .errors import GatewayError
-from .forward import Upstream
+from .exchange import ExchangeRecord, Recorder
+from .forward import UpstreamProvider
 from .metering import Meter, TokenUsage
 from .policy import Policy, load_policy
-from .records import ExchangeRecord, Recorder
 from .wire import api_error, encode_sse, message_events
 
 __all__ = ["Gateway"]
@@ -105,14 +105,14 @@ class Gateway:
         self._sequence = itertools.count()
         self._sequence_lock = threading.Lock()
         self._policy: Policy | None = None
-        self._upstream: Upstream | None = None
+        self._upstream: UpstreamProvider | None = None
         if config.policy is not None:
             self._policy = load_policy((policy_root or Path.cwd()) / config.policy.path, config.policy.sha256)
         if config.mode is Mode.FORWARD:
             key = os.environ.get(config.upstream_key_env)
             if not key:
                 raise GatewayError(f"forward mode needs the provider key in ${config.upstream_key_env}; it is unset")
-            self._upstream = Upstream(config.upstream or "", key)
+            self._upstream = UpstreamProvider(config.upstream or "", key)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -131,7 +131,8 @@ class Gateway:
         if self._server is None:
             raise GatewayError("the gateway is not started; call start() first")
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        shown = host.decode() if isinstance(host, bytes) else host
+        return f"http://{shown}:{port}"
 
     def stop(self) -> None:
         """Stop listening and wait for requests in flight: once this returns, every exchange is recorded."""

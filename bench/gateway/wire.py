@@ -137,8 +137,11 @@ def message_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any
         for delta in deltas:
             yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
-    yield "message_delta", {"type": "message_delta", "delta": delta, "usage": {"output_tokens": usage["output_tokens"]}}
+    ending: dict[str, Any] = {"stop_reason": message["stop_reason"], "stop_sequence": None}
+    yield (
+        "message_delta",
+        {"type": "message_delta", "delta": ending, "usage": {"output_tokens": usage["output_tokens"]}},
+    )
     yield "message_stop", {"type": "message_stop"}
 
 

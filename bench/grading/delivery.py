@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from ..contracts import ContractModel
-from ..gateway.records import ExchangeRecord
+from ..gateway.exchange import ExchangeRecord
 from .gateway_view import hook_contexts, received_texts
 from .memory import MemoryDeclaration
 from .transcript import Channel, StepSource, Transcript

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ..gateway.records import ExchangeRecord
+from ..gateway.exchange import ExchangeRecord
 from ..gateway.wire import Part, RequestView
 from .claude_code import hook_channel
 from .transcript import Channel

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from ..contracts import ContractModel, Document
-from ..gateway.records import ExchangeRecord
+from ..gateway.exchange import ExchangeRecord
 from .delivery import DeliveryGrade, grade_delivery
 from .effort import ExplorationEffort, measure_effort
 from .memory import MemoryDeclaration

@@ -16,7 +16,7 @@ from bench.contracts import ContractModel
 from bench.provision.messages import DestroyRequest, RestoreRequest, SnapshotRequest
 
 from . import provisioner
-from .corpus import CorpusError
+from .corpus import NoteFormatError
 from .state import StateError
 
 _REQUESTS: dict[str, type[ContractModel]] = {
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         response = _dispatch(args.home, request)
-    except (CorpusError, StateError, OSError) as exc:
+    except (NoteFormatError, StateError, OSError) as exc:
         print(f"{args.verb}: {exc}", file=sys.stderr)
         return 1
     sys.stdout.write(response.model_dump_json() + "\n")

@@ -24,14 +24,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
 
-__all__ = ["CorpusError", "DocKind", "Document", "Passage", "read_corpus"]
+__all__ = ["DocKind", "EvidenceNote", "NoteFormatError", "Passage", "read_corpus"]
 
 _HEADER = re.compile(r"^(kind|anchors|related):[ \t]*(.*)$", re.IGNORECASE)
 _LINK = re.compile(r"\]\(([^)#\s]+\.(?:md|txt))(?:#[^)]*)?\)")
 _SUFFIXES = frozenset({".md", ".txt"})
 
 
-class CorpusError(ValueError):
+class NoteFormatError(ValueError):
     """The evidence corpus breaks the convention; the message names the file and line."""
 
 
@@ -48,7 +48,7 @@ class Passage:
 
 
 @dataclass(frozen=True)
-class Document:
+class EvidenceNote:
     id: str
     kind: DocKind
     title: str
@@ -57,29 +57,31 @@ class Document:
     passages: tuple[Passage, ...]
 
 
-def read_corpus(root: Path) -> list[Document]:
+def read_corpus(root: Path) -> list[EvidenceNote]:
     """Every document of the corpus at ``root`` (a directory, or a single file), sorted by id."""
     if root.is_file():
         return [_read(root.name, root.read_text(encoding="utf-8"))]
     if not root.is_dir():
-        raise CorpusError(f"evidence corpus {root} does not exist; pass the restored artifact path")
+        raise NoteFormatError(f"evidence corpus {root} does not exist; pass the restored artifact path")
     documents = []
     for path in sorted(p for p in root.rglob("*") if not p.is_dir()):
         rel = path.relative_to(root).as_posix()
         if path.suffix.lower() not in _SUFFIXES:
-            raise CorpusError(f"evidence file {rel!r} is not markdown or text; convert it or move it out of the corpus")
+            raise NoteFormatError(
+                f"evidence file {rel!r} is not markdown or text; convert it or move it out of the corpus"
+            )
         documents.append(_read(rel, path.read_text(encoding="utf-8")))
     if not documents:
-        raise CorpusError(f"evidence corpus {root} holds no documents")
+        raise NoteFormatError(f"evidence corpus {root} holds no documents")
     ids = {d.id for d in documents}
     for doc in documents:
         unknown = [r for r in doc.related if r not in ids]
         if unknown:
-            raise CorpusError(f"{doc.id}: Related names {', '.join(unknown)}, which the corpus does not hold")
+            raise NoteFormatError(f"{doc.id}: Related names {', '.join(unknown)}, which the corpus does not hold")
     return documents
 
 
-def _read(doc_id: str, text: str) -> Document:
+def _read(doc_id: str, text: str) -> EvidenceNote:
     kind: DocKind | None = None
     anchors: list[str] = []
     related: list[str] = []
@@ -100,7 +102,7 @@ def _read(doc_id: str, text: str) -> Document:
     # Markdown links are relative to the linking document, Related ids to the corpus root.
     related.extend(_resolve(doc_id, "./" + m) for m in _LINK.findall(text) if "://" not in m and not m.startswith("/"))
     title, passages = _passages(doc_id, body)
-    return Document(
+    return EvidenceNote(
         id=doc_id,
         kind=kind or _default_kind(doc_id),
         title=title,
@@ -138,13 +140,13 @@ def _kind(value: str, where: str) -> DocKind:
         return DocKind(value.lower())
     except ValueError:
         allowed = ", ".join(k.value for k in DocKind)
-        raise CorpusError(f"{where}: Kind {value!r} is not one of {allowed}") from None
+        raise NoteFormatError(f"{where}: Kind {value!r} is not one of {allowed}") from None
 
 
 def _anchor(value: str, where: str) -> str:
     parts = value.rstrip("/").split("/")
     if value.startswith("/") or "\\" in value or any(p in ("", ".", "..") for p in parts):
-        raise CorpusError(f"{where}: anchor {value!r} is not a workspace-relative POSIX path (no /, .., or \\)")
+        raise NoteFormatError(f"{where}: anchor {value!r} is not a workspace-relative POSIX path (no /, .., or \\)")
     return value
 
 
@@ -154,7 +156,7 @@ def _resolve(doc_id: str, target: str) -> str:
         for part in PurePosixPath(target).parts:
             if part == "..":
                 if not parts:
-                    raise CorpusError(f"{doc_id}: link {target!r} leaves the corpus")
+                    raise NoteFormatError(f"{doc_id}: link {target!r} leaves the corpus")
                 parts.pop()
             elif part != ".":
                 parts.append(part)

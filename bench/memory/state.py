@@ -27,7 +27,7 @@ from pydantic import StringConstraints, ValidationError
 
 from bench.contracts import ContractModel, canonical_json
 
-from .corpus import Document
+from .corpus import EvidenceNote
 from .semantic import Embedder, pack_vector
 
 __all__ = ["GraphEdge", "GraphFile", "GraphNode", "StateError", "build_state", "fingerprint", "item_count"]
@@ -65,7 +65,7 @@ class GraphFile(ContractModel):
     edges: tuple[GraphEdge, ...]
 
 
-def build_state(path: Path, documents: list[Document], graph_path: Path, embedder: Embedder | None) -> None:
+def build_state(path: Path, documents: list[EvidenceNote], graph_path: Path, embedder: Embedder | None) -> None:
     """Write a new state file at ``path`` (which must not exist) in one transaction."""
     try:
         graph = GraphFile.model_validate_json(graph_path.read_bytes())
@@ -84,7 +84,7 @@ def build_state(path: Path, documents: list[Document], graph_path: Path, embedde
         conn.close()
 
 
-def _backfill(conn: sqlite3.Connection, documents: list[Document]) -> None:
+def _backfill(conn: sqlite3.Connection, documents: list[EvidenceNote]) -> None:
     for doc in documents:
         body = "\n\n".join(p.text for p in doc.passages)
         conn.execute(

@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Literal
 
-from ..contracts import BlobDigest, ContractModel, Digest, Document, Ref, TreeDigest
+from ..contracts import BlobDigest, ContractModel, Digest, Document, PortablePath, Ref, TreeDigest
 from ..errors import StageError
 from ..stages import Ports, StageContext, StageKind, stage
 from ..store import EntryKind, Store, walk_tree
@@ -142,7 +142,7 @@ def _scan_tree(
     runner: Mapping[Digest, str],
     findings: list[Finding],
 ) -> CheckedSurface:
-    paths_by_blob: dict[Digest, list[str]] = defaultdict(list)
+    paths_by_blob: dict[Digest, list[PortablePath]] = defaultdict(list)
     entries = 0
     for path, entry in walk_tree(store, tree):
         entries += 1

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from dulwich.objects import Blob, Commit, Tree
 
@@ -37,6 +37,7 @@ __all__ = [
     "materialize",
 ]
 
+GitObject = TypeVar("GitObject", Blob, Tree)
 _TREE, _SYMLINK, _GITLINK = 0o040000, 0o120000, 0o160000
 _LFS_HEADER = b"version https://git-lfs.github.com/spec/v1\n"
 _LFS_LIMIT = 1024  # git-lfs never writes a pointer this large (its spec)
@@ -90,10 +91,10 @@ class _Walk:
 def corpus_params(repository: str, commit: str) -> CorpusParams:
     """Resolve ``commit`` (a full id or a ref) in ``repository``: the stage's params name the commit itself."""
     with open_source(repository) as source:
-        return CorpusParams(repository=repository, commit=resolve_commit(source, commit))
+        return CorpusParams(repository=repository, commit=GitObjectId(resolve_commit(source, commit)))
 
 
-def materialize(store: Store, source: GitSource, commit: str) -> MaterializationReceipt:
+def materialize(store: Store, source: GitSource, commit: GitObjectId) -> MaterializationReceipt:
     """Store the tree of ``commit`` (a full id) and return its receipt; nothing is stored on refusal."""
     obj = source.get(commit.encode())
     if not isinstance(obj, Commit):
@@ -103,7 +104,7 @@ def materialize(store: Store, source: GitSource, commit: str) -> Materialization
     return MaterializationReceipt(
         repository=source.repository,
         commit=commit,
-        git_tree=obj.tree.decode(),
+        git_tree=GitObjectId(obj.tree.decode()),
         tree=tree,
         files=walk.files,
         symlinks=len(walk.links),
@@ -145,7 +146,7 @@ def _walk_tree(source: GitSource, tree_id: bytes, prefix: str, walk: _Walk) -> I
             raise CorpusError(path, f"has git mode {entry.mode:o}, which is not a file, directory or symlink")
 
 
-def _object(source: GitSource, sha: bytes, expected: type[Blob] | type[Tree], path: str) -> Blob | Tree:
+def _object(source: GitSource, sha: bytes, expected: type[GitObject], path: str) -> GitObject:
     obj = source.get(sha)
     if obj is None:
         raise CorpusError(

@@ -19,7 +19,8 @@ from pathlib import Path
 from dulwich.bundle import read_bundle
 from dulwich.errors import NotGitRepository
 from dulwich.object_store import BaseObjectStore, MemoryObjectStore
-from dulwich.objects import Commit, ShaFile, Tag
+from dulwich.objects import Commit, ObjectID, ShaFile, Tag
+from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from ..errors import SourceError
@@ -47,7 +48,7 @@ class GitSource:
     def get(self, sha: bytes) -> ShaFile | None:
         """The object named ``sha`` (40 hex bytes), or ``None`` when the repository does not hold it."""
         try:
-            return self.objects[sha]
+            return self.objects[ObjectID(sha)]
         except KeyError:
             return None
 
@@ -89,13 +90,13 @@ def _bundle(repository: str, path: Path) -> Iterator[GitSource]:
                     f"the pack in bundle {repository} cannot be read on its own ({exc}); its prerequisite commits "
                     f"({missing}) are not in it: create the bundle without a range (git bundle create F REF)"
                 ) from exc
-            refs = dict(bundle.references)
+            refs: dict[bytes, bytes] = {bytes(name): bytes(sha) for name, sha in bundle.references.items()}
         yield GitSource(repository, objects, refs.get)
 
 
 def _repo_ref(repo: Repo, name: bytes) -> bytes | None:
     try:
-        return repo.refs[name]
+        return bytes(repo.refs[Ref(name)])
     except KeyError:
         return None
 

@@ -84,7 +84,16 @@ _SECRETS: tuple[tuple[bytes, str, re.Pattern[bytes]], ...] = (
 )
 
 _VCS_DIRECTORIES = frozenset({".git", ".hg", ".svn", ".bzr"})  # repository metadata carries history
-_CREDENTIAL_NAMES = (".env*", ".netrc", ".git-credentials", ".pypirc", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")
+_CREDENTIAL_NAMES: tuple[str, ...] = (
+    ".env*",
+    ".netrc",
+    ".git-credentials",
+    ".pypirc",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+)
 _CREDENTIAL_NAMES += ("*.p12", "*.pfx", "*.jks", "*.keystore")
 _CREDENTIAL = re.compile("|".join(f"(?P<c{i}>{translate(glob)})" for i, glob in enumerate(_CREDENTIAL_NAMES)))
 _PATCH_SUFFIXES = (".patch", ".diff", ".orig", ".rej")

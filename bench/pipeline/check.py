@@ -69,7 +69,7 @@ def check_plan(plan: Plan, catalogue: Catalogue, store: Store | None = None) -> 
 
 def _port(invocation: Invocation, declared: Stage[Any, Any, Any], name: str) -> Port:
     field, _, key = name.partition(SEPARATOR)
-    port = declared.inputs.ports().get(field)
+    port: Port | None = declared.inputs.ports().get(field)
     if port is None or port.many != bool(key):
         ports = declared.inputs.ports().values()
         listing = ", ".join(f"{p.name}{SEPARATOR}<key>" if p.many else p.name for p in ports) or "none"

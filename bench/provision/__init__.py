@@ -1,11 +1,11 @@
 """The provisioner boundary: strict wire messages, the adapter that runs a memory system, the fixture contract and
 the snapshot receipt that proves the memory was there."""
 
-from .adapter import Provisioner, Session, provisioned
+from .adapter import MemorySession, Provisioner, provisioned
 from .errors import ProvisionRefused, RefusalReason
 from .fixture import Fixture, FixtureArtifact, FixtureProbe, GraphArm, artifact_sha256, load_fixture, verify_artifact
 from .messages import PUBLIC_CONTRACTS, ProbeKind, ProbeStatus, Verb, json_schemas
-from .process import CallRecord, Limits
+from .process import CallRecord, ProcessLimits
 from .receipt import Assessment, PairVerdict, ProbeCheck, ProbeOutcome, SnapshotReceipt, assess
 
 __all__ = [
@@ -16,16 +16,16 @@ __all__ = [
     "FixtureArtifact",
     "FixtureProbe",
     "GraphArm",
-    "Limits",
+    "MemorySession",
     "PairVerdict",
     "ProbeCheck",
     "ProbeKind",
     "ProbeOutcome",
     "ProbeStatus",
+    "ProcessLimits",
     "ProvisionRefused",
     "Provisioner",
     "RefusalReason",
-    "Session",
     "SnapshotReceipt",
     "Verb",
     "artifact_sha256",

@@ -36,10 +36,10 @@ from .messages import (
     SnapshotResponse,
     Verb,
 )
-from .process import CallRecord, Limits, run_verb
+from .process import CallRecord, ProcessLimits, run_verb
 from .receipt import SnapshotReceipt, snapshot_receipt
 
-__all__ = ["Provisioner", "Session", "provisioned"]
+__all__ = ["MemorySession", "Provisioner", "provisioned"]
 
 _PROJECT = TypeAdapter(ProjectName)
 
@@ -50,7 +50,7 @@ class Provisioner:
 
     prefix: tuple[str, ...]
     fixture_root: Path
-    limits: Limits = field(default_factory=Limits)
+    limits: ProcessLimits = field(default_factory=ProcessLimits)
 
     def restore_request(self, fixture: Fixture, graph_arm: str, run_identity: str) -> RestoreRequest:
         """The restore message, after every artifact was resolved inside the fixture root and its SHA-256 checked."""
@@ -80,7 +80,7 @@ class Provisioner:
 
 
 @dataclass
-class Session:
+class MemorySession:
     """One restored memory state, live for one run."""
 
     provisioner: Provisioner
@@ -106,7 +106,7 @@ class Session:
 @asynccontextmanager
 async def provisioned(
     provisioner: Provisioner, fixture: Fixture, graph_arm: str, run_identity: str, log: list[CallRecord] | None = None
-) -> AsyncIterator[Session]:
+) -> AsyncIterator[MemorySession]:
     """Restore, yield the live session, and destroy on every way out (see the module docstring).
 
     Artifact refusals happen before any process starts, so there is nothing to destroy. ``log`` (when given)
@@ -122,7 +122,7 @@ async def provisioned(
             await _destroy_quietly(provisioner, project, calls)
         raise
     try:
-        yield Session(provisioner, fixture, request, restored, calls)
+        yield MemorySession(provisioner, fixture, request, restored, calls)
     except BaseException:
         await _destroy_quietly(provisioner, restored.project, calls)
         raise

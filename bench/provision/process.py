@@ -24,7 +24,7 @@ from bench.contracts import ContractModel, canonical_bytes
 from .errors import ProvisionRefused, RefusalReason
 from .messages import Verb
 
-__all__ = ["CallRecord", "Limits", "parse_one_object", "run_verb"]
+__all__ = ["CallRecord", "ProcessLimits", "parse_one_object", "run_verb"]
 
 ResponseT = TypeVar("ResponseT", bound=ContractModel)
 _CHUNK = 1 << 16
@@ -32,7 +32,7 @@ _STDERR_TAIL = 600  # characters of stderr quoted in a refusal message, for the 
 
 
 @dataclass(frozen=True)
-class Limits:
+class ProcessLimits:
     """Bounds on one call. The defaults suit a provisioner backfilling a few thousand documents."""
 
     timeout_seconds: float = 300.0
@@ -70,7 +70,7 @@ async def run_verb(
     verb: Verb,
     request: ContractModel,
     response_type: type[ResponseT],
-    limits: Limits,
+    limits: ProcessLimits,
     log: list[CallRecord],
 ) -> ResponseT:
     """Run one verb and return its validated response; every outcome, refusal included, is appended to ``log``."""
@@ -105,7 +105,7 @@ async def _call(
     verb: Verb,
     request: ContractModel,
     response_type: type[ResponseT],
-    limits: Limits,
+    limits: ProcessLimits,
     output: _Output,
 ) -> ResponseT:
     def refuse(reason: RefusalReason, message: str, obj: dict[str, Any] | None = None) -> ProvisionRefused:
@@ -139,7 +139,7 @@ async def _call(
 
 
 def _interpret(
-    verb: Verb, output: _Output, limits: Limits, response_type: type[ResponseT], refuse: _Refuse
+    verb: Verb, output: _Output, limits: ProcessLimits, response_type: type[ResponseT], refuse: _Refuse
 ) -> ResponseT:
     """Apply the refusals in order: oversized stdout, non-zero exit, not one object, then the contract."""
     if output.overflow:
@@ -218,7 +218,7 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"it contains {name}, which is not JSON")
 
 
-async def _exchange(proc: asyncio.subprocess.Process, data: bytes, limits: Limits, output: _Output) -> None:
+async def _exchange(proc: asyncio.subprocess.Process, data: bytes, limits: ProcessLimits, output: _Output) -> None:
     assert proc.stdin and proc.stdout and proc.stderr  # all three are pipes by construction
     stderr_task = asyncio.create_task(_drain(proc.stderr, limits.stderr_bytes, output))
     try:

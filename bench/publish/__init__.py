@@ -1,13 +1,21 @@
 """Publication: the manifest covering every published file, the publication checks, verification and the report."""
 
 from .bundle import BundleError, bundle_files
-from .checks import LEAK_PATTERNS, Check, Finding, PublicationRefused, check_admissions, check_coverage, check_leaks
+from .checks import (
+    LEAK_PATTERNS,
+    Check,
+    PublicationFinding,
+    PublicationRefused,
+    check_admissions,
+    check_coverage,
+    check_leaks,
+)
 from .manifest import MANIFEST_NAME, PublicationManifest, PublishedFile, Receipt, ReceiptStage, read_manifest
-from .publish import check_bundle, publish
 from .receipts import derive, plan_receipts
-from .report import render_report
+from .release import check_bundle, publish
+from .render import render_report
 from .svg import MixedKeysError, TrendLine, trend_plot
-from .verify import Difference, lineage, verify
+from .verify import Difference, receipt_lineage, verify
 
 __all__ = [
     "LEAK_PATTERNS",
@@ -15,8 +23,8 @@ __all__ = [
     "BundleError",
     "Check",
     "Difference",
-    "Finding",
     "MixedKeysError",
+    "PublicationFinding",
     "PublicationManifest",
     "PublicationRefused",
     "PublishedFile",
@@ -29,10 +37,10 @@ __all__ = [
     "check_coverage",
     "check_leaks",
     "derive",
-    "lineage",
     "plan_receipts",
     "publish",
     "read_manifest",
+    "receipt_lineage",
     "render_report",
     "trend_plot",
     "verify",

@@ -19,7 +19,7 @@ from .manifest import MANIFEST_NAME, PublicationManifest
 __all__ = [
     "LEAK_PATTERNS",
     "Check",
-    "Finding",
+    "PublicationFinding",
     "PublicationRefused",
     "all_findings",
     "check_admissions",
@@ -54,7 +54,7 @@ LEAK_PATTERNS: tuple[tuple[Check, str, re.Pattern[bytes]], ...] = (
 
 
 @dataclass(frozen=True, order=True)
-class Finding:
+class PublicationFinding:
     path: str
     check: Check
     detail: str
@@ -66,7 +66,7 @@ class Finding:
 class PublicationRefused(BenchError):
     """Publication checks failed; ``findings`` names every offending file."""
 
-    def __init__(self, findings: list[Finding]) -> None:
+    def __init__(self, findings: list[PublicationFinding]) -> None:
         lines = "\n  ".join(str(f) for f in findings)
         super().__init__(
             f"publication refused, {len(findings)} finding(s):\n  {lines}\n"
@@ -79,7 +79,7 @@ def _line_of(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
-def check_leaks(path: str, data: bytes) -> list[Finding]:
+def check_leaks(path: str, data: bytes) -> list[PublicationFinding]:
     """Secret-shaped strings and host paths in a file's name or content."""
     findings = []
     for where, haystack in (("name", path.encode("utf-8")), ("content", data)):
@@ -87,50 +87,60 @@ def check_leaks(path: str, data: bytes) -> list[Finding]:
             for match in pattern.finditer(haystack):
                 shown = match.group(0)[:6].decode("utf-8", "replace")
                 place = "file name" if where == "name" else f"line {_line_of(haystack, match.start())}"
-                findings.append(Finding(path, check, f"{what} at {place} ({shown}...)"))
+                findings.append(PublicationFinding(path, check, f"{what} at {place} ({shown}...)"))
     return findings
 
 
-def check_coverage(files: Mapping[PortablePath, bytes], manifest: PublicationManifest) -> list[Finding]:
+def check_coverage(files: Mapping[PortablePath, bytes], manifest: PublicationManifest) -> list[PublicationFinding]:
     """Every file listed with the digest of its bytes, and nothing listed missing."""
     listed = {f.path: f.digest for f in manifest.files}
-    findings = [Finding(p, Check.COVERAGE, "not covered by the manifest") for p in sorted(set(files) - set(listed))]
+    findings = [
+        PublicationFinding(p, Check.COVERAGE, "not covered by the manifest") for p in sorted(set(files) - set(listed))
+    ]
     findings += [
-        Finding(p, Check.COVERAGE, f"listed with {listed[p]} but missing from the bundle")
+        PublicationFinding(p, Check.COVERAGE, f"listed with {listed[p]} but missing from the bundle")
         for p in sorted(set(listed) - set(files))
     ]
     for path in sorted(set(files) & set(listed)):
         actual = Digest.of(files[path])
         if actual != listed[path]:
-            findings.append(Finding(path, Check.COVERAGE, f"manifest says {listed[path]}, file hashes to {actual}"))
+            findings.append(
+                PublicationFinding(path, Check.COVERAGE, f"manifest says {listed[path]}, file hashes to {actual}")
+            )
     return findings
 
 
-def check_admissions(files: Mapping[PortablePath, bytes]) -> list[Finding]:
+def check_admissions(files: Mapping[PortablePath, bytes]) -> list[PublicationFinding]:
     """Every admission decides about a durable record in the bundle, and every record has its decision."""
     try:
         records = load_records(files)
         admissions = load_admissions(files)
     except BundleError as exc:
-        return [Finding(exc.path, Check.ADMISSION_RECORD, str(exc))]
+        return [PublicationFinding(exc.path, Check.ADMISSION_RECORD, str(exc))]
     findings = []
     decided: set[Digest] = set()
     for path, decision in sorted(admissions.items()):
         expected = f"{ADMISSIONS}/{decision.record.hex}.json"
         if decision.record not in records:
-            findings.append(Finding(path, Check.ADMISSION_RECORD, f"names record {decision.record}, not in {RECORDS}/"))
+            findings.append(
+                PublicationFinding(path, Check.ADMISSION_RECORD, f"names record {decision.record}, not in {RECORDS}/")
+            )
         elif path != expected:
-            findings.append(Finding(path, Check.ADMISSION_RECORD, f"decides {decision.record}; name it {expected}"))
+            findings.append(
+                PublicationFinding(path, Check.ADMISSION_RECORD, f"decides {decision.record}; name it {expected}")
+            )
         decided.add(decision.record)
     for digest, (path, _) in sorted(records.items()):
         if digest not in decided:
             findings.append(
-                Finding(path, Check.ADMISSION_RECORD, "has no admission decision (completed is not admitted)")
+                PublicationFinding(
+                    path, Check.ADMISSION_RECORD, "has no admission decision (completed is not admitted)"
+                )
             )
     return findings
 
 
-def all_findings(files: Mapping[PortablePath, bytes], manifest_bytes: bytes | None) -> list[Finding]:
+def all_findings(files: Mapping[PortablePath, bytes], manifest_bytes: bytes | None) -> list[PublicationFinding]:
     """Admission and leak findings for a bundle's files (and its manifest, when written), sorted by file."""
     findings = check_admissions(files)
     for path, data in files.items():

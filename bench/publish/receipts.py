@@ -13,7 +13,7 @@ from ..contracts import PortablePath, canonical_bytes
 from ..errors import ContractError
 from .bundle import ADMISSIONS, RECORDS, REPORT_PATH, SUMMARY_PATH, load_admissions, load_records, parse_document
 from .manifest import Receipt, ReceiptStage
-from .report import render_report
+from .render import render_report
 
 __all__ = ["STAGE_VERSIONS", "derive", "plan_receipts", "run_deterministic"]
 

@@ -17,7 +17,7 @@ from .bundle import bundle_files
 from .manifest import PublicationManifest, read_manifest
 from .receipts import derive
 
-__all__ = ["Difference", "lineage", "verify"]
+__all__ = ["Difference", "receipt_lineage", "verify"]
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class Difference:
         return "\n".join([head, *(f"  {line}" for line in self.lineage)])
 
 
-def lineage(manifest: PublicationManifest, path: str, indent: str = "") -> list[str]:
+def receipt_lineage(manifest: PublicationManifest, path: str, indent: str = "") -> list[str]:
     """How ``path`` came to be: its stage and parameters, then each recorded input with its digest, recursively."""
     receipt = manifest.receipt_for(path)
     if receipt is None:
@@ -46,7 +46,7 @@ def lineage(manifest: PublicationManifest, path: str, indent: str = "") -> list[
     lines = [f"{indent}<- {receipt.stage.value} v{receipt.version}" + (f" ({params})" if params else "")]
     for source in receipt.inputs:
         lines.append(f"{indent}   <- {source} {manifest.digest_of(source)}")
-        lines.extend(lineage(manifest, source, indent + "      "))
+        lines.extend(receipt_lineage(manifest, source, indent + "      "))
     return lines
 
 
@@ -80,7 +80,7 @@ def _rederive(manifest: PublicationManifest, files: Mapping[PortablePath, bytes]
         except BenchError as exc:
             actual, failure = None, (f"could not re-derive: {exc}",)
         if actual != recorded:
-            trail = (*failure, *lineage(manifest, receipt.path))
+            trail = (*failure, *receipt_lineage(manifest, receipt.path))
             differences.append(Difference(receipt.path, recorded, actual, "re-derived", trail))
     return differences
 

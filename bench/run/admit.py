@@ -8,11 +8,11 @@ passes all of them is admitted. Excluded records are kept whole.
 
 from __future__ import annotations
 
-from ..agent.records import PairRecord
+from ..agent.arm_record import PairRecord
 from ..analysis.admission import AdmissionDecision, ReasonCode, decide
-from ..analysis.records import Completion, PairedAttempt
+from ..analysis.attempt_record import Completion, PairedAttempt
 from ..contracts import Ref
-from ..fence.records import FenceOutcome, FenceRecord
+from ..fence.fence_record import FenceOutcome, FenceRecord
 from ..packaging.certify import CertificationReport, Verdict
 from ..provision.receipt import PairVerdict
 from ..sandbox.calibrate import CalibrationReport, CalibrationVerdict

@@ -8,7 +8,7 @@ decides>.json`` (what the publication checks pair up), and every other file at t
 from __future__ import annotations
 
 from ..analysis.admission import AdmissionDecision
-from ..analysis.records import PairedAttempt
+from ..analysis.attempt_record import PairedAttempt
 from ..contracts import Digest, PortablePath, Ref, TreeDigest
 from ..publish.bundle import ADMISSIONS, RECORDS
 from ..stages import NoParams, Ports, StageContext, StageKind, stage

@@ -11,16 +11,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..agent import records as agent_records
-from ..agent.stage import paired_attempt
+from ..agent import arm_record as agent_records
+from ..agent.paired_attempt import paired_attempt
 from ..analysis import admission as analysis_admission
+from ..analysis import attempt_record as analysis_records
 from ..analysis import prereg as analysis_prereg
-from ..analysis import records as analysis_records
 from ..analysis import summary as analysis_summary
 from ..contracts.registry import ContractRegistry
 from ..fence import caps as fence_caps
 from ..fence import config as fence_config
-from ..fence import records as fence_records
+from ..fence import fence_record as fence_records
 from ..packaging import PUBLIC_CONTRACTS as PACKAGING_CONTRACTS
 from ..packaging.certify import certify
 from ..packaging.corpus import corpus
@@ -38,7 +38,7 @@ from ..sandbox.audit import audit_stage
 from ..sandbox.backends import SandboxBackend, default_backend
 from ..sandbox.calibrate import calibrate_stage
 from ..sandbox.prebuild import prebuild_stage
-from ..sandbox.verifier import verify_stage
+from ..sandbox.verify import verify_stage
 from ..stages import Catalogue
 from ..stages import tree_summary as stages_tree_summary
 from ..stages.context import ServiceFactory
@@ -52,9 +52,9 @@ from .admit import admit
 from .analyze import analyze
 from .bundle import bundle
 from .grade import grade_stage
+from .paired_record import paired_record
 from .plan import suite_plan
 from .publish import publish_stage
-from .record import paired_record
 from .report import report
 
 __all__ = ["CONTRACTS", "PLAN_BUILDERS", "STAGES", "runtime", "services"]

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ..agent.arm_record import ArmRecord, Condition, PromptKind
 from ..agent.recorder import read_exchange_log
-from ..agent.records import ArmRecord, Condition, PromptKind
-from ..analysis.records import ArmResult, Outcome
+from ..analysis.attempt_record import ArmResult, Outcome
 from ..contracts import ContractModel, Digest, Document, Ref
 from ..errors import StageError
 from ..grading import Grade, MemoryDeclaration, OutcomeGrade, Transcript, grade, parse_claude_session
 from ..sandbox.audit import AuditReceipt
 from ..sandbox.backends import ProcessOutcome
-from ..sandbox.verifier import VerifierResult
+from ..sandbox.verify import VerifierResult
 from ..stages import Ports, StageContext, StageKind, stage
 from ..store import Store
 
@@ -67,7 +67,7 @@ def _session_of(arm: ArmRecord, verifier: VerifierResult, audit: AuditReceipt) -
 
 
 def grade_arm(
-    store: Store, arm_digest: Digest, memory: MemoryDeclaration, verifier: VerifierResult, audit: AuditReceipt
+    store: Store, arm_digest: Ref[ArmRecord], memory: MemoryDeclaration, verifier: VerifierResult, audit: AuditReceipt
 ) -> ArmGrade:
     """The arm's grade; the transcript it was read from is stored too and named in it."""
     arm = store.get_document(arm_digest, ArmRecord)

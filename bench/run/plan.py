@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..agent.records import Condition
-from ..agent.stage import PairedAttemptParams, PairOutputs, paired_attempt
-from ..analysis.records import Build, ComparabilityKey
+from ..agent.arm_record import Condition
+from ..agent.paired_attempt import PairedAttemptParams, PairOutputs, paired_attempt
+from ..analysis.attempt_record import Build, ComparabilityKey
 from ..contracts import Digest, ImageId, TreeDigest
 from ..errors import SandboxError
 from ..packaging.certify import CertifyParams, certify
@@ -34,7 +34,7 @@ from ..sandbox.calibrate import CalibrateOutputs, CalibrateParams, calibrate_sta
 from ..sandbox.images.registry import ImageName, find_image
 from ..sandbox.layout import WORKSPACE
 from ..sandbox.prebuild import PrebuildOutputs, PrebuildParams, prebuild_stage
-from ..sandbox.verifier import VerifyParams, verify_stage
+from ..sandbox.verify import VerifyParams, verify_stage
 from ..stages import NoParams
 from ..stages.code import store_code_manifest
 from ..store import Store, tree_from_directory
@@ -42,9 +42,9 @@ from ..suite.suite import LoadedChallenge, Suite, open_suite
 from .admit import admit
 from .bundle import bundle
 from .grade import GradeOutputs, GradeParams, grade_stage
+from .paired_record import RecordParams, paired_record
 from .prereg import current_preregistration
 from .publish import PublishParams, publish_stage
-from .record import RecordParams, paired_record
 
 __all__ = ["SuiteRun", "suite_plan"]
 

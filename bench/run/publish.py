@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from ..contracts import ContractModel, TreeDigest
-from ..publish.publish import publish
+from ..publish.release import publish
 from ..stages import Ports, StageContext, StageKind, stage
 from ..store import export_tree, tree_from_directory
 

@@ -3,7 +3,7 @@
 Layout: ``backends/`` the backend interface (``base.py``), its Docker implementation (``docker/``, the only code
 importing the Docker SDK), a process implementation (``process.py``) and the leases a sweep respects; ``spec.py``
 the container spec with the one-respect and neutrality checks; ``audit.py`` the mutation audit; ``prebuild.py``,
-``verifier.py`` and ``calibrate.py`` the runner steps; ``images/`` the locally built images.
+``verify.py`` and ``calibrate.py`` the runner stages; ``images/`` the locally built images.
 """
 
 from .audit import AuditReceipt, Mutation, MutationKind, audit_trees
@@ -35,7 +35,7 @@ from .spec import (
     prepare_pair,
     spec_diff,
 )
-from .verifier import VerifierResult, run_verifier
+from .verify import VerifierResult, run_verifier
 
 __all__ = [
     "AuditReceipt",

@@ -18,7 +18,7 @@ from ..store import Store
 from ..suite.challenge import ChallengeManifest, load_challenge
 from .backends import ProcessOutcome, SandboxBackend
 from .prebuild import PrebuildParams, prebuild, start_tree
-from .verifier import run_owned_script, run_verifier
+from .verify import run_owned_script, run_verifier
 
 __all__ = [
     "CalibrateInputs",
@@ -59,8 +59,8 @@ def calibrate(
     store: Store,
     challenge_dir: Path,
     manifest: ChallengeManifest,
-    image_id: str,
-    redacted: Digest,
+    image_id: ImageId,
+    redacted: TreeDigest,
 ) -> CalibrationReport:
     """Prebuild ``redacted``, then :func:`calibrate_start` on the tree the arms would start from."""
     start = start_tree(prebuild(backend, redacted, PrebuildParams(image_id=image_id, environment=manifest.environment)))

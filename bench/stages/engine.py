@@ -67,8 +67,12 @@ def execute(
 ) -> ActionOutcome:
     """Return the cached outcome of this invocation, or run the stage and record its result."""
     store = context.store
-    parsed = params if isinstance(params, stage.params) else stage.parse_params(dict(params))  # type: ignore[arg-type]
-    typed = inputs if isinstance(inputs, stage.inputs) else stage.parse_inputs(dict(inputs))  # type: ignore[arg-type]
+    parsed = params if isinstance(params, ContractModel) else stage.parse_params(dict(params))
+    if not isinstance(parsed, stage.params):
+        raise StageError(f"stage {stage.name!r} takes {stage.params.__name__} params, not {type(parsed).__name__}")
+    typed = inputs if isinstance(inputs, Ports) else stage.parse_inputs(dict(inputs))
+    if not isinstance(typed, stage.inputs):
+        raise StageError(f"stage {stage.name!r} takes {stage.inputs.__name__} inputs, not {type(typed).__name__}")
     flat = typed.flat()
     for name, digest in flat.items():
         if not store.has(digest):

@@ -203,7 +203,9 @@ def stage(name: str, *, version: int, kind: StageKind) -> Callable[[StageFunctio
         parameters = list(function.__code__.co_varnames[: function.__code__.co_argcount])
         if len(parameters) != 3:
             raise StageError(f"stage {name!r}: the function must take (context, inputs, params)")
-        inputs, params, outputs = hints.get(parameters[1]), hints.get(parameters[2]), hints.get("return")
+        inputs: Any = hints.get(parameters[1])
+        params: Any = hints.get(parameters[2])
+        outputs: Any = hints.get("return")
         if not (_is(inputs, Ports) and _is(params, ContractModel) and _is(outputs, Ports)):
             raise StageError(f"stage {name!r}: annotate inputs and the return as Ports and params as a contract")
         for model in (inputs, outputs):

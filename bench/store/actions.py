@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from ..contracts import Digest, Document
+from ..contracts import BlobDigest, Digest, Document
 from .store import Store
 
 __all__ = ["ActionKey", "ActionResult", "CodeManifest", "producers", "record", "recorded_from", "results_for"]
@@ -22,7 +22,7 @@ class CodeManifest(Document):
 
     kind: Literal["code-manifest"] = "code-manifest"
     schema_version: Literal[1] = 1
-    modules: dict[str, Digest]
+    modules: dict[str, BlobDigest]
 
 
 class ActionKey(Document):

@@ -76,7 +76,7 @@ class Store:
 
     def put_document(self, document: D) -> Ref[D]:
         """Store ``document`` canonically; the digest's type names its contract (``Ref[ArmRecord]``)."""
-        ref: type[Ref[Any]] = Ref[type(document)]  # type: ignore[misc]
+        ref: type[Ref[Any]] = Ref[type(document)]  # type: ignore[misc,assignment]  # made at run time, see Ref
         return cast(Ref[D], ref(self.put_bytes(canonical_bytes(document), document=True)))
 
     def get_document(self, digest: Digest, model: type[D]) -> D:

@@ -28,7 +28,7 @@ __all__ = [
     "Environment",
     "NetworkMode",
     "Oracle",
-    "Runtime",
+    "ScriptRuntime",
     "Verifier",
     "load_challenge",
     "read_asset",
@@ -43,7 +43,7 @@ class NetworkMode(enum.StrEnum):
     MODEL_ONLY = "model-only"  # an internal network whose only other member is the model gateway
 
 
-class Runtime(enum.StrEnum):
+class ScriptRuntime(enum.StrEnum):
     """How a runner-owned script is run: the interpreter is part of the experiment."""
 
     POSIX_SHELL = "posix-shell"
@@ -51,7 +51,7 @@ class Runtime(enum.StrEnum):
 
     @property
     def interpreter(self) -> tuple[str, ...]:
-        return {Runtime.POSIX_SHELL: ("/bin/sh",), Runtime.PYTHON3: ("python3",)}[self]
+        return {ScriptRuntime.POSIX_SHELL: ("/bin/sh",), ScriptRuntime.PYTHON3: ("python3",)}[self]
 
 
 class Environment(ContractModel):
@@ -68,7 +68,7 @@ class Asset(ContractModel):
 
 class Verifier(ContractModel):
     kind: Literal["script"]
-    runtime: Runtime
+    runtime: ScriptRuntime
     asset: Asset
     timeout_seconds: Annotated[int, Field(gt=0)]
 
@@ -76,7 +76,7 @@ class Verifier(ContractModel):
 class Oracle(ContractModel):
     """A runner-owned reference solution: a script run in the workspace that should make the verifier pass."""
 
-    runtime: Runtime
+    runtime: ScriptRuntime
     asset: Asset
     timeout_seconds: Annotated[int, Field(gt=0)] = 600
 

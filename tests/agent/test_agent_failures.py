@@ -12,10 +12,10 @@ from agent_scenario import CHALLENGE_ID, MODEL, Inputs, challenge, workspace_tre
 from bench.agent import ArmRun, Condition, PairRecord, run_arm
 from bench.agent.memory import live_memory, reference_provisioner
 from bench.agent.pair import arm_spec
+from bench.agent.paired_attempt import PairedAttemptParams, paired_attempt
 from bench.agent.recorder import StoreRecorder, read_exchange_log
-from bench.agent.stage import PairedAttemptParams, paired_attempt
 from bench.gateway.errors import GatewayError
-from bench.gateway.records import ExchangeRecord
+from bench.gateway.exchange import ExchangeRecord
 from bench.memory.provisioner import state_path
 from bench.provision import PairVerdict, Verb, load_fixture
 from bench.run.catalogue import services

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
+from bench.agent.arm_record import Condition
 from bench.agent.pair import arm_order
-from bench.agent.records import Condition
 
 
 def test_arm_order_alternates_between_attempts() -> None:

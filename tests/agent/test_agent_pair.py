@@ -25,10 +25,10 @@ from agent_scenario import (
 from docker import DockerClient
 
 from bench.agent import ArmRecord, Condition, PairRecord, PromptKind, read_exchange_log
-from bench.agent.stage import PairedAttemptParams, paired_attempt
-from bench.analysis.records import Outcome
+from bench.agent.paired_attempt import PairedAttemptParams, paired_attempt
+from bench.analysis.attempt_record import Outcome
 from bench.contracts import Digest, PortablePath
-from bench.fence.records import FenceOutcome, FenceRecord
+from bench.fence.fence_record import FenceOutcome, FenceRecord
 from bench.gateway.wire import Part, RequestView
 from bench.grading import Channel, StepSource, Transcript
 from bench.provision import PairVerdict, SnapshotReceipt
@@ -37,7 +37,7 @@ from bench.run.grade import ArmGrade, GradeParams, arm_result, grade_stage
 from bench.sandbox import ProcessOutcome, SpecDiffReceipt
 from bench.sandbox.audit import AuditParams, audit_stage
 from bench.sandbox.backends.docker import DockerBackend
-from bench.sandbox.verifier import VerifyParams, verify_stage
+from bench.sandbox.verify import VerifyParams, verify_stage
 from bench.stages import StageContext
 from bench.stages.engine import ActionOutcome, execute
 from bench.store import Store

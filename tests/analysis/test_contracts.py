@@ -24,7 +24,7 @@ from bench.analysis import (
     load_preregistrations,
     supersede,
 )
-from bench.analysis.records import ComparabilityKey
+from bench.analysis.attempt_record import ComparabilityKey
 from bench.contracts import Digest, canonical_bytes
 from bench.errors import ContractError
 from tests.analysis.attempt_factory import arm, attempt, key, record_digest

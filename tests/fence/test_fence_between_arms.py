@@ -11,7 +11,7 @@ from fence_provider_double import CREDITS_PATH, KEY, Account, Failure
 
 from bench.contracts import Digest
 from bench.errors import ContractError, FenceError
-from bench.fence import ArmCap, CheckName, Fence, FenceOutcome, FenceStopped, PairCaps, Verdict, read_record
+from bench.fence import ArmCap, CheckName, CheckVerdict, Fence, FenceOutcome, FenceStopped, PairCaps, read_record
 from bench.store import Store
 
 CAPS = PairCaps(arms=(ArmCap(arm="first", cap_usd=Decimal("2.50")), ArmCap(arm="second", cap_usd=Decimal("2.50"))))
@@ -36,7 +36,7 @@ class Pair:
         return record
 
 
-def _last_check(store: Store, record: Digest) -> tuple[FenceOutcome, CheckName, Verdict, str]:
+def _last_check(store: Store, record: Digest) -> tuple[FenceOutcome, CheckName, CheckVerdict, str]:
     document, checks = read_record(store, record)
     assert [c.check for c in checks[:3]] == [CheckName.KEY_IDENTITY, CheckName.KEY_BUDGET, CheckName.SHARED_HEADROOM]
     return document.outcome, checks[-1].check, checks[-1].verdict, checks[-1].reason
@@ -48,7 +48,7 @@ def test_a_drain_within_the_declared_amount_lets_the_second_arm_run(
     pair = Pair(make_fence(), lambda: account.spend("2.50"))
     record = pair.run()
     assert pair.arms_run == ["first", "second"]
-    assert _last_check(store, record)[:3] == (FenceOutcome.CLEARED, CheckName.OBSERVED_DRAIN, Verdict.PASSED)
+    assert _last_check(store, record)[:3] == (FenceOutcome.CLEARED, CheckName.OBSERVED_DRAIN, CheckVerdict.PASSED)
     _, checks = read_record(store, record)
     assert checks[-1].observed_usd["drained_usd"] == Decimal("2.50")
 
@@ -65,7 +65,7 @@ def test_a_drain_beyond_the_declared_amount_stops_before_the_second_arm(
     assert _last_check(store, caught.value.record)[:3] == (
         FenceOutcome.STOPPED,
         CheckName.OBSERVED_DRAIN,
-        Verdict.FAILED,
+        CheckVerdict.FAILED,
     )
     _, checks = read_record(store, caught.value.record)
     assert checks[-1].observed_usd == {
@@ -90,7 +90,7 @@ def test_a_key_rejected_after_preflight_stops_before_the_second_arm(
         pair.run()
     assert pair.arms_run == ["first"]
     outcome, check, verdict, reason = _last_check(store, caught.value.record)
-    assert (outcome, check, verdict) == (FenceOutcome.STOPPED, CheckName.OBSERVED_DRAIN, Verdict.FAILED)
+    assert (outcome, check, verdict) == (FenceOutcome.STOPPED, CheckName.OBSERVED_DRAIN, CheckVerdict.FAILED)
     assert KEY not in reason
 
 
@@ -106,7 +106,7 @@ def test_a_transport_error_on_the_balance_read_continues_recorded_unobserved(
     record = pair.run()
     assert pair.arms_run == ["first", "second"]
     outcome, check, verdict, reason = _last_check(store, record)
-    assert (outcome, check, verdict) == (FenceOutcome.CLEARED, CheckName.OBSERVED_DRAIN, Verdict.UNOBSERVED)
+    assert (outcome, check, verdict) == (FenceOutcome.CLEARED, CheckName.OBSERVED_DRAIN, CheckVerdict.UNOBSERVED)
     assert reason.startswith("not observed: GET http://127.0.0.1:")
     assert account.requests[-1] == CREDITS_PATH
 
@@ -138,7 +138,7 @@ def test_a_pair_without_a_paid_provider_records_not_applicable_explicitly(store:
     assert document.outcome is FenceOutcome.NOT_APPLICABLE
     assert [c.check for c in checks] == list(CheckName)
     assert {(c.verdict, c.reason) for c in checks} == {
-        (Verdict.NOT_APPLICABLE, "fence not applicable: no paid provider")
+        (CheckVerdict.NOT_APPLICABLE, "fence not applicable: no paid provider")
     }
     with pytest.raises(ContractError, match="needs a fence config"):
         fence.preflight(Decimal("1"))

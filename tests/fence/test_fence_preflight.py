@@ -10,11 +10,11 @@ from fence_provider_double import CREDITS_PATH, KEY, KEY_ENV, KEY_PATH, Account,
 
 from bench.contracts import Digest
 from bench.errors import ContractError
-from bench.fence import CheckName, Fence, FenceConfig, FenceOutcome, FenceStopped, Verdict, read_record
+from bench.fence import CheckName, CheckVerdict, Fence, FenceConfig, FenceOutcome, FenceStopped, read_record
 from bench.store import Store
 
 
-def _verdicts(store: Store, record: Digest) -> list[tuple[CheckName, Verdict]]:
+def _verdicts(store: Store, record: Digest) -> list[tuple[CheckName, CheckVerdict]]:
     document, checks = read_record(store, record)
     assert all(check.pair == document.pair for check in checks)
     return [(check.check, check.verdict) for check in checks]
@@ -31,7 +31,7 @@ def test_a_matching_key_with_a_ceiling_and_headroom_is_cleared(store: Store, mak
     document, checks = read_record(store, record)
     assert document.outcome is FenceOutcome.CLEARED and document.pair == "p1"
     assert [c.check for c in checks] == [CheckName.KEY_IDENTITY, CheckName.KEY_BUDGET, CheckName.SHARED_HEADROOM]
-    assert all(c.verdict is Verdict.PASSED for c in checks)
+    assert all(c.verdict is CheckVerdict.PASSED for c in checks)
     assert checks[1].observed_usd["limit_usd"] == Decimal("10")
     assert checks[2].observed_usd == {
         "balance_usd": Decimal("100"),
@@ -46,7 +46,7 @@ def test_a_mismatching_fingerprint_stops_before_the_key_leaves_the_process(
 ) -> None:
     stop = _stopped(make_fence, key="sk-or-v1-the-production-key")
     assert stop.check == CheckName.KEY_IDENTITY and "expected" in str(stop)
-    assert _verdicts(store, stop.record) == [(CheckName.KEY_IDENTITY, Verdict.FAILED)]
+    assert _verdicts(store, stop.record) == [(CheckName.KEY_IDENTITY, CheckVerdict.FAILED)]
     assert account.requests == []
     assert not any(b"the-production-key" in store.get_bytes(d) for d in store.digests())
 
@@ -56,7 +56,7 @@ def test_an_unset_key_variable_fails_identity_naming_the_variable(
 ) -> None:
     stop = _stopped(make_fence, key=None)
     assert KEY_ENV in str(stop)
-    assert _verdicts(store, stop.record) == [(CheckName.KEY_IDENTITY, Verdict.FAILED)]
+    assert _verdicts(store, stop.record) == [(CheckName.KEY_IDENTITY, CheckVerdict.FAILED)]
 
 
 def test_a_key_with_a_null_limit_fails_the_budget_check(
@@ -66,8 +66,8 @@ def test_a_key_with_a_null_limit_fails_the_budget_check(
     stop = _stopped(make_fence)
     assert stop.check == CheckName.KEY_BUDGET and "limit is null" in str(stop)
     assert _verdicts(store, stop.record) == [
-        (CheckName.KEY_IDENTITY, Verdict.PASSED),
-        (CheckName.KEY_BUDGET, Verdict.FAILED),
+        (CheckName.KEY_IDENTITY, CheckVerdict.PASSED),
+        (CheckName.KEY_BUDGET, CheckVerdict.FAILED),
     ]
     assert account.requests == [KEY_PATH]
 
@@ -79,7 +79,7 @@ def test_insufficient_headroom_fails_with_the_exact_shortfall(
     stop = _stopped(make_fence)
     assert stop.check == CheckName.SHARED_HEADROOM and "short by 0.10" in str(stop)
     _, checks = read_record(store, stop.record)
-    assert checks[-1].verdict is Verdict.FAILED
+    assert checks[-1].verdict is CheckVerdict.FAILED
     assert checks[-1].observed_usd["balance_usd"] == Decimal("54.90")
     assert checks[-1].observed_usd["required_usd"] == Decimal("55")
 
@@ -89,7 +89,7 @@ def test_headroom_is_decided_in_exact_decimal_not_float(store: Store, config: Fe
     account.total_credits, account.total_usage = Decimal("0.3"), Decimal("0.1")
     fence = Fence(store, "p1", config.model_copy(update={"production_reserve_usd": Decimal("0.1")}), {KEY_ENV: KEY})
     _, checks = read_record(store, fence.preflight(Decimal("0.1")))
-    assert checks[-1].verdict is Verdict.PASSED and checks[-1].observed_usd["balance_usd"] == Decimal("0.2")
+    assert checks[-1].verdict is CheckVerdict.PASSED and checks[-1].observed_usd["balance_usd"] == Decimal("0.2")
 
 
 def test_a_revoked_key_fails_preflight_closed(store: Store, make_fence: Callable[..., Fence], account: Account) -> None:
@@ -106,7 +106,7 @@ def test_an_unreachable_balance_at_preflight_is_unobserved_and_stops(
     """Nothing is spent yet, so an unproven headroom is no headroom: preflight fails closed on it."""
     account.failures[CREDITS_PATH] = failure
     stop = _stopped(make_fence)
-    assert _verdicts(store, stop.record)[-1] == (CheckName.SHARED_HEADROOM, Verdict.UNOBSERVED)
+    assert _verdicts(store, stop.record)[-1] == (CheckName.SHARED_HEADROOM, CheckVerdict.UNOBSERVED)
 
 
 def test_money_must_arrive_as_decimal(make_fence: Callable[..., Fence], account: Account) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bench.provision import Fixture, Provisioner, artifact_sha256, load_fixture
-from bench.provision.process import Limits
+from bench.provision.process import ProcessLimits
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_FIXTURE = REPO / "tests" / "provision" / "data" / "example-evidence"
@@ -102,7 +102,7 @@ class Fake:
         return True
 
     def provisioner(self, root: Path, timeout: float = 20.0, stdout_bytes: int = 1 << 20) -> Provisioner:
-        return Provisioner(self.prefix, root, Limits(timeout_seconds=timeout, stdout_bytes=stdout_bytes))
+        return Provisioner(self.prefix, root, ProcessLimits(timeout_seconds=timeout, stdout_bytes=stdout_bytes))
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from bench.errors import ContractError
 from bench.provision import Fixture, Provisioner, ProvisionRefused, RefusalReason, Verb, provisioned
 from bench.provision.fixture import FixtureArtifact, verify_artifact
 from bench.provision.messages import RestoreRequest, RestoreResponse
-from bench.provision.process import CallRecord, Limits, parse_one_object, run_verb
+from bench.provision.process import CallRecord, ProcessLimits, parse_one_object, run_verb
 
 
 def _request(root: Path, fixture: Fixture) -> RestoreRequest:
@@ -90,7 +90,7 @@ def test_chatty_stderr_is_bounded_and_never_blocks(fake, tiny_fixture) -> None:
     root, fixture = tiny_fixture
     f = fake(restore="chatty")
     log: list[CallRecord] = []
-    limits = Limits(timeout_seconds=20, stderr_bytes=4096)
+    limits = ProcessLimits(timeout_seconds=20, stderr_bytes=4096)
     request = f.provisioner(root).restore_request(fixture, "plain", "run-1")
     response = asyncio.run(run_verb(f.prefix, Verb.RESTORE, request, RestoreResponse, limits, log))
     assert response.project == "p1"
@@ -103,7 +103,9 @@ def test_missing_executable_is_refused(tiny_fixture) -> None:
     log: list[CallRecord] = []
     request = _request(root, fixture)
     with pytest.raises(ProvisionRefused) as caught:
-        asyncio.run(run_verb(("/nonexistent/provisioner",), Verb.RESTORE, request, RestoreResponse, Limits(), log))
+        asyncio.run(
+            run_verb(("/nonexistent/provisioner",), Verb.RESTORE, request, RestoreResponse, ProcessLimits(), log)
+        )
     assert caught.value.reason_code is RefusalReason.LAUNCH_FAILED
 
 
@@ -197,7 +199,7 @@ def test_provisioner_runs_without_a_shell(tmp_path: Path, tiny_fixture) -> None:
     request = _request(root, fixture)
     log: list[CallRecord] = []
     prefix = (sys.executable, str(script), f"; touch {marker}")
-    response = asyncio.run(run_verb(prefix, Verb.RESTORE, request, RestoreResponse, Limits(), log))
+    response = asyncio.run(run_verb(prefix, Verb.RESTORE, request, RestoreResponse, ProcessLimits(), log))
     assert response.project == "p1"
     assert not marker.exists()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from bench.memory.corpus import CorpusError, DocKind, read_corpus
+from bench.memory.corpus import DocKind, NoteFormatError, read_corpus
 from bench.memory.semantic import MODEL_DIR_ENV, load_embedder
 from bench.provision import (
     Fixture,
@@ -194,5 +194,5 @@ def test_corpus_convention(tmp_path: Path) -> None:
 )
 def test_corpus_convention_violations_name_the_file(tmp_path: Path, name: str, text: str, problem: str) -> None:
     (tmp_path / name).write_text(text)
-    with pytest.raises(CorpusError, match=problem):
+    with pytest.raises(NoteFormatError, match=problem):
         read_corpus(tmp_path)

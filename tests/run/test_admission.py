@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from bench.agent.records import PairRecord
+from bench.agent.arm_record import PairRecord
 from bench.analysis.admission import ReasonCode
-from bench.analysis.records import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
+from bench.analysis.attempt_record import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
 from bench.contracts import Digest
-from bench.fence.records import FenceOutcome, FenceRecord
+from bench.fence.fence_record import FenceOutcome, FenceRecord
 from bench.packaging.certify import CertificationReport, Finding, FindingKind, Verdict
 from bench.provision.receipt import PairVerdict
 from bench.run.admit import exclusion

@@ -21,7 +21,7 @@ from bench.sandbox import (
     run_verifier,
 )
 from bench.sandbox.backends.docker import DockerBackend
-from bench.sandbox.verifier import VerifierResult, verify_stage
+from bench.sandbox.verify import VerifierResult, verify_stage
 from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import Store

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from ..contracts import BlobDigest, ContractModel, ImageId, Ref, TreeDigest
 from ..errors import StageError
-from ..fence.records import FenceRecord
+from ..fence.fence_record import FenceRecord
 from ..packaging.certify import CertificationReport, Verdict
 from ..provision.fixture import load_fixture
 from ..provision.receipt import SnapshotReceipt
@@ -32,8 +32,8 @@ from ..store import Store
 from ..store.tarstream import export_tree
 from ..suite.challenge import ChallengeManifest
 from .arm import ArmRun
+from .arm_record import ArmRecord, PairRecord
 from .pair import run_pair
-from .records import ArmRecord, PairRecord
 
 __all__ = ["PairInputs", "PairOutputs", "PairedAttemptParams", "paired_attempt"]
 

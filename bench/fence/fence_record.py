@@ -10,7 +10,7 @@ from pydantic import AwareDatetime, Field
 
 from ..contracts import Digest, Document
 
-__all__ = ["CheckName", "FenceCheck", "FenceOutcome", "FenceRecord", "Verdict"]
+__all__ = ["CheckName", "CheckVerdict", "FenceCheck", "FenceOutcome", "FenceRecord"]
 
 
 class CheckName(StrEnum):
@@ -22,7 +22,7 @@ class CheckName(StrEnum):
     OBSERVED_DRAIN = "observed-drain"
 
 
-class Verdict(StrEnum):
+class CheckVerdict(StrEnum):
     PASSED = "passed"
     FAILED = "failed"
     UNOBSERVED = "unobserved"  # the provider could not be reached; the check did not run, and says so
@@ -42,7 +42,7 @@ class FenceCheck(Document):
     schema_version: Literal[1] = 1
     pair: str = Field(min_length=1)
     check: CheckName
-    verdict: Verdict
+    verdict: CheckVerdict
     observed_usd: dict[str, Decimal]
     reason: str = Field(min_length=1)
     checked_at: AwareDatetime

@@ -18,7 +18,7 @@ from pydantic import Field
 from ..contracts import ContractModel, Digest, Document, ImageId, Ref, Sha256, TreeDigest
 from ..errors import ContractError
 from ..stages import Ports, StageContext, StageKind, stage
-from ..suite.challenge import Asset, ChallengeManifest, NetworkMode, Runtime, load_challenge, read_asset
+from ..suite.challenge import Asset, ChallengeManifest, NetworkMode, ScriptRuntime, load_challenge, read_asset
 from .backends import ProcessOutcome, RunOutcome, RunRequest, SandboxBackend
 from .layout import ASSET_DIR
 from .spec import Mount, container_spec
@@ -54,7 +54,7 @@ def run_owned_script(
     manifest: ChallengeManifest,
     image_id: str,
     tree: Digest,
-    script: tuple[Runtime, Asset, float],
+    script: tuple[ScriptRuntime, Asset, float],
     *,
     read_back: bool,
 ) -> RunOutcome:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..contracts import Digest, canonical_bytes
 from .bundle import REPORT_PATH, SUMMARY_PATH, bundle_files
-from .checks import Check, Finding, PublicationRefused, all_findings, check_coverage
+from .checks import Check, PublicationFinding, PublicationRefused, all_findings, check_coverage
 from .manifest import MANIFEST_NAME, PublicationManifest, PublishedFile, read_manifest, write_manifest
 from .receipts import derive, plan_receipts
 
@@ -41,10 +41,10 @@ def publish(root: Path, confidence: str = "0.95") -> PublicationManifest:
     return manifest
 
 
-def check_bundle(manifest_path: Path) -> list[Finding]:
+def check_bundle(manifest_path: Path) -> list[PublicationFinding]:
     """Every publication check on a published bundle: coverage, admissions and leaks; empty when it passes."""
     if manifest_path.name != MANIFEST_NAME:
-        return [Finding(manifest_path.name, Check.COVERAGE, f"is not a bundle's {MANIFEST_NAME}")]
+        return [PublicationFinding(manifest_path.name, Check.COVERAGE, f"is not a bundle's {MANIFEST_NAME}")]
     manifest = read_manifest(manifest_path)
     files = bundle_files(manifest_path.parent)
     findings = check_coverage(files, manifest) + all_findings(files, manifest_path.read_bytes())

@@ -6,8 +6,8 @@ preregistration); everything measured comes in as inputs, so the record can be r
 
 from __future__ import annotations
 
-from ..agent.records import Condition, PairRecord
-from ..analysis.records import Build, ComparabilityKey, Completion, PairedAttempt
+from ..agent.arm_record import Condition, PairRecord
+from ..analysis.attempt_record import Build, ComparabilityKey, Completion, PairedAttempt
 from ..contracts import ContractModel, Ref
 from ..errors import StageError
 from ..stages import Ports, StageContext, StageKind, stage
