@@ -101,7 +101,10 @@ class PreregistrationMoved(ContractError):
         lines = "; ".join(f"{m.field}: frozen {m.frozen!r}, now {m.observed!r}" for m in moved)
         super().__init__(
             f"refusing to start {challenge} v{version}: {len(moved)} frozen input(s) moved ({lines}); "
-            "restore them, or write a corrected preregistration version"
+            "restore them, or write a corrected preregistration version",
+            field=moved[0].field if moved else None,
+            expected=moved[0].frozen if moved else None,
+            actual=moved[0].observed if moved else None,
         )
         self.challenge = challenge
         self.version = version

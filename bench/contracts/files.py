@@ -46,7 +46,9 @@ def parse_contract(data: bytes, model: type[M], what: str) -> M:
     try:
         return model.model_validate_json(data)
     except ValidationError as exc:
-        raise ContractError(f"{what} breaks its contract: {validation_summary(exc)}") from None
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or None
+        raise ContractError(f"{what} breaks its contract: {validation_summary(exc)}", field=field) from None
 
 
 def read_contract(path: Path, model: type[M], what: str, hint: str = "") -> M:
@@ -55,5 +57,9 @@ def read_contract(path: Path, model: type[M], what: str, hint: str = "") -> M:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ContractError(f"cannot read {what} {path}: {exc.strerror}{'; ' + hint if hint else ''}") from exc
-    return parse_contract(data, model, f"{what} {path}")
+        raise ContractError(f"cannot read {what} {path}: {exc.strerror}", path=str(path), hint=hint or None) from exc
+    try:
+        return parse_contract(data, model, f"{what} {path}")
+    except ContractError as exc:
+        exc.path = str(path)
+        raise

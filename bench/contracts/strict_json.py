@@ -86,5 +86,9 @@ def read_json_object(path: Path, what: str, hint: str = "") -> dict[str, Any]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ContractError(f"cannot read {what} {path}: {exc.strerror}{'; ' + hint if hint else ''}") from None
-    return parse_json_object(data, f"{what} {path}")
+        raise ContractError(f"cannot read {what} {path}: {exc.strerror}", path=str(path), hint=hint or None) from None
+    try:
+        return parse_json_object(data, f"{what} {path}")
+    except ContractError as exc:
+        exc.path = str(path)
+        raise

@@ -24,8 +24,8 @@ class PolicyDigestMismatch(GatewayError):
     def __init__(self, path: Path, expected: str, actual: str) -> None:
         super().__init__(
             f"policy {path} has SHA-256 {actual}, but the gateway config pins {expected}; "
-            "restore the pinned policy or re-pin the config to the new digest on purpose"
+            "restore the pinned policy or re-pin the config to the new digest on purpose",
+            path=str(path),
+            expected=expected,
+            actual=actual,
         )
-        self.path = path
-        self.expected = expected
-        self.actual = actual

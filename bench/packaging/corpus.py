@@ -48,8 +48,7 @@ class CorpusError(SourceError):
     """A commit's tree is refused; ``path`` is the tree path at fault."""
 
     def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
+        super().__init__(f"{path}: {message}", path=path)
 
 
 class LfsPointer(ContractModel):

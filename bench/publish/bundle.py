@@ -48,8 +48,7 @@ class BundleError(ContractError):
     """The bundle's layout or a file in it is not what publication expects; ``path`` names the file."""
 
     def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
+        super().__init__(f"{path}: {message}", path=path)
 
 
 def bundle_files(root: Path) -> dict[PortablePath, bytes]:

@@ -116,7 +116,7 @@ def check_admissions(files: Mapping[PortablePath, bytes]) -> list[PublicationFin
         records = load_records(files)
         admissions = load_admissions(files)
     except BundleError as exc:
-        return [PublicationFinding(exc.path, Check.ADMISSION_RECORD, str(exc))]
+        return [PublicationFinding(exc.path or "(bundle)", Check.ADMISSION_RECORD, str(exc))]
     findings = []
     decided: set[Digest] = set()
     for path, decision in sorted(admissions.items()):

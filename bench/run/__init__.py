@@ -4,3 +4,5 @@
 module named after it (``grade``, ``paired_record``, ``admit``, ``bundle``, ``publish``, ``analyze``, ``report``);
 ``catalogue.py`` composes every stage, public contract, plan builder and service.
 """
+
+__all__: list[str] = []
