@@ -29,6 +29,7 @@ import hashlib
 import http.client
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -118,6 +119,7 @@ class AnthropicDouble:
     usage: Usage = Usage.REPORTED
     faults: list[Fault] = field(default_factory=list)  # one is used per messages request, first first
     replay: list[bytes] = field(default_factory=list)  # recorded SSE bodies, sent verbatim to stream requests
+    pace: float = 0.0  # seconds between stream events, as a model that takes its time
     rates: dict[str, Decimal] = field(default_factory=lambda: dict(RATES))  # USD per million tokens
     on_bill: Callable[[Decimal], None] | None = None
     received: list[Received] = field(default_factory=list)
@@ -313,6 +315,7 @@ def _handler(double: AnthropicDouble) -> type[BaseHTTPRequestHandler]:
                 events = events[:3]
             for event in events:
                 self._chunk(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+                time.sleep(double.pace)
             if fault is Fault.CUT:
                 self.close_connection = True  # no terminating chunk: the client sees the body end early
                 return

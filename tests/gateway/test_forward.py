@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import socket
 from decimal import Decimal
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from loopback import (
@@ -17,6 +19,7 @@ from loopback import (
     AnthropicDouble,
     Fault,
     ForwardFactory,
+    Reply,
     Usage,
     arm,
     caps,
@@ -249,3 +252,21 @@ def test_no_key_reaches_the_store(double: AnthropicDouble, forward_gateway: Forw
     assert len(objects) > 4
     for secret in planted:
         assert not any(secret.encode() in data for data in objects + files), secret
+
+
+def test_a_client_gone_mid_stream_is_recorded_and_the_answer_still_metered_from_its_usage(
+    double: AnthropicDouble, forward_gateway: ForwardFactory, tmp_path: Path
+) -> None:
+    double.pace = 0.05
+    double.model = lambda body: Reply(({"type": "text", "text": "a long answer " * 20},))
+    with forward_gateway() as gateway:
+        parts = urlsplit(gateway.url)
+        with socket.create_connection((parts.hostname, parts.port), timeout=10) as connection:
+            data = json.dumps(request_body("hi")).encode()
+            head = f"POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: {KEY}\r\nanthropic-version: 2023-06-01\r\n"
+            connection.sendall(f"{head}content-length: {len(data)}\r\n\r\n".encode() + data)
+            assert connection.recv(12) == b"HTTP/1.1 200"  # the stream began; the client leaves
+    record = read_exchanges(tmp_path / "log")[0]
+    assert record.client_disconnected and record.charge is ChargeBasis.USAGE
+    assert record.response_events is not None and record.response_events[-1].event == "message_stop"
+    assert record.cost_usd == gateway.spent("one") == double.billed_usd
