@@ -95,6 +95,7 @@ class Fault(Enum):
     OVERLOADED = auto()  # 529 overloaded_error
     ERROR_EVENT = auto()  # a stream that starts, then ends with an `error` event
     CUT = auto()  # a stream whose connection closes before message_stop
+    SILENT = auto()  # the request is taken (and billed), then the connection closes with no answer
 
 
 class Usage(Enum):
@@ -273,6 +274,9 @@ def _handler(double: AnthropicDouble) -> type[BaseHTTPRequestHandler]:
             reply = double.model(body)
             usage = {**counts, "output_tokens": max(1, len(json.dumps(list(reply.content))) // 4)}
             double.bill(usage)  # what the account is charged, whatever the answer shows
+            if fault is Fault.SILENT:
+                self.close_connection = True
+                return None
             message: dict[str, Any] = {
                 "id": f"msg_{hashlib.sha256(json.dumps(body).encode()).hexdigest()[:24]}",
                 "type": "message",

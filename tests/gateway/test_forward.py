@@ -270,3 +270,14 @@ def test_a_client_gone_mid_stream_is_recorded_and_the_answer_still_metered_from_
     assert record.client_disconnected and record.charge is ChargeBasis.USAGE
     assert record.response_events is not None and record.response_events[-1].event == "message_stop"
     assert record.cost_usd == gateway.spent("one") == double.billed_usd
+
+
+def test_a_provider_silent_after_taking_the_request_is_a_502_charged_its_upper_bound(
+    double: AnthropicDouble, forward_gateway: ForwardFactory, tmp_path: Path
+) -> None:
+    double.faults = [Fault.SILENT]
+    with forward_gateway() as gateway:
+        answer = post(gateway.url, "/v1/messages", request_body("hi"))
+    record = read_exchanges(tmp_path / "log")[0]
+    assert answer.status == 502 and record.refusal is Refusal.UPSTREAM_UNREACHABLE
+    assert record.charge is ChargeBasis.UPPER_BOUND and record.cost_usd == gateway.spent("one") >= double.billed_usd > 0
