@@ -335,6 +335,8 @@ PUBLIC_NAMES: dict[str, list[str]] = {
     "bench.stages": [
         "ActionOutcome",
         "Catalogue",
+        "LOCATOR",
+        "Locator",
         "NoInputs",
         "NoParams",
         "Port",
@@ -343,6 +345,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "StageContext",
         "StageKind",
         "execute",
+        "keyed_params",
         "stage",
     ],
     "bench.store": [

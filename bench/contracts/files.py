@@ -35,9 +35,10 @@ def _shown(error: Any, where: str) -> str:
     got = error.get("input")
     if error["type"] == "extra_forbidden" or any(name in where.lower() for name in _SECRET_NAMES):
         return ""
-    if isinstance(got, dict | list) or (isinstance(got, str) and len(got) > 40):
+    shown = repr(got)
+    if isinstance(got, dict | list | tuple | bytes | bytearray) or len(shown) > 42:
         return f" (got a {type(got).__name__})"
-    return f" (got {got!r})"
+    return f" (got {shown})"
 
 
 def parse_contract(data: bytes, model: type[M], what: str) -> M:

@@ -110,10 +110,15 @@ def _member(
 
 
 def export_tree(store: Store, tree: Digest, destination: Path) -> None:
-    """Write ``tree`` into ``destination``, which must be absent or empty."""
+    """Write ``tree`` into ``destination``, which must be absent or an empty directory."""
+    if destination.is_symlink() or (destination.exists() and not destination.is_dir()):
+        raise ContractError(f"{destination} exists and is not a directory; export into a new directory")
     if destination.exists() and any(destination.iterdir()):
         raise ContractError(f"{destination} is not empty; export into a new directory")
-    destination.mkdir(parents=True, exist_ok=True)
+    try:
+        destination.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ContractError(f"cannot create {destination}: {exc.strerror}; export into a new directory") from exc
     for path, entry in walk_tree(store, tree):
         target = destination / path
         if entry.kind is EntryKind.DIRECTORY:
