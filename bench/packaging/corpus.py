@@ -54,10 +54,14 @@ _LFS_FIELDS = re.compile(rb"^oid sha256:([0-9a-f]{64})\nsize ([0-9]+)$", re.MULT
 
 
 class CorpusError(SourceError):
-    """A commit's tree is refused; ``path`` is the tree path at fault."""
+    """A commit's tree is refused; ``path`` is the tree path at fault, control characters shown escaped (git
+    allows a newline in a name, and a refusal is one line)."""
 
     def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}", path=path)
+        shown = "".join(
+            c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}" for c in path
+        )
+        super().__init__(f"{shown}: {message}", path=shown)
 
 
 class LfsPointer(ContractModel):
@@ -217,7 +221,7 @@ def _object(source: GitSource, sha: bytes, expected: type[GitObject], path: str)
 
 def _checked_path(prefix: str, raw: bytes) -> PortablePath:
     """The tree path for entry name ``raw`` under ``prefix``, refusing names a checkout would not survive."""
-    shown = prefix + raw.decode("utf-8", "backslashreplace").replace("\x00", "\\x00")
+    shown = prefix + raw.decode("utf-8", "backslashreplace")
     if b"\x00" in raw or b"/" in raw or raw in (b"", b".", b".."):
         raise CorpusError(
             shown, "is a crafted tree entry (a name containing NUL or '/', or an empty, '.' or '..' name)"

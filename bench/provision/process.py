@@ -20,14 +20,14 @@ from typing import Annotated, Any, TypeVar
 from pydantic import Field, ValidationError
 
 from bench.contracts import ContractModel, canonical_bytes
-from bench.contracts.files import validation_summary
+from bench.contracts.files import field_path, validation_summary
 from bench.contracts.strict_json import parse_json_object
 from bench.errors import ContractError
 
 from .errors import ProvisionRefused, RefusalReason
 from .messages import Verb
 
-__all__ = ["MAX_TIMEOUT_SECONDS", "CallRecord", "ProcessLimits", "run_verb"]
+__all__ = ["MAX_TIMEOUT_SECONDS", "CallRecord", "ProcessLimits", "interpret_reply", "run_verb"]
 
 ResponseT = TypeVar("ResponseT", bound=ContractModel)
 _CHUNK = 1 << 16
@@ -118,6 +118,28 @@ def _record(verb: Verb, output: _Output, started: float, refused: ProvisionRefus
 _Refuse = Callable[..., ProvisionRefused]
 
 
+def _refuser(verb: Verb, output: _Output) -> _Refuse:
+    def refuse(reason: RefusalReason, message: str, obj: dict[str, Any] | None = None) -> ProvisionRefused:
+        return ProvisionRefused(reason, message, verb=verb.value, diagnostics=output.diagnostics(), stdout_object=obj)
+
+    return refuse
+
+
+def interpret_reply(
+    verb: Verb,
+    stdout: bytes,
+    exit_code: int | None,
+    response_type: type[ResponseT],
+    limits: ProcessLimits | None = None,
+    stderr: bytes = b"",
+) -> ResponseT:
+    """What a finished provisioner's reply means: the validated response, or the :class:`ProvisionRefused` that
+    names why not. The one judgement :func:`run_verb` applies to every call."""
+    limits = limits or ProcessLimits()
+    output = _Output(stdout=stdout, overflow=len(stdout) > limits.stdout_bytes, stderr=stderr, exit_code=exit_code)
+    return _interpret(verb, output, limits, response_type, _refuser(verb, output))
+
+
 async def _call(
     argv: list[str],
     verb: Verb,
@@ -126,9 +148,7 @@ async def _call(
     limits: ProcessLimits,
     output: _Output,
 ) -> ResponseT:
-    def refuse(reason: RefusalReason, message: str, obj: dict[str, Any] | None = None) -> ProvisionRefused:
-        return ProvisionRefused(reason, message, verb=verb.value, diagnostics=output.diagnostics(), stdout_object=obj)
-
+    refuse = _refuser(verb, output)
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -173,7 +193,7 @@ def _interpret(
     except ContractError as exc:
         parse_error = exc
     if output.exit_code != 0:
-        tail = output.diagnostics()[-_STDERR_TAIL:].strip()
+        tail = " | ".join(line.strip() for line in output.diagnostics()[-_STDERR_TAIL:].splitlines() if line.strip())
         raise refuse(
             RefusalReason.NONZERO_EXIT,
             f"provisioner {verb.value} exited with status {output.exit_code}; stderr ends: {tail or '(empty)'}",
@@ -191,7 +211,7 @@ def _validate(stdout: bytes, obj: dict[str, Any] | None, response_type: type[Res
     try:
         return response_type.model_validate_json(stdout)
     except ValidationError as exc:
-        extra = [".".join(map(str, e["loc"])) for e in exc.errors() if e["type"] == "extra_forbidden"]
+        extra = [field_path(e["loc"]) for e in exc.errors() if e["type"] == "extra_forbidden"]
         if extra:
             raise refuse(
                 RefusalReason.UNKNOWN_FIELDS,

@@ -61,15 +61,18 @@ def tree_from_tar(store: Store, stream: BinaryIO, *, strip: str = "") -> TreeDig
     with store.batch():
         builder = TreeBuilder(store)
         seen: dict[str, tuple[EntryKind, bytes]] = {}
-        with tarfile.open(fileobj=stream, mode="r|") as archive:
-            for member in archive:
-                relative = _relative(member.name, strip)
-                if relative is None:
-                    continue
-                kind, data = _member(archive, member, seen, strip)
-                builder.add(relative, kind, data)
-                if kind is not EntryKind.DIRECTORY:
-                    seen[relative] = (kind, data)
+        try:
+            with tarfile.open(fileobj=stream, mode="r|") as archive:
+                for member in archive:
+                    relative = _relative(member.name, strip)
+                    if relative is None:
+                        continue
+                    kind, data = _member(archive, member, seen, strip)
+                    builder.add(relative, kind, data)
+                    if kind is not EntryKind.DIRECTORY:
+                        seen[relative] = (kind, data)
+        except (tarfile.TarError, EOFError) as exc:  # tarfile's boundary: a damaged or cut stream
+            raise SourceError(f"the tar stream cannot be read ({type(exc).__name__}: {exc}); nothing was stored") from exc
         return builder.finish()
 
 

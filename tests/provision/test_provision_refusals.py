@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from bench.contracts.strict_json import parse_json_object
 from bench.errors import ContractError
 from bench.provision import Fixture, Provisioner, ProvisionRefused, RefusalReason, Verb, provisioned
 from bench.provision.fixture import FixtureArtifact, verify_artifact
 from bench.provision.messages import RestoreRequest, RestoreResponse
-from bench.contracts.strict_json import parse_json_object
 from bench.provision.process import CallRecord, ProcessLimits, run_verb
 
 
