@@ -45,8 +45,8 @@ def test_sigterm_mid_container_removes_it_and_says_so(
     workspace.mkdir()
     (workspace / "hello.txt").write_text("hello\n")
     leases = tmp_path / "leases"
-    command = [sys.executable, "-m", "bench", "--store", str(tmp_path / "store"), "calibrate", str(challenge)]
-    command += ["--workspace", str(workspace), "--image", tiny_image, "--json"]
+    command = [sys.executable, "-m", "bench", "--store", str(tmp_path / "store"), "--json", "calibrate", str(challenge)]
+    command += ["--workspace", str(workspace), "--image", tiny_image]
     environment = {**os.environ, "SANDBOX_LEASE_DIR": str(leases)}
     runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
     try:
