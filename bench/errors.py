@@ -43,7 +43,9 @@ Every class has a stable ``code`` (its name in kebab case without a trailing ``E
 the command line prints with ``--json``: ``{"code", "type", "message", "exit_code", ...the details}``.
 Errors from a library underneath (dulwich, sqlite3, pydantic, the Docker SDK) are translated into this tree once,
 at the module that calls the library, naming the input; anything else that reaches the command line is a bug,
-reported in one line with the pointer to ``--debug``.
+reported in one line with the pointer to ``--debug``. Outside the tree on purpose: a stop signal raises
+:class:`bench.cli.signals.Interrupted`, a ``KeyboardInterrupt``, so that it unwinds past every ``except
+Exception`` and runs every cleanup on the way out.
 """
 
 from __future__ import annotations
