@@ -105,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with stop_signals():
         try:
             args = build_parser().parse_args(arguments)
+            out.as_json, debug = args.json, args.debug  # as parsed: argparse also takes `--js` for `--json`
             code: int = args.handler(args, out)
             return code
         except Interrupted as stop:
