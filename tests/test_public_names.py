@@ -342,6 +342,8 @@ PUBLIC_NAMES: dict[str, list[str]] = {
     "bench.stages": [
         "ActionOutcome",
         "Catalogue",
+        "LOCATOR",
+        "Locator",
         "NoInputs",
         "NoParams",
         "Port",
@@ -350,6 +352,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "StageContext",
         "StageKind",
         "execute",
+        "keyed_params",
         "stage",
     ],
     "bench.store": [
