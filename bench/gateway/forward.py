@@ -81,7 +81,7 @@ def _passed_back(response: http.client.HTTPResponse) -> list[tuple[str, str]]:
 def _parse(raw: bytes) -> Any:
     try:
         parsed = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a body nested past Python's stack, kept as text
         return raw.decode("utf-8", "replace")
     return parsed
 

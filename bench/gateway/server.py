@@ -65,7 +65,7 @@ def _parse(raw: bytes | UnreadableBody) -> Any:
         return None
     try:
         parsed = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a body nested past Python's stack, kept as text
         return raw.decode("utf-8", "replace")
     return parsed
 

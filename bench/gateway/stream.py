@@ -76,7 +76,7 @@ def message_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any
 def _parse_data(text: str) -> JsonValue:
     try:
         parsed: JsonValue = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text  # kept as sent: the record holds what was delivered, readable or not
     return parsed
 
@@ -136,7 +136,7 @@ def _tool_input(pieces: list[str]) -> Any:
     text = "".join(pieces)
     try:
         return json.loads(text or "{}")
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
 
 

@@ -135,3 +135,14 @@ def test_every_exchange_is_recorded_in_order_without_credentials(policy_gateway:
     assert KEY not in log and OTHER_KEY not in log and "sk-unknown" not in log
     assert all(r.cost_usd == 0 and r.charge is ChargeBasis.NOT_BILLED for r in records)
     assert records[0].usage is not None and records[0].usage.input_tokens > 0
+
+
+def test_a_body_nested_past_the_stack_is_answered_and_recorded(policy_gateway: Gateway, tmp_path: Path) -> None:
+    """An agent can send the gateway anything; 100,000 nested arrays must not kill the request unrecorded."""
+    body = b"[" * 100_000 + b"]" * 100_000
+    headers = {"content-type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": KEY}
+    answer = send(policy_gateway.url, "/v1/messages", body, headers)
+    assert 400 <= answer.status < 500
+    policy_gateway.stop()
+    records = read_exchanges(tmp_path / "log")
+    assert len(records) == 1 and records[0].status == answer.status
