@@ -54,7 +54,9 @@ ContainerPath = Annotated[
 DebianPackage = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9+.-]{1,63}$")]
 NpmPin = Annotated[
     str,
-    StringConstraints(pattern=r"^(@[a-z0-9][a-z0-9._-]*/)?[a-z0-9][a-z0-9._-]*@[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$"),
+    StringConstraints(
+        pattern=r"^(@[a-z0-9][a-z0-9._-]*/)?[a-z0-9][a-z0-9._-]*@[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$"
+    ),
 ]  # an exact version: a range would let the registry change the image under the same declaration
 PipPin = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9][0-9A-Za-z.+!-]*$")]
 _DOT_SEGMENT = re.compile(r"(^|/)\.{1,2}(/|$)")

@@ -118,7 +118,9 @@ class SuiteManifest(Document):
             if missing:
                 raise ValueError(f"gateway_mode 'policy' needs a policy for every challenge; none for {missing}")
         if (self.gateway_mode is Mode.FORWARD) != (self.forward is not None):
-            raise ValueError("`forward` (provider, key variable, prices, caps) is given exactly in gateway_mode 'forward'")
+            raise ValueError(
+                "`forward` (provider, key variable, prices, caps) is given exactly in gateway_mode 'forward'"
+            )
         if self.forward is not None and self.model not in self.forward.prices:
             raise ValueError(f"forward.prices has no price for the model {self.model!r}; spending must be metered")
         return self

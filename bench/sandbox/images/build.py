@@ -22,8 +22,8 @@ from ..backends import SandboxBackend
 from ..layout import BASE_ENV
 from .agent import agent_context, agent_inputs, fetch_cli
 from .debian import DebianRecipe, base_rootfs, configured_mirror, host_codename
-from .registry import INPUTS_LABEL, RECIPE_LABEL, ImageName, ImageRecord, find_image, list_images, using
 from .layer import fetch_npm, fetch_wheels, layer_context, layer_inputs
+from .registry import INPUTS_LABEL, RECIPE_LABEL, ImageName, ImageRecord, find_image, list_images, using
 from .tiny import tiny_rootfs
 
 __all__ = ["BuildResult", "build_image", "build_layer", "cache_dir"]
