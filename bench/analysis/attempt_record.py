@@ -14,6 +14,7 @@ need.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Literal
 
@@ -99,6 +100,7 @@ class ArmResult(ContractModel):
     used: bool
     tokens: Annotated[int, Field(ge=0)]
     wall_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    spent_usd: Annotated[Decimal, Field(ge=0, allow_inf_nan=False)] = Decimal(0)  # as the gateway metered it
 
 
 class PairedAttempt(Document):

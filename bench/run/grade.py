@@ -105,6 +105,7 @@ def arm_result(store: Store, graded: ArmGrade) -> ArmResult:
         used=graded.grade.used.used,
         tokens=sum(usage.model_dump().values()),  # every counted token, cached ones included
         wall_seconds=sum(step.seconds for step in arm.steps),
+        spent_usd=arm.spent_usd,
     )
 
 
