@@ -157,7 +157,6 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "STATE_PATH",
         "hook_program",
         "hook_settings",
-        "stage_attachment",
         "state_path",
     ],
     "bench.packaging": [

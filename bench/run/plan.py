@@ -335,5 +335,4 @@ def _attempt(
         published.files[f"{receipts}-grade.json"] = graded["grade"]
         if condition != CONTROL:
             published.files[f"{receipts}-snapshot.json"] = pair[f"snapshots/{condition}"]
-            published.files[f"{receipts}-spec-diff.json"] = pair[f"spec_diffs/{condition}"]
     return pair, grades

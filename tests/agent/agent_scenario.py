@@ -11,6 +11,7 @@ agent-authored echo).
 from __future__ import annotations
 
 import json
+import secrets
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from pathlib import Path
 from bench.contracts import Digest, PortablePath, Sha256
 from bench.gateway import Policy
 from bench.grading import MemoryDeclaration
+from bench.memory import HOOK_PATH, STATE_PATH, hook_settings
 from bench.memory.corpus import read_corpus
 from bench.packaging.certify import CertifyInputs, CertifyParams, certify
 from bench.packaging.surfaces import challenge_inputs, fixture_inputs
@@ -31,6 +33,7 @@ from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import EntryKind, FileEntry, Store, export_tree, tree_from_entries
 from bench.suite.challenge import ChallengeManifest
+from bench.suite.memory_system import Attachment, MemorySystem, StateMount
 
 __all__ = [
     "ANCHOR_PHRASE",
@@ -39,7 +42,9 @@ __all__ = [
     "PROMPT",
     "RECALL_PHRASE",
     "challenge",
+    "neutral_dir",
     "policy_bytes",
+    "reference_system",
     "workspace_tree",
     "write_challenge_dir",
     "write_fixture",
@@ -200,3 +205,27 @@ class Inputs:
         report = execute(StageContext(store, services()), certify, surfaces, CertifyParams()).outputs["report"]
         calibration = calibrate_start(backend, store, self.challenge_dir, challenge, image_id, start)
         return {"certification": report, "calibration": store.put_document(calibration)}
+
+
+def neutral_dir() -> Path:
+    """A fresh directory whose path names nothing: restored state under it is mounted, and mount sources are
+    agent-visible (pytest's own directories are named after the tests)."""
+    path = Path(tempfile.gettempdir()) / f"r{secrets.token_hex(8)}"
+    path.mkdir()
+    return path
+
+
+def reference_system(home: Path, name: str = "reference") -> MemorySystem:
+    """The reference memory declared as a suite declares it, keeping its projects under ``home``."""
+    return MemorySystem(
+        name=name,
+        version="1",
+        provisioner=("python3", "-m", "bench.memory", "--home", str(home)),
+        attachment=Attachment(
+            settings=hook_settings(),
+            mounts=(
+                StateMount(location="state", target=str(STATE_PATH)),
+                StateMount(location="hook", target=str(HOOK_PATH)),
+            ),
+        ),
+    )
