@@ -20,8 +20,6 @@ from bench.provision import (
     ProbeKind,
     ProbeOutcome,
     Provisioner,
-    ProvisionRefused,
-    RefusalReason,
     SnapshotReceipt,
     load_fixture,
     provisioned,
