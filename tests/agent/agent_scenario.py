@@ -16,8 +16,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.agent.paired_attempt import PairedAttemptParams
 from bench.contracts import Digest, PortablePath, Sha256
-from bench.gateway import Policy
+from bench.gateway import Mode, Policy
 from bench.grading import MemoryDeclaration
 from bench.memory import HOOK_PATH, STATE_PATH, hook_settings
 from bench.memory.corpus import read_corpus
@@ -41,6 +42,7 @@ __all__ = [
     "FOLLOW_UP",
     "PROMPT",
     "RECALL_PHRASE",
+    "attempt_params",
     "challenge",
     "neutral_dir",
     "policy_bytes",
@@ -228,4 +230,18 @@ def reference_system(home: Path, name: str = "reference") -> MemorySystem:
                 StateMount(location="hook", target=str(HOOK_PATH)),
             ),
         ),
+    )
+
+
+def attempt_params(agent_image: str) -> PairedAttemptParams:
+    """The first attempt of the scenario in policy mode with the reference memory as the one declared system."""
+    return PairedAttemptParams(
+        challenge_id=CHALLENGE_ID,
+        attempt=1,
+        model=MODEL,
+        image_id=agent_image,
+        suite_dir=".",
+        graph_arm="plain",
+        systems=(reference_system(neutral_dir()),),
+        gateway_mode=Mode.POLICY,
     )

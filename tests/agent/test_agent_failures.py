@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 from agent_scenario import (
-    CHALLENGE_ID,
     MODEL,
     Inputs,
+    attempt_params,
     challenge,
-    neutral_dir,
     reference_system,
     workspace_tree,
     write_fixture,
@@ -20,7 +19,7 @@ from agent_scenario import (
 
 from bench.agent import ArmRun, PairRecord, arm_spec, run_arm
 from bench.agent.memory import live_memory, system_provisioner
-from bench.agent.paired_attempt import PairedAttemptParams, paired_attempt
+from bench.agent.paired_attempt import paired_attempt
 from bench.agent.recorder import StoreRecorder, read_exchange_log
 from bench.gateway import Mode
 from bench.gateway.errors import GatewayError
@@ -91,16 +90,7 @@ def test_a_failed_snapshot_makes_the_pair_invalid_with_its_reason(
         "policy": inputs.policy,
         **inputs.gates(backend, challenge(follow_up=False), start, agent_image),
     }
-    params = PairedAttemptParams(
-        challenge_id=CHALLENGE_ID,
-        attempt=1,
-        model=MODEL,
-        image_id=agent_image,
-        suite_dir=".",
-        graph_arm="plain",
-        systems=(reference_system(neutral_dir()),),
-        gateway_mode=Mode.POLICY,
-    )
+    params = attempt_params(agent_image)
     outcome = execute(StageContext(store, services()), paired_attempt, stage_inputs, params)
     pair = store.get_document(outcome.outputs["pairs/reference"], PairRecord)
     assert pair.verdict is PairVerdict.PROBE_FAILED

@@ -14,15 +14,12 @@ from dataclasses import dataclass
 import pytest
 from agent_scenario import (
     ANCHOR_PHRASE,
-    CHALLENGE_ID,
     FOLLOW_UP,
-    MODEL,
     RECALL_PHRASE,
     Inputs,
+    attempt_params,
     challenge,
     memory_declaration,
-    neutral_dir,
-    reference_system,
     workspace_tree,
 )
 from docker import DockerClient
@@ -32,7 +29,6 @@ from bench.agent.paired_attempt import PairedAttemptParams, paired_attempt
 from bench.analysis.attempt_record import Outcome
 from bench.contracts import Digest, PortablePath
 from bench.fence.fence_record import FenceOutcome, FenceRecord
-from bench.gateway import Mode
 from bench.gateway.wire import Part, RequestView
 from bench.grading import Channel, StepSource, Transcript
 from bench.provision import PairVerdict, SnapshotReceipt
@@ -101,16 +97,7 @@ def pair(inputs: Inputs, engine: DockerClient, agent_image: str) -> Pair:
         "policy": inputs.policy,
         **inputs.gates(DockerBackend(store, engine), challenge(), start, agent_image),
     }
-    params = PairedAttemptParams(
-        challenge_id=CHALLENGE_ID,
-        attempt=1,
-        model=MODEL,
-        image_id=agent_image,
-        suite_dir=".",
-        graph_arm="plain",
-        systems=(reference_system(neutral_dir()),),
-        gateway_mode=Mode.POLICY,
-    )
+    params = attempt_params(agent_image)
     outcome = execute(StageContext(store, services()), paired_attempt, stage_inputs, params)
     arm_of = {CONTROL: outcome.outputs["control"], TREATMENT: outcome.outputs[f"treatments/{TREATMENT}"]}
     arms = {condition: _grade(inputs, agent_image, start, arm_of[condition]) for condition in CONDITIONS}
