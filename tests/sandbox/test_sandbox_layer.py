@@ -41,3 +41,14 @@ def test_the_layer_runs_the_npm_server_as_the_agent_user_and_is_reused(
     assert lines[0].startswith("v") and lines[1] == "/usr/local/bin/claude", outcome.output
     answer = json.loads(next(line for line in lines if line.startswith("{")))
     assert answer["id"] == 1 and "tools" in answer["result"]["capabilities"], outcome.output
+
+
+def test_pip_packages_are_fetched_as_wheels_on_the_host_and_installed_offline(
+    backend: DockerBackend, environment: Environment
+) -> None:
+    layer = ImageLayer(debian=("python3-pip",), pip=("six==1.16.0",))
+    built = build_layer(layer, backend)
+    command = ("python3", "-c", "import six, sys; print(six.__version__, six.__file__.startswith('/usr/local/lib'))")
+    spec = container_spec(built.record.image_id, environment, command)  # network none: nothing is fetched here
+    outcome = backend.run(RunRequest(spec=spec, workspace=None, timeout_seconds=60, read_back=False))
+    assert outcome.output.split() == ["1.16.0", "True"], outcome.output
