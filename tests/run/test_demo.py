@@ -14,6 +14,11 @@ from typing import Any
 
 import pytest
 
+from bench.agent import PairRecord
+from bench.sandbox.spec import SpecDiffReceipt
+from bench.store import Store
+from bench.store.actions import ActionKey, recorded_from
+
 REPO = Path(__file__).resolve().parents[2]
 MEMORY_CHALLENGES = ("harbor-holds", "transaction-memo", "spreadsheet-export")
 CONTROL_CHALLENGE = "rule-letter-case"
@@ -38,6 +43,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]
 
 
 REFERENCE, SERVER_MEMORY = "reference@1", "server-memory@2026.8.31"
+SYSTEMS = ("reference", "server-memory")
 
 
 def _cells(published: Path) -> dict[tuple[str, str], dict[str, Any]]:
@@ -94,3 +100,25 @@ def test_the_report_says_the_model_was_a_stand_in_and_shows_both_systems(
     top = report.split("<section", 1)[0]
     assert "The model was a deterministic stand-in" in top
     assert REFERENCE in report and SERVER_MEMORY in report and "memory-tool-retrieval" in report
+
+
+def test_every_pair_differs_from_the_shared_control_only_in_its_attachment_image_layer_included(
+    runs: tuple[Path, dict[str, Any], dict[str, Any]],
+) -> None:
+    store = Store(runs[0] / "store")
+    attempts = [
+        result
+        for result in recorded_from(store, 0)
+        if store.get_document(result.key, ActionKey).stage == "paired-attempt"
+    ]
+    assert len(attempts) == 4  # one attempt of each challenge
+    for result in attempts:
+        pairs = {name: store.get_document(result.outputs[f"pairs/{name}"], PairRecord) for name in SYSTEMS}
+        assert {pair.arms[pair.order.index("control") > pair.order.index(name)] for name, pair in pairs.items()} == {
+            result.outputs["control"]
+        }  # both pairs hold the one control arm
+        diffs = {name: store.get_document(pair.spec_diff, SpecDiffReceipt) for name, pair in pairs.items()}
+        assert all(diff.only_attachment for diff in diffs.values())
+        layered = {d.field: d.second for d in diffs["server-memory"].differences}
+        assert str(layered["attachment.image_id"]).startswith("sha256:")
+        assert "attachment.image_id" not in {d.field for d in diffs["reference"].differences}
