@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..contracts import Digest, Sha256
 from ..errors import ContractError
+from ..fence.caps import ArmCap, PairCaps
 from ..gateway import ArmKey, Gateway, GatewayConfig, Mode, PolicyPin
 from ..sandbox.backends import ProcessOutcome, SandboxBackend, Session, process_outcome
 from ..sandbox.spec import ContainerSpec
@@ -68,14 +69,18 @@ def environment_value(name: str, what: str) -> str:
     return value
 
 
-def _config(run: ArmRun, key: ArmKey) -> GatewayConfig:
+def _config(run: ArmRun, key: ArmKey, cap: Decimal | None) -> GatewayConfig:
     if run.forward is not None:
+        if cap is None:
+            raise ContractError(f"forward mode needs a cap for arm {key.label!r}; the attempt computes one per arm")
         return GatewayConfig(
             mode=Mode.FORWARD,
             arms=(key,),
             upstream=environment_value(run.forward.upstream_env, "the provider's base URL"),
             upstream_key_env=run.forward.key_env,
+            upstream_auth=run.forward.upstream_auth,
             prices=run.forward.prices,
+            caps=PairCaps(arms=(ArmCap(arm=key.label, cap_usd=cap),)),
         )
     assert run.policy is not None  # ArmRun checks the mode has its input
     return GatewayConfig(
@@ -132,13 +137,15 @@ def _session_blob(run: ArmRun, session: Session, steps: list[StepRecord]) -> Dig
 
 
 @contextmanager
-def arm_gateway(run: ArmRun, condition: str, cap: Decimal, recorder: StoreRecorder, host: str) -> Iterator[Gateway]:
-    """Serve one arm on ``host`` (policy or forward, capped at ``cap``); stopped (every exchange recorded) on exit."""
-    key = ArmKey(label=condition, key_sha256=hashlib.sha256(AGENT_KEY.encode()).hexdigest(), cap_usd=cap)
+def arm_gateway(
+    run: ArmRun, condition: str, cap: Decimal | None, recorder: StoreRecorder, host: str
+) -> Iterator[Gateway]:
+    """Serve one arm on ``host`` (policy, or forward capped at ``cap``); stopped (every exchange recorded) on exit."""
+    key = ArmKey(label=condition, key_sha256=hashlib.sha256(AGENT_KEY.encode()).hexdigest())
     with tempfile.TemporaryDirectory(prefix="gw-") as policy_root:
         if run.policy is not None:
             (Path(policy_root) / _POLICY_FILE).write_bytes(run.policy)
-        gateway = Gateway(_config(run, key), recorder, policy_root=Path(policy_root))
+        gateway = Gateway(_config(run, key, cap), recorder, policy_root=Path(policy_root))
     gateway.start(host=host, port=0)
     try:
         yield gateway
@@ -154,7 +161,7 @@ def run_arm(run: ArmRun, condition: str, spec: ContainerSpec, cap: Decimal | Non
     recorder = StoreRecorder(run.store)
     with (
         run.backend.model_network(spec.image_id) as network,
-        arm_gateway(run, condition, cap or Decimal(0), recorder, network.host_address) as gateway,
+        arm_gateway(run, condition, cap, recorder, network.host_address) as gateway,
     ):
         network.start_relay(int(gateway.url.rsplit(":", 1)[1]))
         with run.backend.session(spec, run.start, HOME_DIRS, network) as box:

@@ -29,7 +29,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from ..contracts import Digest
-from ..errors import SandboxError
+from ..errors import FenceError, SandboxError
 from ..fence import Fence, FenceConfig
 from ..provision.fixture import Fixture
 from ..provision.receipt import SnapshotReceipt
@@ -97,10 +97,17 @@ def arm_order(attempt: int, systems: tuple[str, ...]) -> tuple[str, ...]:
 
 def arm_caps(forward: ForwardSettings, condition: str, spent: Mapping[str, Decimal]) -> Decimal:
     """The cap of ``condition``'s arm given what the arms that already ran spent: the per-arm cap, lowered so that no
-    pair (the control with one treatment) can pass the per-pair cap."""
+    pair (the control with one treatment) can pass the per-pair cap. A pair with nothing left refuses the arm."""
     others = [system for system in spent if system != CONTROL] if condition == CONTROL else [CONTROL]
     headroom = [forward.pair_cap_usd - spent[other] for other in others if other in spent]
-    return max(Decimal(0), min([forward.arm_cap_usd, *headroom]))
+    cap = min([forward.arm_cap_usd, *headroom])
+    if cap <= 0:
+        raise FenceError(
+            "pair-cap",
+            f"the {condition} arm cannot start: its pair already spent the pair cap of {forward.pair_cap_usd} USD "
+            f"({dict(spent)}); raise pair_cap_usd above arm_cap_usd plus one answer",
+        )
+    return cap
 
 
 def _private_dir(prefix: str) -> Path:

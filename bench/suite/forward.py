@@ -18,6 +18,7 @@ from typing import Annotated, Self
 from pydantic import Field, StringConstraints, model_validator
 
 from ..contracts import ContractModel, Sha256
+from ..gateway.config import UpstreamAuth
 from ..gateway.metering import Price
 
 __all__ = ["FenceDeclaration", "ForwardSettings"]
@@ -36,6 +37,7 @@ class FenceDeclaration(ContractModel):
 class ForwardSettings(ContractModel):
     upstream_env: EnvName  # the variable holding the provider's Messages API base URL
     key_env: EnvName  # the variable holding the provider key
+    upstream_auth: UpstreamAuth = UpstreamAuth.X_API_KEY  # how the provider takes it: x-api-key, or bearer (OpenRouter)
     prices: Annotated[dict[Annotated[str, StringConstraints(min_length=1)], Price], Field(min_length=1)]
     arm_cap_usd: Usd  # the gateway refuses an arm's requests once its metered cost reaches this
     pair_cap_usd: Usd  # control plus one treatment; an arm's cap shrinks by what its pairs already spent

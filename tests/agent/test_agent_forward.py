@@ -2,20 +2,22 @@
 loopback socket, meters it per arm in exact decimals and caps it; the money fence reads an OpenRouter-shaped quota
 API on another loopback socket.
 
-The provider stand-in is a policy-mode gateway: it speaks the Messages API as documented (streamed events, usage)
-and accepts only its own key. The quota API is ``tests/fence/fence_provider_double.py``. Neither URL nor key is in
-the settings: they name the environment variables that hold them.
+The provider is ``tests/gateway/loopback.py``'s AnthropicDouble (the Messages API as documented, its own key only),
+its model scripted by a policy or by a tool loop; each amount it bills moves the balance of the OpenRouter-shaped
+quota API (``tests/fence/fence_provider_double.py``) the fence reads. Neither URL nor key is in the settings: they
+name the environment variables that hold them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import pytest
 from agent_scenario import MODEL, Inputs, challenge, neutral_dir, policy_bytes, reference_system, workspace_tree
@@ -25,23 +27,23 @@ from bench.contracts import Digest, Sha256
 from bench.fence import FenceStopped
 from bench.fence.fence import read_record
 from bench.fence.fence_record import CheckName, CheckVerdict, FenceOutcome
-from bench.gateway import ArmKey, DirectoryRecorder, Gateway, GatewayConfig, Mode, PolicyPin, Price
+from bench.gateway import Mode, Policy, Price
 from bench.provision import load_fixture
 from bench.sandbox.backends import ModelNetwork, Session
 from bench.sandbox.backends.docker import DockerBackend
-from bench.sandbox.layout import WORKSPACE
 from bench.sandbox.spec import ContainerSpec
 from bench.store import Store
 from bench.suite.forward import FenceDeclaration, ForwardSettings
 from bench.suite.memory_system import CONTROL
 from tests.fence.fence_provider_double import CREDITS_PATH, Account, Failure, serve
+from tests.gateway.loopback import AnthropicDouble, Reply, serve_double, tool_loop
 
 PROVIDER_KEY = "sk-ant-api03-planted-provider-key-0123456789abcdef"
-PRICE = Price(input=Decimal("3"), output=Decimal("15"), cache_write=Decimal("3.75"), cache_read=Decimal("0.30"))
+PRICE = Price(
+    input=Decimal("3"), output=Decimal("15"), cache_write=Decimal("3.75"), cache_read=Decimal("0.30")
+)  # its RATES
 UPSTREAM_ENV, KEY_ENV, QUOTA_ENV = "TEST_PROVIDER_URL", "TEST_PROVIDER_KEY", "TEST_QUOTA_URL"
-ENDLESS = json.dumps(  # a model that keeps asking for more turns: every answer is another tool call
-    {"rules": [], "default": [{"type": "tool_use", "name": "Bash", "input": {"command": f"ls {WORKSPACE}"}}]}
-).encode()
+ENDLESS = "endless"  # a model that keeps asking for more turns: every answer is another tool call
 
 
 class CountingBackend(DockerBackend):
@@ -62,29 +64,30 @@ class CountingBackend(DockerBackend):
 
 @dataclass
 class Provider:
-    gateway: Gateway
-    log: Path
+    double: AnthropicDouble
     account: Account
 
     def requests(self) -> int:
-        return len(list(self.log.glob("*.json"))) if self.log.is_dir() else 0
+        return len(self.double.received)
+
+
+def scripted(policy: bytes) -> Callable[[dict[str, Any]], Reply]:
+    """A model that answers as ``policy`` does: the policy engine reads the request, the double sends the reply."""
+    chosen = Policy.model_validate_json(policy)
+    return lambda body: Reply(tuple(chosen.answer(body)[1]["content"]))
 
 
 @pytest.fixture
-def provider(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Provider]:
-    """The provider's Messages API (answering from ``request.param``'s policy) and its quota API, both on loopback."""
-    policy: bytes = getattr(request, "param", policy_bytes())
-    (tmp_path / "policy.json").write_bytes(policy)
-    key = ArmKey(label="provider", key_sha256=hashlib.sha256(PROVIDER_KEY.encode()).hexdigest(), cap_usd=Decimal(0))
-    config = GatewayConfig(
-        mode=Mode.POLICY, arms=(key,), policy=PolicyPin(path="policy.json", sha256=Sha256.of(policy))
-    )
+def provider(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Provider]:
+    """The provider's Messages API and its quota API on loopback; what the provider bills drains the balance."""
     account = Account(key=PROVIDER_KEY)
-    with Gateway(config, DirectoryRecorder(tmp_path / "log"), policy_root=tmp_path) as gateway, serve(account) as quota:
-        monkeypatch.setenv(UPSTREAM_ENV, gateway.url)
+    model = tool_loop if getattr(request, "param", None) == ENDLESS else scripted(policy_bytes())
+    double = AnthropicDouble(keys=frozenset({PROVIDER_KEY}), model=model, on_bill=lambda cost: account.spend(str(cost)))
+    with serve_double(double) as upstream, serve(account) as quota:
+        monkeypatch.setenv(UPSTREAM_ENV, upstream)
         monkeypatch.setenv(QUOTA_ENV, quota)
         monkeypatch.setenv(KEY_ENV, PROVIDER_KEY)
-        yield Provider(gateway, tmp_path / "log", account)
+        yield Provider(double, account)
 
 
 def settings(arm_cap: str = "1", pair_cap: str = "2") -> ForwardSettings:
@@ -183,3 +186,4 @@ def test_a_429_between_the_arms_is_recorded_unobserved_and_the_pair_goes_on(
     ]
     assert "429" in checks[-1].reason
     assert all(arm.spent_usd > 0 for arm in ran["arms"].values())
+    assert sum(arm.spent_usd for arm in ran["arms"].values()) == provider.double.billed_usd  # metered what was billed

@@ -17,19 +17,18 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
-from bench.contracts import Sha256
-from bench.gateway import ArmKey, DirectoryRecorder, Gateway, GatewayConfig, Mode, PolicyPin
+from bench.gateway import Policy
 from bench.publish.verify import verify
 from bench.run.prereg import freeze
 from bench.sandbox.layout import WORKSPACE
 from bench.store import Store, export_tree
 from bench.suite.suite import open_suite, render_policy
 from tests.fence.fence_provider_double import Account, serve
+from tests.gateway.loopback import AnthropicDouble, Reply, serve_double
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "challenges" / "example"
@@ -134,20 +133,18 @@ def write_suite(base: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """The provider's Messages API (the challenge's policy stands in for the model) and its quota API."""
-    root = tmp_path_factory.mktemp("provider")
-    policy = render_policy((EXAMPLE / CHALLENGE / "policy.json").read_bytes(), WORKSPACE)
-    (root / "policy.json").write_bytes(policy)
-    key = ArmKey(label="provider", key_sha256=hashlib.sha256(KEY.encode()).hexdigest(), cap_usd=Decimal(0))
-    config = GatewayConfig(
-        mode=Mode.POLICY, arms=(key,), policy=PolicyPin(path="policy.json", sha256=Sha256.of(policy))
+def provider() -> Iterator[dict[str, str]]:
+    """The provider's Messages API (its model answers as the challenge's policy does) and its quota API, whose
+    balance drains by what the provider bills."""
+    policy = Policy.model_validate_json(render_policy((EXAMPLE / CHALLENGE / "policy.json").read_bytes(), WORKSPACE))
+    account = Account(key=KEY)
+    double = AnthropicDouble(
+        keys=frozenset({KEY}),
+        model=lambda body: Reply(tuple(policy.answer(body)[1]["content"])),
+        on_bill=lambda cost: account.spend(str(cost)),
     )
-    with (
-        Gateway(config, DirectoryRecorder(root / "log"), policy_root=root) as gateway,
-        serve(Account(key=KEY)) as quota,
-    ):
-        yield {**ENV, "TEST_PROVIDER_URL": gateway.url, "TEST_QUOTA_URL": quota}
+    with serve_double(double) as upstream, serve(account) as quota:
+        yield {**ENV, "TEST_PROVIDER_URL": upstream, "TEST_QUOTA_URL": quota}
 
 
 @pytest.fixture(scope="module")
