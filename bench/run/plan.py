@@ -192,18 +192,7 @@ def _challenge(
     for attempt in range(1, run.attempts + 1):
         pair, grades = _attempt(plan, run, loaded, attempt, gates, published)
         for system in run.systems:
-            key = ComparabilityKey(
-                challenge=name,
-                fixture=run.fixture,
-                model=run.suite.manifest.model,
-                gateway_mode=run.suite.manifest.gateway_mode,
-                policy=policy,
-                control_condition=CONTROL_CONDITION,
-                treatment_condition=f"{system.name}:{run.suite.manifest.fixture.graph_arm}",
-                manifest=prereg.digest,
-                verifier=owned.runner["verifier"],
-                source_commit=run.suite.manifest.project.commit,
-            )
+            key = _key(run, name, system, policy, prereg.digest, owned.runner["verifier"])
             _record(plan, run, system, key, f"{name}-{attempt}-{system.name}", pair, grades, gates, published)
     prereg_path = f"{name}/v{prereg.version}.json"
     published.files[f"manifests/{prereg_path}"] = store.put_bytes((run.preregistrations / prereg_path).read_bytes())
@@ -218,6 +207,25 @@ class _Gates:
     prebuilt: Handle[PrebuildOutputs]
     certification: Link
     calibrated: Handle[CalibrateOutputs]
+
+
+def _key(
+    run: SuiteRun, challenge: str, system: MemorySystem, policy: Digest | None, manifest: Digest, verifier: Digest
+) -> ComparabilityKey:
+    """What makes one system's data points the same question: never its version, which is the build under test."""
+    suite = run.suite.manifest
+    return ComparabilityKey(
+        challenge=challenge,
+        fixture=run.fixture,
+        model=suite.model,
+        gateway_mode=suite.gateway_mode,
+        policy=policy,
+        control_condition=CONTROL_CONDITION,
+        treatment_condition=f"{system.name}:{suite.fixture.graph_arm}",
+        manifest=manifest,
+        verifier=verifier,
+        source_commit=suite.project.commit,
+    )
 
 
 def _record(
@@ -297,42 +305,58 @@ def _attempt(
         fixture=run.fixture,
         policy=gates.policy,
     )
-    challenge_dir = str(run.root / loaded.entry.directory)
-    grades: dict[str, Handle[GradeOutputs]] = {}
-    for condition in (CONTROL, *(system.name for system in run.systems)):
-        label = f"{name}-{attempt}-{condition}"
-        arm = pair["control"] if condition == CONTROL else pair[f"treatments/{condition}"]
-        final = pair[f"finals/{condition}"]
-        verified = plan.add(
-            f"verify-{label}",
-            verify_stage,
-            VerifyParams(
-                challenge_dir=challenge_dir,
-                verifier_sha256=manifest.verifier.asset.sha256,
-                image_id=run.image_id,
-                attempt=attempt,
-            ),
-            final=final,
-        )
-        audited = plan.add(
-            f"audit-{label}",
-            audit_stage,
-            AuditParams(allowed_output_paths=manifest.allowed_output_paths),
-            start=gates.prebuilt["start"],
-            final=final,
-        )
-        graded = grades[condition] = plan.add(
-            f"grade-{label}",
-            grade_stage,
-            GradeParams(memory=_grading_memory(run, name, condition)),
-            arm=arm,
-            verifier=verified["verifier"],
-            audit=audited["audit"],
-        )
-        receipts = f"receipts/{name}/{attempt}/{condition}"
-        published.files[f"{receipts}-verifier.json"] = verified["verifier"]
-        published.files[f"{receipts}-audit.json"] = audited["audit"]
-        published.files[f"{receipts}-grade.json"] = graded["grade"]
-        if condition != CONTROL:
-            published.files[f"{receipts}-snapshot.json"] = pair[f"snapshots/{condition}"]
+    grades = {
+        condition: _arm(plan, run, loaded, attempt, condition, pair, gates, published)
+        for condition in (CONTROL, *(system.name for system in run.systems))
+    }
     return pair, grades
+
+
+def _arm(
+    plan: PlanBuilder,
+    run: SuiteRun,
+    loaded: LoadedChallenge,
+    attempt: int,
+    condition: str,
+    pair: Handle[AttemptOutputs],
+    gates: _Gates,
+    published: _Published,
+) -> Handle[GradeOutputs]:
+    """One arm of an attempt (the control or a system's treatment): its verifier run, audit and grade."""
+    manifest = loaded.manifest
+    name = manifest.challenge_id
+    label = f"{name}-{attempt}-{condition}"
+    final = pair[f"finals/{condition}"]
+    verified = plan.add(
+        f"verify-{label}",
+        verify_stage,
+        VerifyParams(
+            challenge_dir=str(run.root / loaded.entry.directory),
+            verifier_sha256=manifest.verifier.asset.sha256,
+            image_id=run.image_id,
+            attempt=attempt,
+        ),
+        final=final,
+    )
+    audited = plan.add(
+        f"audit-{label}",
+        audit_stage,
+        AuditParams(allowed_output_paths=manifest.allowed_output_paths),
+        start=gates.prebuilt["start"],
+        final=final,
+    )
+    graded = plan.add(
+        f"grade-{label}",
+        grade_stage,
+        GradeParams(memory=_grading_memory(run, name, condition)),
+        arm=pair["control"] if condition == CONTROL else pair[f"treatments/{condition}"],
+        verifier=verified["verifier"],
+        audit=audited["audit"],
+    )
+    receipts = f"receipts/{name}/{attempt}/{condition}"
+    published.files[f"{receipts}-verifier.json"] = verified["verifier"]
+    published.files[f"{receipts}-audit.json"] = audited["audit"]
+    published.files[f"{receipts}-grade.json"] = graded["grade"]
+    if condition != CONTROL:
+        published.files[f"{receipts}-snapshot.json"] = pair[f"snapshots/{condition}"]
+    return graded
