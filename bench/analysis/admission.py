@@ -33,15 +33,30 @@ class Admission(StrEnum):
 
 
 class ReasonCode(StrEnum):
-    """Why a run was admitted or excluded. Only the first admits."""
+    """Why a run was admitted or excluded. Only the first admits.
+
+    A pair an arm of which did not finish is not completed, and each way of not finishing has its own code: the
+    apparatus failing (no session was ever written), the agent running out of time, the harness exiting non-zero,
+    a budget cap stopping the arm. None of them ever enters the analysis as a failure.
+    """
 
     PREREGISTERED_COMPLETE = "preregistered-complete"  # completed under an unmoved preregistration
-    NOT_COMPLETED = "not-completed"  # the runner did not finish both arms
+    NOT_COMPLETED = "not-completed"  # the runner did not finish both arms (no arm results recorded)
     SUPERSEDED_BY_CORRECTION = "superseded-by-correction"  # an apparatus correction created a new version
     PREREGISTRATION_MOVED = "preregistration-moved"  # something frozen had moved when it ran
-    APPARATUS_FAULT = "apparatus-fault"  # the harness, not the system under test, failed
+    APPARATUS_FAULT = "apparatus-fault"  # the apparatus, not the agent or the system under test, failed
     CERTIFICATION_FAILED = "certification-failed"  # the challenge failed its leak certification
     FENCE_STOPPED = "fence-stopped"  # the money fence stopped the pair
+    AGENT_TIMEOUT = "agent-timeout"  # an arm's agent was killed at the challenge's deadline
+    HARNESS_FAILED = "harness-failed"  # an arm's harness exited non-zero
+    CAPPED = "capped"  # a budget cap (tokens, dollars, wall seconds) stopped an arm
+    MEMORY_INVALID = "memory-invalid"  # the snapshot showed the memory missing, empty or failing its probes
+    DIRTY_AUDIT = "dirty-audit"  # an arm changed something outside the challenge's allowed outputs
+    TAMPERED = "tampered"  # an arm's session record disagrees with what the gateway saw
+    CONTAMINATED = "contaminated"  # the control arm received a memory phrase
+    INJECTION_MISMATCH = "injection-mismatch"  # re-derived deterministic retrieval differs from what was injected
+    UNDELIVERED = "undelivered"  # the treatment delivered nothing; preregistered as excluded
+    UNDELIVERED_OWN_ROW = "undelivered-own-row"  # the treatment delivered nothing; preregistered for its own row
 
 
 class AdmissionDecision(Document):

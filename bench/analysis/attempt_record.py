@@ -25,6 +25,7 @@ from ..gateway.config import Mode
 
 __all__ = [
     "PUBLIC_CONTRACTS",
+    "ArmEnding",
     "ArmResult",
     "Build",
     "ComparabilityKey",
@@ -46,8 +47,18 @@ class Outcome(StrEnum):
 class Completion(StrEnum):
     """Whether the runner finished the attempt; admission is a separate, later decision."""
 
-    COMPLETED = "completed"
-    ABORTED = "aborted"
+    COMPLETED = "completed"  # both arms finished
+    ABORTED = "aborted"  # an arm did not finish (its ending says how), or the runner recorded no arm at all
+
+
+class ArmEnding(StrEnum):
+    """How one arm ended, read from what happened (the harness's exits, the deadline, the gateway's caps)."""
+
+    FINISHED = "finished"  # every step exited 0 in time
+    HARNESS_FAILED = "harness-failed"  # a step exited non-zero
+    TIMED_OUT = "timed-out"  # killed at the challenge's agent deadline
+    CAPPED = "capped"  # a budget cap stopped it: tokens or dollars at the gateway, or the wall-seconds budget
+    CRASHED = "crashed"  # the apparatus failed: no session was written, so the harness never ran its task
 
 
 class ComparabilityKey(ContractModel):
@@ -95,6 +106,7 @@ class ArmResult(ContractModel):
     """
 
     outcome: Outcome
+    ending: ArmEnding = ArmEnding.FINISHED
     delivered: bool
     delivered_via: tuple[Annotated[str, Field(pattern=r"^[a-z][a-z-]*$")], ...] = ()
     used: bool
@@ -121,6 +133,13 @@ class PairedAttempt(Document):
             raise ValueError(
                 f"attempt {self.attempt} of {self.key.challenge} is marked completed but lacks an arm result; "
                 "a completed attempt records both arms (mark it aborted otherwise)"
+            )
+        arms = [arm for arm in (self.control, self.treatment) if arm is not None]
+        finished = len(arms) == 2 and all(arm.ending is ArmEnding.FINISHED for arm in arms)
+        if (self.completion is Completion.COMPLETED) != finished and len(arms) == 2:
+            raise ValueError(
+                f"attempt {self.attempt} of {self.key.challenge} is marked {self.completion.value}, but its arms ended "
+                f"{[arm.ending.value for arm in arms]}: completed means both arms finished"
             )
         return self
 

@@ -1,24 +1,30 @@
 """Preregistration: what a run froze before it ran, versioned, and the check that refuses a moved run.
 
-A manifest freezes the prompt, the verifier, the model, every memory system's declaration (by digest, under its
-name), the budget and the analysis plan. A run checks its
-observed inputs against the manifest before starting and refuses, naming every moved field, when anything
-changed. An apparatus correction never edits a manifest: it writes version N+1 that names the old one, and the
-runs under the old version are excluded (``supersede``), kept whole in the record.
+A manifest freezes everything that decides an outcome: the whole challenge manifest (prompt, allowed outputs,
+limits, prebuild, timeouts, verifier and oracle pins), the verifier's and the oracle's bytes, the model and how it
+is reached (the policy in policy mode, the provider settings in forward mode), every memory system's declaration,
+what grading looks for (the memory phrases and the markers of use), the fixture, the budget and the analysis plan
+(confidence, tests, minimum n, and what an undelivered treatment arm means). Every part a run can observe again is
+frozen field by field, by digest, so a refusal names the very field that moved (``challenge.agent_timeout_seconds``,
+``model_access.policy``). The budget and the analysis plan have no other source: a run reads them from here.
 
-On disk, ``manifests/<challenge>/v<N>.json`` holds version N as canonical JSON.
+An apparatus correction never edits a manifest: it writes version N+1 that names the old one, and the runs under
+the old version are excluded (``supersede``), kept whole in the record.
+
+On disk, ``manifests/<suite>/<challenge>/v<N>.json`` holds version N as canonical JSON.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from ..contracts import ContractModel, Digest, Document, canonical_bytes
+from ..contracts import ContractModel, Digest, Document, canonical_bytes, canonical_json
 from ..contracts.files import read_contract
 from ..errors import ContractError
 from .admission import AdmissionDecision, ReasonCode, decide
@@ -30,20 +36,36 @@ __all__ = [
     "Budget",
     "FrozenInputs",
     "Moved",
+    "ObservedInputs",
     "Preregistration",
     "PreregistrationMoved",
+    "Supersession",
+    "UndeliveredRule",
     "check_unmoved",
     "correct",
+    "field_digests",
     "load_preregistrations",
+    "moved_fields",
     "supersede",
+    "supersession",
 ]
 
 
 class Budget(ContractModel):
+    """The most one run may spend. A run enforces every cap per arm; an arm stopped by one is recorded as capped."""
+
     attempts: Annotated[int, Field(ge=1)]
-    max_usd_cents_per_pair: Annotated[int, Field(ge=0)]
-    max_tokens_per_arm: Annotated[int, Field(ge=1)]
-    max_wall_seconds_per_arm: Annotated[int, Field(ge=1)]
+    max_usd_cents_per_pair: Annotated[int, Field(ge=0)]  # forward mode's pair cap; 0 in policy mode
+    max_usd_cents_per_arm: Annotated[int, Field(ge=0)]  # forward mode's arm cap; 0 in policy mode
+    max_tokens_per_arm: Annotated[int, Field(ge=1)]  # as the gateway counts them (estimated in policy mode)
+    max_wall_seconds_per_arm: Annotated[int, Field(ge=1)]  # every step of the arm together
+
+
+class UndeliveredRule(StrEnum):
+    """What a treatment arm that delivered nothing means; the choice is made before any outcome is seen."""
+
+    EXCLUDE = "exclude"  # the pair says nothing about memory: excluded
+    OWN_ROW = "own-row"  # kept out of the main analysis and reported in a row of its own
 
 
 class AnalysisPlan(ContractModel):
@@ -54,20 +76,45 @@ class AnalysisPlan(ContractModel):
     effect_interval: Literal["conditional-odds-ratio-clopper-pearson"] = "conditional-odds-ratio-clopper-pearson"
     continuous_tests: Literal["sign-and-wilcoxon-signed-rank-exact"] = "sign-and-wilcoxon-signed-rank-exact"
     exploratory_below_attempts: Literal[5] = 5
+    undelivered_treatment: UndeliveredRule = UndeliveredRule.EXCLUDE
 
 
-class FrozenInputs(ContractModel):
-    prompt: Digest
-    verifier: Digest
+FieldDigests = Annotated[dict[str, Digest], Field(min_length=1)]
+
+
+class ObservedInputs(ContractModel):
+    """What a run observes again from the suite's files before it starts, every part field by field."""
+
+    challenge: FieldDigests  # every field of the challenge manifest, flattened (``environment.cpus``)
+    verifier: Digest  # the verifier's bytes
+    oracle: Digest | None  # the oracle's bytes; None when the challenge has none
     model: Annotated[str, Field(min_length=1)]
-    memory_systems: Annotated[dict[str, Digest], Field(min_length=1)]  # name -> digest of its declaration
+    model_access: FieldDigests  # ``gateway_mode`` and the policy's bytes, or every field of the forward settings
+    memory_systems: FieldDigests  # name -> digest of its declaration
+    grading: FieldDigests  # ``phrases``, ``anchored_paths``, ``identifiers``: what grading looks for
+    fixture: Digest  # the fixture manifest's bytes and the graph arm restored
+
+
+class FrozenInputs(ObservedInputs):
+    """The observed inputs, and what a run can only read from here: the budget and the analysis plan."""
+
     budget: Budget
     analysis: AnalysisPlan
 
 
+def field_digests(value: Any, prefix: str = "") -> dict[str, Digest]:
+    """One digest per field of a JSON value, by dotted path; a list is one field (its order is part of it)."""
+    if isinstance(value, dict) and value:
+        flat: dict[str, Digest] = {}
+        for key in sorted(value):
+            flat.update(field_digests(value[key], f"{prefix}.{key}" if prefix else key))
+        return flat
+    return {prefix: Digest.of(canonical_json(value))}
+
+
 class Preregistration(Document):
     kind: Literal["preregistration"] = "preregistration"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     challenge: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
     version: Annotated[int, Field(ge=1)]
     frozen: FrozenInputs
@@ -99,44 +146,68 @@ class Moved:
 class PreregistrationMoved(ContractError):
     """A run was about to start with inputs that differ from what its preregistration froze."""
 
-    def __init__(self, challenge: str, version: int, moved: tuple[Moved, ...]) -> None:
-        lines = "; ".join(f"{m.field}: frozen {m.frozen!r}, now {m.observed!r}" for m in moved)
+    def __init__(self, challenge: str, version: int, moved: tuple[Moved, ...], command: str | None = None) -> None:
+        lines = "; ".join(f"{m.field}: frozen {_shown(m.frozen)}, now {_shown(m.observed)}" for m in moved)
+        fields = ", ".join(m.field for m in moved)
+        how = command or f"stele-bench prereg correct SUITE {challenge} --reason WHY"
         super().__init__(
-            f"refusing to start {challenge} v{version}: {len(moved)} frozen input(s) moved ({lines}); "
-            "restore them, or write a corrected preregistration version",
+            f"refusing to start {challenge} v{version}: {len(moved)} frozen input(s) moved ({fields}): {lines}; "
+            f"restore them, or record a new version with `{how}`",
             field=moved[0].field if moved else None,
             expected=moved[0].frozen if moved else None,
             actual=moved[0].observed if moved else None,
+            hint=how,
         )
         self.challenge = challenge
         self.version = version
         self.moved = moved
 
 
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, dict):
-        flat: dict[str, Any] = {}
-        for key in sorted(value):
-            flat.update(_flatten(value[key], f"{prefix}.{key}" if prefix else key))
-        return flat
-    return {prefix: value}
+def _shown(value: Any) -> str:
+    """A frozen value as a refusal shows it: a digest by its first hex digits, anything else as it is."""
+    return f"{value.hex[:12]}..." if isinstance(value, Digest) else repr(value)
 
 
-def check_unmoved(prereg: Preregistration, observed: FrozenInputs) -> None:
-    """Raise ``PreregistrationMoved`` naming every frozen field whose observed value differs."""
-    frozen = _flatten(prereg.frozen.model_dump(mode="json"))
-    now = _flatten(observed.model_dump(mode="json"))
-    moved = tuple(
-        Moved(f, frozen.get(f), now.get(f)) for f in sorted(set(frozen) | set(now)) if frozen.get(f) != now.get(f)
+def _flatten(model: ContractModel, names: Iterable[str] | None = None) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for name in type(model).model_fields if names is None else names:
+        value = getattr(model, name)
+        if isinstance(value, ContractModel):
+            flat.update({f"{name}.{key}": inner for key, inner in _flatten(value).items()})
+        elif isinstance(value, dict):
+            flat.update({f"{name}.{key}": inner for key, inner in value.items()})
+        else:
+            flat[name] = value
+    return flat
+
+
+def moved_fields(frozen: ObservedInputs, observed: ObservedInputs) -> tuple[Moved, ...]:
+    """Every observed field whose value differs from the frozen one (a field on one side only included)."""
+    before = _flatten(frozen, ObservedInputs.model_fields)
+    now = _flatten(observed, ObservedInputs.model_fields)
+    return tuple(
+        Moved(f, before.get(f), now.get(f)) for f in sorted(set(before) | set(now)) if before.get(f) != now.get(f)
     )
+
+
+def check_unmoved(prereg: Preregistration, observed: ObservedInputs, command: str | None = None) -> None:
+    """Raise ``PreregistrationMoved`` naming every frozen field whose observed value differs.
+
+    ``command`` is the command line that records a new version, named in the refusal.
+    """
+    moved = moved_fields(prereg.frozen, observed)
     if moved:
-        raise PreregistrationMoved(prereg.challenge, prereg.version, moved)
+        raise PreregistrationMoved(prereg.challenge, prereg.version, moved, command)
 
 
 def correct(prereg: Preregistration, frozen: FrozenInputs, reason: str) -> Preregistration:
     """A correction is a new version naming the old one; the old manifest is never edited."""
     if not reason.strip():
         raise ContractError(f"correcting {prereg.challenge} v{prereg.version} needs a reason; none was given")
+    if frozen == prereg.frozen:
+        raise ContractError(
+            f"{prereg.challenge} v{prereg.version} already freezes exactly these inputs; a new version records a change"
+        )
     return Preregistration(
         challenge=prereg.challenge,
         version=prereg.version + 1,
@@ -161,6 +232,31 @@ def supersede(
         for digest, attempt in sorted(records.items())
         if attempt.key.manifest == old.digest
     ]
+
+
+class Supersession(Document):
+    """The record a correction leaves about the runs it replaced: each one excluded, by record digest."""
+
+    kind: Literal["supersession"] = "supersession"
+    schema_version: Literal[1] = 1
+    challenge: Annotated[str, Field(min_length=1)]
+    superseded: Digest  # the old version's digest
+    by: Digest  # the version that replaced it
+    reason: Annotated[str, Field(max_length=4000)]
+    decisions: tuple[AdmissionDecision, ...]
+
+
+def supersession(
+    old: Preregistration, corrected: Preregistration, records: Mapping[Digest, PairedAttempt]
+) -> Supersession:
+    """The record of ``corrected`` replacing ``old``: every run made under ``old`` excluded."""
+    return Supersession(
+        challenge=old.challenge,
+        superseded=old.digest,
+        by=corrected.digest,
+        reason=corrected.correction or "",
+        decisions=tuple(supersede(old, records, corrected)),
+    )
 
 
 def load_preregistrations(directory: Path) -> dict[str, list[Preregistration]]:
@@ -194,4 +290,4 @@ def _check_chain(challenge: str, versions: Iterable[Preregistration]) -> None:
 
 
 # What `stele-bench schema` exports (listed in bench.contracts.registry by the lead).
-PUBLIC_CONTRACTS = (Preregistration,)
+PUBLIC_CONTRACTS = (Preregistration, Supersession)

@@ -1,21 +1,25 @@
 """Grading: the normalised transcript, and delivered / used / outcome reported separately, plus effort."""
 
+from .chain import Conversation, harness_conversation
 from .claude_code import hook_channel, parse_claude_session
 from .delivery import ChannelDelivery, DeliveryGrade, grade_delivery
 from .effort import EffortEnd, ExplorationEffort, measure_effort
 from .gateway_view import ReceivedContext, hook_contexts, received_texts
 from .grade import Grade, OutcomeGrade, grade
-from .memory import MemoryDeclaration
+from .memory import InstalledHook, MemoryDeclaration
+from .tamper import tamper_findings
 from .transcript import Channel, Step, StepSource, ToolCall, ToolResult, Transcript
 from .used import UseEvidence, UseGrade, grade_use
 
 __all__ = [
     "Channel",
     "ChannelDelivery",
+    "Conversation",
     "DeliveryGrade",
     "EffortEnd",
     "ExplorationEffort",
     "Grade",
+    "InstalledHook",
     "MemoryDeclaration",
     "OutcomeGrade",
     "ReceivedContext",
@@ -29,9 +33,11 @@ __all__ = [
     "grade",
     "grade_delivery",
     "grade_use",
+    "harness_conversation",
     "hook_channel",
     "hook_contexts",
     "measure_effort",
     "parse_claude_session",
     "received_texts",
+    "tamper_findings",
 ]

@@ -1,9 +1,10 @@
 """The steps through which memory reached the model, by channel: the one list delivery and use both read.
 
-Two kinds of step deliver. An injected step (a hook's context) names its channel itself. A tool result delivers
-only when it answers a call of one of the memory system's declared MCP tools (the memory-tool channel): a result of
-any other tool shows what the agent chose to read, which may be what the agent wrote. A result the harness marked
-as an error delivers nothing.
+Two kinds of step deliver. An injected step (a hook's context) names its channel itself, and delivers only when
+its hook is one the runner installed (a hook the agent wrote into a settings file of its own is not the memory).
+A tool result delivers only when it answers a call of one of the memory system's declared MCP tools (the
+memory-tool channel): a result of any other tool shows what the agent chose to read, which may be what the agent
+wrote. A result the harness marked as an error delivers nothing.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .memory import MemoryDeclaration
-from .transcript import Channel, StepSource, Transcript
+from .transcript import Channel, Step, StepSource, Transcript
 
-__all__ = ["DeliveringStep", "delivering_steps", "memory_tool_call_ids"]
+__all__ = ["DeliveringStep", "delivering_steps", "hook_of", "memory_tool_call_ids"]
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,12 @@ class DeliveringStep:
     index: int
     channel: Channel
     text: str
+
+
+def hook_of(step: Step) -> str:
+    """The hook name an injected step's origin ends with (``attachment:hook_additional_context:PostToolUse:Read``)."""
+    parts = step.origin.split(":", 2)
+    return parts[2] if len(parts) == 3 else ""
 
 
 def memory_tool_call_ids(transcript: Transcript, memory: MemoryDeclaration) -> frozenset[str]:
@@ -40,7 +47,7 @@ def delivering_steps(transcript: Transcript, memory: MemoryDeclaration) -> tuple
     found = [
         DeliveringStep(step.index, step.channel, step.text)
         for step in transcript.by_source(StepSource.INJECTED)
-        if step.channel is not None
+        if step.channel is not None and memory.installed(hook_of(step))
     ]
     found += [
         DeliveringStep(step.index, Channel.MEMORY_TOOL_RETRIEVAL, result.text)

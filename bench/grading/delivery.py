@@ -1,11 +1,17 @@
 """Layer one, delivered: did the memory reach the model, and through which channel.
 
-A phrase is delivered through a channel when a delivering step of that channel contains it: an injected step,
-or a result of the memory system's own declared MCP tool (:mod:`.delivered`). An agent step never counts (the
-agent can write any phrase itself), nor does any other tool result (it shows what the agent chose to read, which
-may be what the agent wrote). Matches in user or system steps are reported apart, as
-``outside_channels``: context the harness gave both arms alike, such as a CLAUDE.md, is not a memory channel.
-Each channel's finding is cross-checked against the gateway log, the record of what the model was sent.
+The gateway log is the source, since the agent cannot write it: only the harness's own conversation counts
+(:mod:`.chain`; a request the agent crafts with the key from its environment does not), and injected context only
+where and how the harness places it (:mod:`.gateway_view`), from a hook the runner installed. A phrase is delivered
+through a channel when such context of that channel, or a result of the memory system's own declared MCP tool,
+carried it.
+
+The session file stays the source of the normalised transcript, which names the step of each delivery; its
+delivering steps must say what the conversation says. Every record grading relies on is matched against the
+conversation (:mod:`.tamper`): a mismatch marks the arm tampered, and such an arm is never graded as delivered or
+not delivered. Matches in user or system steps are reported apart, as ``outside_channels``: context the harness
+gave both arms alike, such as a CLAUDE.md, is not a memory channel. ``received_by_model`` is every phrase anywhere
+in what the conversation sent the model, whoever wrote it: in the control arm, one there is contamination.
 """
 
 from __future__ import annotations
@@ -16,19 +22,21 @@ from pydantic import Field
 
 from ..contracts import ContractModel
 from ..gateway.exchange import ExchangeRecord
+from .chain import Conversation, harness_conversation
 from .delivered import delivering_steps
-from .gateway_view import hook_contexts, memory_tool_results, received_texts
+from .gateway_view import ReceivedContext, hook_contexts, received_texts, tool_results
 from .memory import MemoryDeclaration
+from .tamper import tamper_findings
 from .transcript import Channel, StepSource, Transcript
 
-__all__ = ["ChannelDelivery", "DeliveryGrade", "grade_delivery"]
+__all__ = ["ChannelDelivery", "DeliveryGrade", "grade_delivery", "received_contexts"]
 
 
 class ChannelDelivery(ContractModel):
     channel: Channel
-    phrases: tuple[str, ...]  # found in injected steps of this channel in the transcript
+    phrases: tuple[str, ...]  # found in delivering steps of this channel in the transcript
     first_step: int | None = Field(ge=0)  # the first such step
-    gateway_phrases: tuple[str, ...]  # found in hook context of this channel in what the model was sent
+    gateway_phrases: tuple[str, ...]  # found in this channel's context in the harness's conversation
 
     @property
     def agrees(self) -> bool:
@@ -38,12 +46,14 @@ class ChannelDelivery(ContractModel):
 class DeliveryGrade(ContractModel):
     channels: tuple[ChannelDelivery, ...]  # every channel, in declaration order
     outside_channels: tuple[str, ...]  # phrases in user or system steps
-    received_by_model: tuple[str, ...]  # phrases anywhere in non-assistant text the model was sent
+    received_by_model: tuple[str, ...]  # phrases anywhere in non-assistant text of the harness's conversation
     gateway_agrees: bool  # per channel, the transcript and the gateway log found the same phrases
+    tampered: tuple[str, ...] = ()  # where the session file and the gateway's conversation disagree
 
     @property
     def delivered(self) -> bool:
-        return any(channel.phrases for channel in self.channels)
+        """Delivered means the model received it, by the gateway's record, and the session file agrees."""
+        return not self.tampered and self.gateway_agrees and any(channel.gateway_phrases for channel in self.channels)
 
     def channel(self, channel: Channel) -> ChannelDelivery:
         return next(found for found in self.channels if found.channel is channel)
@@ -53,10 +63,23 @@ def _found(phrases: Sequence[str], texts: Sequence[str]) -> tuple[str, ...]:
     return tuple(phrase for phrase in phrases if any(phrase in text for text in texts))
 
 
+def received_contexts(conversation: Conversation, memory: MemoryDeclaration) -> tuple[ReceivedContext, ...]:
+    """What the memory's channels carried to the model: installed hooks' context and its own tools' results."""
+    hooks = tuple(context for context in hook_contexts(conversation) if memory.installed(context.hook))
+    prefixes = memory.tool_prefixes
+    tools = tuple(
+        ReceivedContext(result.sequence, result.message, Channel.MEMORY_TOOL_RETRIEVAL, result.tool, result.output)
+        for result in tool_results(conversation)
+        if prefixes and result.tool.startswith(prefixes) and not result.is_error
+    )
+    return hooks + tools
+
+
 def grade_delivery(
     transcript: Transcript, exchanges: Sequence[ExchangeRecord], memory: MemoryDeclaration
 ) -> DeliveryGrade:
-    received = hook_contexts(exchanges) + memory_tool_results(exchanges, memory.tool_prefixes)
+    conversation = harness_conversation(exchanges)
+    received = received_contexts(conversation, memory)
     delivering = delivering_steps(transcript, memory)
     channels = []
     for channel in Channel:
@@ -69,6 +92,7 @@ def grade_delivery(
     return DeliveryGrade(
         channels=tuple(channels),
         outside_channels=outside,
-        received_by_model=_found(memory.phrases, received_texts(exchanges)),
+        received_by_model=_found(memory.phrases, received_texts(conversation)),
         gateway_agrees=all(found.agrees for found in channels),
+        tampered=tamper_findings(transcript, conversation),
     )

@@ -1,91 +1,207 @@
-"""What the gateway log says reached the model: the independent witness delivery is cross-checked against.
+"""What the gateway log says reached the model: the source delivery is read from, since the agent cannot write it.
 
-Claude Code sends hook context to the model as a user-message text block
-``<system-reminder>\\n<hookName> hook additional context: <text>\\n</system-reminder>``; the hook name gives
-the channel as it does in the session JSONL. CLI 2.1.332 (unlike 2.1.197) appends a PostToolUse hook's block to
-the triggering tool result's content instead, so tool results are read too; a block an agent forged into a file it
-reads shows up here but never in the transcript's injected steps, so it breaks agreement instead of adding delivery.
-Assistant turns are never read: they are the model's own words, except to learn which tool a ``tool_use`` id
-names, so that a tool result can be attributed to the memory system's declared MCP tools (the memory-tool channel).
+Only the harness's own conversation is read (:mod:`.chain`), and injected context only where the harness places
+it, in its own format ``<system-reminder>\\n<hookName> hook additional context: <text>\\n</system-reminder>``:
+
+- as a whole user-message text block, outside any tool result (prompt-time and session-start context; CLI 2.1.197
+  placed a PostToolUse hook's block there too), which no tool of the agent can produce;
+- at the end of a tool result, after the tool's own output, for a ``PostToolUse:<Tool>`` hook whose tool is the
+  one that produced the result (CLI 2.1.332 appends it there, and on resume 2.1.197 merged it there). A block of
+  any other hook inside a tool result, or one followed by more of the tool's output, is the tool's output: text
+  the agent can print.
+
+Assistant turns are never read as received: they are the model's own words. They are read to learn which tool a
+``tool_use`` id names, so that a tool result can be attributed to the memory system's declared MCP tools (the
+memory-tool channel) or to a call naming the memory's state (the state-read channel).
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from ..gateway.exchange import ExchangeRecord
-from ..gateway.wire import Part, RequestView
+from .chain import Conversation, message_texts
 from .claude_code import hook_channel
 from .transcript import Channel
 
-__all__ = ["ReceivedContext", "hook_contexts", "memory_tool_results", "received_texts"]
+__all__ = [
+    "GatewayToolCall",
+    "GatewayToolResult",
+    "ReceivedContext",
+    "hook_contexts",
+    "received_texts",
+    "split_reminders",
+    "tool_calls",
+    "tool_input_text",
+    "tool_results",
+    "user_texts",
+]
 
 _HOOK_BLOCK = re.compile(
-    r"<system-reminder>\s*(?P<hook>[^\s]+) hook additional context: (?P<text>.*?)\s*</system-reminder>", re.S
+    r"<system-reminder>\n(?P<hook>\S+) hook additional context: (?P<text>.*)\n</system-reminder>\n?", re.S
 )
+_REMINDER_START = "\n\n<system-reminder>\n"
+_REMINDER_END = "\n</system-reminder>"
 
 
 @dataclass(frozen=True)
 class ReceivedContext:
     sequence: int  # the exchange that first carried it
+    message: int  # its message's index in the conversation
     channel: Channel
-    hook: str
+    hook: str  # the hook's name, or the tool's name for a tool result
     text: str
 
 
-def _message_requests(exchanges: Iterable[ExchangeRecord]) -> Iterator[tuple[int, RequestView]]:
-    for exchange in exchanges:
-        route = exchange.path.split("?", 1)[0]
-        if exchange.method == "POST" and route == "/v1/messages" and isinstance(exchange.request_body, dict):
-            yield exchange.sequence, RequestView.of(exchange.request_body)
+@dataclass(frozen=True)
+class GatewayToolCall:
+    sequence: int  # the exchange whose answer made the call
+    id: str
+    name: str
+    input: Any
 
 
-def hook_contexts(exchanges: Iterable[ExchangeRecord]) -> tuple[ReceivedContext, ...]:
-    """Every distinct hook context the model was sent, in the order it was first sent."""
-    seen: dict[tuple[str, str], ReceivedContext] = {}
-    for sequence, view in _message_requests(exchanges):
-        for text in view.texts(Part.USER) + view.texts(Part.TOOL_RESULTS):
-            for match in _HOOK_BLOCK.finditer(text):
-                hook, body = match["hook"], match["text"]
-                seen.setdefault((hook, body), ReceivedContext(sequence, hook_channel(hook), hook, body))
-    return tuple(seen.values())
+@dataclass(frozen=True)
+class GatewayToolResult:
+    sequence: int  # the exchange that first carried it
+    message: int
+    tool_use_id: str
+    tool: str  # the name of the call it answers ("" when no call of that id is in the request)
+    output: str  # the tool's own output, without the reminders the harness appended
+    reminders: tuple[str, ...]  # the harness's blocks after the output, in order
+    is_error: bool
 
 
-def received_texts(exchanges: Iterable[ExchangeRecord]) -> tuple[str, ...]:
-    """Every non-assistant text (system, user, tool results) of every messages request."""
-    return tuple(text for _, view in _message_requests(exchanges) for text in view.texts(Part.ANY))
+def split_reminders(text: str) -> tuple[str, tuple[str, ...]]:
+    """A tool result's text as the tool's output and the reminder blocks appended after it (read from the end)."""
+    blocks: list[str] = []
+    rest = text.rstrip("\n")
+    while rest.endswith(_REMINDER_END):
+        start = rest.rfind(_REMINDER_START)
+        if start < 0:
+            break
+        blocks.insert(0, rest[start + 2 :])
+        rest = rest[:start]
+    return rest, tuple(blocks)
 
 
-def _result_text(content: object) -> str:
+def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     blocks = content if isinstance(content, list) else []
     return "\n".join(b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
 
 
-def memory_tool_results(exchanges: Iterable[ExchangeRecord], prefixes: tuple[str, ...]) -> tuple[ReceivedContext, ...]:
-    """Every distinct result of a tool whose name starts with one of ``prefixes`` that the model was sent."""
-    seen: dict[str, ReceivedContext] = {}
-    for exchange in exchanges:
-        route = exchange.path.split("?", 1)[0]
-        body = exchange.request_body
-        if not prefixes or exchange.method != "POST" or route != "/v1/messages" or not isinstance(body, dict):
-            continue
-        names: dict[str, str] = {}
-        messages = body.get("messages")
-        for message in messages if isinstance(messages, list) else []:
-            content = message.get("content") if isinstance(message, dict) else None
-            for block in content if isinstance(content, list) else []:
-                if not isinstance(block, dict):
+def _messages(exchange: ExchangeRecord) -> list[Any]:
+    body = exchange.request_body
+    messages = body.get("messages") if isinstance(body, dict) else None
+    return messages if isinstance(messages, list) else []
+
+
+def _blocks(message: Any) -> list[dict[str, Any]]:
+    content = message.get("content") if isinstance(message, dict) else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _names(messages: list[Any]) -> dict[str, str]:
+    return {
+        str(b.get("id")): str(b.get("name"))
+        for m in messages
+        if isinstance(m, dict) and m.get("role") == "assistant"
+        for b in _blocks(m)
+        if b.get("type") == "tool_use"
+    }
+
+
+def tool_results(conversation: Conversation) -> tuple[GatewayToolResult, ...]:
+    """Every distinct tool result of the conversation (by tool_use id), as first carried."""
+    seen: dict[str, GatewayToolResult] = {}
+    for exchange in conversation.members:
+        messages = _messages(exchange)
+        names = _names(messages)
+        for index, message in enumerate(messages):
+            if not isinstance(message, dict) or message.get("role") == "assistant":
+                continue
+            for block in _blocks(message):
+                call = str(block.get("tool_use_id"))
+                if block.get("type") != "tool_result" or call in seen:
                     continue
-                if block.get("type") == "tool_use":
-                    names[str(block.get("id"))] = str(block.get("name"))
-                elif block.get("type") == "tool_result" and not block.get("is_error"):
-                    call = str(block.get("tool_use_id"))
-                    tool = names.get(call, "")
-                    if tool.startswith(prefixes) and call not in seen:
-                        text = _result_text(block.get("content"))
-                        seen[call] = ReceivedContext(exchange.sequence, Channel.MEMORY_TOOL_RETRIEVAL, tool, text)
+                output, reminders = split_reminders(_content_text(block.get("content")))
+                error = block.get("is_error") is True
+                seen[call] = GatewayToolResult(
+                    exchange.sequence, index, call, names.get(call, ""), output, reminders, error
+                )
     return tuple(seen.values())
+
+
+def tool_calls(conversation: Conversation) -> tuple[GatewayToolCall, ...]:
+    """Every tool call the model's answers in the conversation made, in order."""
+    calls: list[GatewayToolCall] = []
+    for exchange in conversation.members:
+        body = exchange.response_body
+        content = body.get("content") if isinstance(body, dict) and body.get("type") == "message" else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                calls.append(
+                    GatewayToolCall(exchange.sequence, str(block.get("id")), str(block.get("name")), block.get("input"))
+                )
+    return tuple(calls)
+
+
+def _user_blocks(conversation: Conversation) -> Iterator[tuple[int, int, str]]:
+    """(sequence, message index, text) of every user-message text block outside tool results."""
+    for exchange in conversation.members:
+        for index, message in enumerate(_messages(exchange)):
+            if isinstance(message, dict) and message.get("role") == "user":
+                for text in message_texts(message):
+                    yield exchange.sequence, index, text
+
+
+def hook_contexts(conversation: Conversation) -> tuple[ReceivedContext, ...]:
+    """Every hook context the harness placed, once per place (message and hook), in the order first carried."""
+    seen: dict[tuple[int, str, str], ReceivedContext] = {}
+
+    def add(sequence: int, message: int, hook: str, text: str) -> None:
+        context = ReceivedContext(sequence, message, hook_channel(hook), hook, text.strip())
+        seen.setdefault((message, hook, context.text), context)
+
+    for sequence, message, text in _user_blocks(conversation):
+        block = _HOOK_BLOCK.fullmatch(text)
+        if block is not None:
+            add(sequence, message, block["hook"], block["text"])
+    for result in tool_results(conversation):
+        for reminder in result.reminders:
+            block = _HOOK_BLOCK.fullmatch(reminder)
+            if block is not None and block["hook"] == f"PostToolUse:{result.tool}":
+                add(result.sequence, result.message, block["hook"], block["text"])
+    return tuple(sorted(seen.values(), key=lambda c: (c.sequence, c.message)))
+
+
+def user_texts(conversation: Conversation) -> tuple[str, ...]:
+    """The user's own text blocks (the prompts), once per message: every user text that is not a reminder."""
+    seen: dict[tuple[int, str], str] = {}
+    for _, message, text in _user_blocks(conversation):
+        if not text.startswith("<system-reminder>"):
+            seen.setdefault((message, text), text)
+    return tuple(seen.values())
+
+
+def received_texts(conversation: Conversation) -> tuple[str, ...]:
+    """Every non-assistant text of the conversation: system prompt, user text blocks and tool results."""
+    texts: list[str] = []
+    for exchange in conversation.members:
+        body = exchange.request_body
+        system = body.get("system") if isinstance(body, dict) else None
+        texts += [system] if isinstance(system, str) else [_content_text(system)] if system else []
+    texts += [text for _, _, text in _user_blocks(conversation)]
+    texts += [result.output + "".join(result.reminders) for result in tool_results(conversation)]
+    return tuple(texts)
+
+
+def tool_input_text(value: Any) -> str:
+    """A tool call's input as one text (for looking a phrase or a path up in it)."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)

@@ -2,13 +2,37 @@
 
 from __future__ import annotations
 
+import re
 from typing import Self
 
 from pydantic import Field, model_validator
 
 from ..contracts import ContractModel
 
-__all__ = ["MemoryDeclaration"]
+__all__ = ["InstalledHook", "MemoryDeclaration"]
+
+
+class InstalledHook(ContractModel):
+    """A hook the runner installed in the arm's harness settings: its event and, for tool events, its matcher.
+
+    Only context from an installed hook counts as injected: a hook the agent wrote into a settings file of its
+    own is not the memory system's channel, whatever it prints.
+    """
+
+    event: str = Field(min_length=1)  # "UserPromptSubmit", "PostToolUse", "SessionStart", ...
+    matcher: str | None = None  # a tool-name pattern (Claude Code: a regular expression; empty or "*": every tool)
+
+    def matches(self, hook: str) -> bool:
+        """Whether a hook name as the harness reports it ("PostToolUse:Read", "UserPromptSubmit") is this hook's."""
+        event, _, tool = hook.partition(":")
+        if event != self.event:
+            return False
+        if not tool or self.matcher in (None, "", "*") or self.event not in ("PreToolUse", "PostToolUse"):
+            return True
+        try:
+            return re.fullmatch(self.matcher, tool) is not None
+        except re.error:
+            return self.matcher == tool
 
 
 class MemoryDeclaration(ContractModel):
@@ -17,13 +41,23 @@ class MemoryDeclaration(ContractModel):
     ``anchored_paths`` are workspace files the memory points at; ``identifiers`` are names only the memory
     gives. Both are markers of use: an agent that acts on one after delivery, having seen it nowhere else,
     acted on the memory. ``tool_servers`` names the MCP servers the memory system declares: a result of one of
-    their tools (``mcp__<server>__<tool>``) is the memory-tool channel.
+    their tools (``mcp__<server>__<tool>``) is the memory-tool channel. ``hooks`` are the hooks the runner
+    installed in the arm: only their context counts as injected. ``state_paths`` are where the system's restored
+    state is mounted in the arm: a tool call of the agent's own naming one reads the memory by an unintended
+    channel, reported as its own.
     """
 
     phrases: tuple[str, ...] = Field(min_length=1)
     anchored_paths: tuple[str, ...] = ()
     identifiers: tuple[str, ...] = ()
     tool_servers: tuple[str, ...] = ()
+    # None: the caller does not know what was installed (reading a captured session); a run always names them
+    hooks: tuple[InstalledHook, ...] | None = None
+    state_paths: tuple[str, ...] = ()
+
+    def installed(self, hook: str) -> bool:
+        """Whether the context of ``hook`` (as the harness names it) came from a hook the runner installed."""
+        return self.hooks is None or any(installed.matches(hook) for installed in self.hooks)
 
     @property
     def tool_prefixes(self) -> tuple[str, ...]:

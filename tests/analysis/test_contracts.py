@@ -25,19 +25,28 @@ from bench.analysis import (
     supersede,
 )
 from bench.analysis.attempt_record import ComparabilityKey
+from bench.analysis.prereg import field_digests
 from bench.contracts import Digest, canonical_bytes
 from bench.errors import ContractError
 from tests.analysis.attempt_factory import arm, attempt, key, record_digest
 
 
-def _frozen(verifier: bytes = b"verifier v1", attempts: int = 5) -> FrozenInputs:
+def _frozen(verifier: bytes = b"verifier v1", attempts: int = 5, timeout: int = 300) -> FrozenInputs:
     return FrozenInputs(
-        prompt=Digest.of(b"prompt"),
+        challenge=field_digests({"prompt": "Fix the export.", "agent_timeout_seconds": timeout}),
         verifier=Digest.of(verifier),
+        oracle=None,
         model="claude-sonnet-4-5",
+        model_access={"gateway_mode": Digest.of(b"policy"), "policy": Digest.of(b"policy bytes")},
         memory_systems={"reference": Digest.of(b"reference declaration")},
+        grading={"phrases": Digest.of(b"phrases")},
+        fixture=Digest.of(b"fixture"),
         budget=Budget(
-            attempts=attempts, max_usd_cents_per_pair=300, max_tokens_per_arm=200_000, max_wall_seconds_per_arm=900
+            attempts=attempts,
+            max_usd_cents_per_pair=300,
+            max_usd_cents_per_arm=150,
+            max_tokens_per_arm=200_000,
+            max_wall_seconds_per_arm=900,
         ),
         analysis=AnalysisPlan(confidence="0.95"),
     )
@@ -61,10 +70,11 @@ def test_unmoved_preregistration_passes_and_moved_fields_are_named() -> None:
     prereg = Preregistration(challenge="rename-config", version=1, frozen=_frozen())
     check_unmoved(prereg, _frozen())
     with pytest.raises(PreregistrationMoved) as caught:
-        check_unmoved(prereg, _frozen(verifier=b"verifier v2", attempts=6))
-    assert [m.field for m in caught.value.moved] == ["budget.attempts", "verifier"]
-    assert "budget.attempts: frozen 5, now 6" in str(caught.value)
-    assert "rename-config v1" in str(caught.value)
+        check_unmoved(prereg, _frozen(verifier=b"verifier v2", timeout=5), "stele-bench prereg correct S c --reason R")
+    assert [m.field for m in caught.value.moved] == ["challenge.agent_timeout_seconds", "verifier"]
+    assert caught.value.field == "challenge.agent_timeout_seconds"
+    assert "rename-config v1" in str(caught.value) and "stele-bench prereg correct S c" in str(caught.value)
+    check_unmoved(prereg, _frozen(attempts=6))  # the budget is read from here, never observed again
 
 
 def test_correction_is_a_new_version_and_old_runs_are_excluded_whole() -> None:
@@ -82,6 +92,8 @@ def test_correction_is_a_new_version_and_old_runs_are_excluded_whole() -> None:
     assert "superseded by v2" in decisions[0].note
     with pytest.raises(ContractError, match="needs a reason"):
         correct(v1, _frozen(), " ")
+    with pytest.raises(ContractError, match="already freezes exactly these inputs"):
+        correct(v1, _frozen(), "nothing moved")
 
 
 def test_version_one_cannot_claim_to_supersede() -> None:

@@ -62,9 +62,10 @@ def test_agent_authored_echo_is_not_delivery() -> None:
     assert delivered.gateway_agrees
 
 
-def test_transcript_and_gateway_disagreement_is_reported() -> None:
+def test_transcript_and_gateway_disagreement_is_tampered_never_delivered() -> None:
     delivered = grade_delivery(transcript("with-hooks"), exchanges("without-hooks"), MEMORY)
-    assert delivered.delivered and not delivered.gateway_agrees
+    assert not delivered.delivered and not delivered.gateway_agrees and delivered.tampered
+    assert delivered.channel(Channel.PROMPT_TIME_RETRIEVAL).phrases == (RECALL_PHRASE,)
     assert delivered.channel(Channel.PROMPT_TIME_RETRIEVAL).gateway_phrases == ()
 
 

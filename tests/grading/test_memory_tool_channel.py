@@ -55,31 +55,34 @@ def _transcript(answer: str) -> Transcript:
     )  # fmt: skip
 
 
-def _exchange(results: dict[str, str]) -> ExchangeRecord:
+def _record(sequence: int, messages: list[dict[str, Any]], answer: object) -> ExchangeRecord:
+    return ExchangeRecord(
+        sequence=sequence, arm="a", method="POST", path="/v1/messages?beta=true", request_headers={},
+        request_body={"messages": messages}, status=200, streamed=True, response_body=answer, rule=None, usage=None,
+        cost_usd=Decimal(0), started_at="2026-01-01T00:00:00.000+00:00", duration_ms=1,
+    )  # fmt: skip
+
+
+def _exchange(results: dict[str, str]) -> list[ExchangeRecord]:
+    """The harness's conversation: the prompt, answered with the three calls, then the request carrying the results."""
     names = {"t-own": OWN, "t-other": OTHER, "t-read": BUILTIN}
-    calls = [{"type": "tool_use", "id": i, "name": names[i], "input": {}} for i in results]
+    calls = [{"type": "tool_use", "id": i, "name": names[i], "input": {}} for i in names]
     answers = [
         {"type": "tool_result", "tool_use_id": i, "content": [{"type": "text", "text": t}]} for i, t in results.items()
     ]
-    body: dict[str, Any] = {
-        "messages": [
-            {"role": "user", "content": "Why are Status H rows dropped?"},
-            {"role": "assistant", "content": calls},
-            {"role": "user", "content": answers},
-        ]
-    }
-    return ExchangeRecord(
-        sequence=0, arm="a", method="POST", path="/v1/messages?beta=true", request_headers={}, request_body=body,
-        status=200, streamed=True, response_body={}, rule=None, usage=None, cost_usd=Decimal(0),
-        started_at="2026-01-01T00:00:00.000+00:00", duration_ms=1,
-    )  # fmt: skip
+    prompt = {"role": "user", "content": "Why are Status H rows dropped?"}
+    first = _record(0, [prompt], {"type": "message", "role": "assistant", "content": calls})
+    return [
+        first,
+        _record(1, [prompt, {"role": "assistant", "content": calls}, {"role": "user", "content": answers}], {}),
+    ]
 
 
 OUTCOME = OutcomeGrade(verifier_passed=True, audit_clean=True)
 
 
 def test_only_the_declared_servers_tool_results_deliver_and_the_gateway_agrees() -> None:
-    graded = grade(_transcript("total 38.75"), [_exchange(RESULTS)], MEMORY, OUTCOME)
+    graded = grade(_transcript("total 38.75"), _exchange(RESULTS), MEMORY, OUTCOME)
     tool = graded.delivered.channel(Channel.MEMORY_TOOL_RETRIEVAL)
     assert tool.phrases == ("holds are not money that moved",) and tool.first_step == 2
     assert tool.gateway_phrases == tool.phrases and graded.delivered.gateway_agrees
@@ -92,12 +95,12 @@ def test_only_the_declared_servers_tool_results_deliver_and_the_gateway_agrees()
 
 def test_without_declared_servers_no_tool_result_delivers() -> None:
     plain = MEMORY.model_copy(update={"tool_servers": ()})
-    graded = grade(_transcript("total 38.75"), [_exchange(RESULTS)], plain, OUTCOME)
+    graded = grade(_transcript("total 38.75"), _exchange(RESULTS), plain, OUTCOME)
     assert not graded.delivered.delivered and not graded.used.used
 
 
 def test_a_result_the_model_never_received_breaks_agreement() -> None:
     unseen = {key: text for key, text in RESULTS.items() if key != "t-own"}
-    graded = grade(_transcript("total 38.75"), [_exchange(unseen)], MEMORY, OUTCOME)
+    graded = grade(_transcript("total 38.75"), _exchange(unseen), MEMORY, OUTCOME)
     tool = graded.delivered.channel(Channel.MEMORY_TOOL_RETRIEVAL)
     assert tool.phrases and tool.gateway_phrases == () and not graded.delivered.gateway_agrees

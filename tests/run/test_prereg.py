@@ -1,17 +1,21 @@
-"""Preregistration: frozen before any run; a moved prompt, verifier, model or memory system declaration refuses the
-run by name."""
+"""Preregistration: frozen before any run; anything that decides an outcome moved (the challenge manifest's fields,
+the policy, a memory system's declaration) refuses the run by name, until a recorded correction."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from bench.analysis.prereg import PreregistrationMoved, correct, load_preregistrations
+from bench.analysis.prereg import PreregistrationMoved
 from bench.errors import ContractError
-from bench.run.prereg import current_preregistration, freeze, observed_inputs
+from bench.run.prereg import correction_moves, current_preregistration, freeze, record_correction
 from bench.suite.suite import open_suite
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,11 +79,87 @@ def test_a_changed_memory_system_declaration_refuses_the_run_until_a_new_version
     with pytest.raises(PreregistrationMoved, match=r"memory_systems\.server-memory") as moved:
         current_preregistration(suite, suite.challenge("harbor-holds"), tmp_path / "preregs", attempts=1)
     assert [m.field for m in moved.value.moved] == ["memory_systems.server-memory"]
-    prereg = load_preregistrations(tmp_path / "preregs")["harbor-holds"][-1]
-    observed = observed_inputs(suite, suite.challenge("harbor-holds"), prereg.frozen.budget, prereg.frozen.analysis)
-    corrected = correct(prereg, observed, "server-memory restores a larger graph: a longer restore timeout")
-    path = tmp_path / "preregs" / "harbor-holds" / "v2.json"
-    path.write_text(json.dumps(corrected.model_dump(mode="json")))
+    reason = "server-memory restores a larger graph: a longer restore timeout"
+    path, old, corrected = record_correction(suite, suite.challenge("harbor-holds"), tmp_path / "preregs", reason)
+    assert path.name == "v2.json" and corrected.supersedes == old.digest and corrected.correction == reason
+    assert correction_moves(old, corrected) == ["memory_systems.server-memory"]
     assert (
         current_preregistration(suite, suite.challenge("harbor-holds"), tmp_path / "preregs", attempts=1).version == 2
     )
+    with pytest.raises(ContractError, match="already freezes exactly these inputs"):
+        record_correction(suite, suite.challenge("harbor-holds"), tmp_path / "preregs", "again")
+
+
+def _edit_challenge(suite_dir: Path, challenge: str, field: str, value: object) -> None:
+    path = suite_dir / challenge / "challenge.json"
+    manifest = json.loads(path.read_text())
+    manifest[field] = value
+    path.write_text(json.dumps(manifest))
+
+
+def _edit_policy(suite_dir: Path, challenge: str) -> None:
+    """Change the challenge's policy (the model, in policy mode) and re-pin it, as an honest edit would."""
+    policy_path = suite_dir / challenge / "policy.json"
+    policy = json.loads(policy_path.read_text())
+    policy["rules"] = policy["rules"][1:]
+    policy_path.write_text(json.dumps(policy))
+    manifest = json.loads((suite_dir / "suite.json").read_text())
+    entry = next(e for e in manifest["challenges"] if e["directory"] == challenge)
+    entry["policy"]["sha256"] = hashlib.sha256(policy_path.read_bytes()).hexdigest()
+    (suite_dir / "suite.json").write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (
+            lambda d: _edit_challenge(d, "harbor-holds", "allowed_output_paths", ["ANSWER.md", "tallybook"]),
+            "challenge.allowed_output_paths",
+        ),
+        (lambda d: _edit_challenge(d, "harbor-holds", "agent_timeout_seconds", 5), "challenge.agent_timeout_seconds"),
+        (lambda d: _edit_policy(d, "harbor-holds"), "model_access.policy"),
+    ],
+    ids=["allowed-output-paths", "timeout", "policy"],
+)
+def test_an_edited_outcome_input_refuses_the_run_naming_the_field_and_the_command(
+    suite_copy: Path, tmp_path: Path, edit: Callable[[Path], None], field: str
+) -> None:
+    freeze(open_suite(suite_copy), tmp_path / "preregs")
+    edit(suite_copy)
+    suite = open_suite(suite_copy)
+    with pytest.raises(PreregistrationMoved) as moved:
+        current_preregistration(suite, suite.challenge("harbor-holds"), tmp_path / "preregs", attempts=1)
+    assert [m.field for m in moved.value.moved] == [field] and moved.value.field == field
+    assert field in str(moved.value) and "stele-bench prereg correct" in str(moved.value)
+    assert current_preregistration(suite, suite.challenge("rule-letter-case"), tmp_path / "preregs", attempts=1)
+
+
+def test_prereg_correct_and_supersede_commands_leave_records(suite_copy: Path, tmp_path: Path) -> None:
+    into = tmp_path / "manifests"
+    command = [sys.executable, "-m", "bench", "--json", "prereg"]
+    subprocess.run([*command, "freeze", str(suite_copy), "--into", str(into)], check=True, capture_output=True)
+    _edit_challenge(suite_copy, "harbor-holds", "agent_timeout_seconds", 600)
+    done = subprocess.run(
+        [
+            *command,
+            "correct",
+            str(suite_copy),
+            "harbor-holds",
+            "--reason",
+            "the build needs longer",
+            "--into",
+            str(into),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["version"] == 2 and answer["moved"] == ["challenge.agent_timeout_seconds"]
+    refused = subprocess.run(
+        [*command, "correct", str(suite_copy), "harbor-holds", "--reason", "", "--into", str(into)],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode != 0 and "needs a reason" in json.loads(refused.stdout)["error"]["message"]
+    assert sorted(p.name for p in (into / "example" / "harbor-holds").iterdir()) == ["v1.json", "v2.json"]
