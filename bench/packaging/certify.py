@@ -21,10 +21,10 @@ from ..contracts import BlobDigest, ContractModel, Digest, Document, PortablePat
 from ..errors import StageError
 from ..stages import Ports, StageContext, StageKind, stage
 from ..store import EntryKind, Store, walk_tree
+from ..store.prefetch import prefetched
 from ..suite import ChallengeManifest
 from .graph import graph_texts
 from .markers import FindingKind, TextScanner, identity_terms, path_markers
-from .prefetch import prefetched
 
 __all__ = [
     "UNCHECKED_CORPUS_VARIABLE",

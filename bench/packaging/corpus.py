@@ -14,16 +14,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import Literal
 
-from dulwich.objects import Blob, Commit, Tree
+from dulwich.errors import ObjectFormatException
+from dulwich.objects import Blob, Commit, Tree, object_class, parse_tree
 
 from ..contracts import ContractModel, Document, GitObjectId, PortablePath, Ref, TreeDigest
 from ..errors import SourceError
 from ..stages import NoInputs, Ports, StageContext, StageKind, stage
 from ..store import EntryKind, FileEntry, Store, tree_from_entries
+from ..store.prefetch import prefetched
 from .gitsource import GitSource, open_source, resolve_commit
-from .prefetch import prefetched
 from .symlinks import check_symlinks
 
 __all__ = [
@@ -37,7 +38,7 @@ __all__ = [
     "materialize",
 ]
 
-GitObject = TypeVar("GitObject", Blob, Tree)
+_SHA_LENGTH = 20  # bytes of a SHA-1 object id in a tree entry
 _TREE, _SYMLINK, _GITLINK = 0o040000, 0o120000, 0o160000
 _LFS_HEADER = b"version https://git-lfs.github.com/spec/v1\n"
 _LFS_LIMIT = 1024  # git-lfs never writes a pointer this large (its spec)
@@ -99,7 +100,7 @@ def materialize(store: Store, source: GitSource, commit: GitObjectId) -> Materia
     if not isinstance(obj, Commit):
         raise CorpusError("(commit)", f"{commit} is not a commit in {source.repository}")
     walk = _Walk()
-    tree = tree_from_entries(store, prefetched(_entries(source, obj.tree, "", walk)))
+    tree = tree_from_entries(store, prefetched(_entries(source, obj.tree, walk)))
     return MaterializationReceipt(
         repository=source.repository,
         commit=commit,
@@ -112,71 +113,103 @@ def materialize(store: Store, source: GitSource, commit: GitObjectId) -> Materia
     )
 
 
-def _entries(source: GitSource, tree_id: bytes, prefix: str, walk: _Walk) -> Iterator[FileEntry]:
+def _entries(source: GitSource, tree_id: bytes, walk: _Walk) -> Iterator[FileEntry]:
     """Yield every leaf below ``tree_id``; the last step checks the symlinks against the whole tree."""
-    yield from _walk_tree(source, tree_id, prefix, walk)
+    yield from _walk_tree(source, tree_id, walk)
     for path, reason in check_symlinks(walk.links):
         raise CorpusError(path, reason)
 
 
-def _walk_tree(source: GitSource, tree_id: bytes, prefix: str, walk: _Walk) -> Iterator[FileEntry]:
-    tree = _object(source, tree_id, Tree, prefix.rstrip("/") or "(root tree)")
-    for entry in tree.iteritems():
-        path = _checked_path(prefix, entry.path)
-        if entry.mode == _TREE:
-            yield FileEntry(path, EntryKind.DIRECTORY, b"")
-            yield from _walk_tree(source, entry.sha, path + "/", walk)
-        elif entry.mode == _GITLINK:
-            raise CorpusError(
-                path, f"is a submodule (gitlink to {entry.sha.decode()}); its content is not in this repository"
-            )
-        elif entry.mode == _SYMLINK:
-            target = _object(source, entry.sha, Blob, path).as_raw_string()
-            walk.links[path] = target
-            yield FileEntry(path, EntryKind.SYMLINK, target)
-        elif entry.mode & 0o170000 == 0o100000:
-            data = _object(source, entry.sha, Blob, path).as_raw_string()
-            walk.files += 1
-            walk.total_bytes += len(data)
-            _note_lfs(walk, path, data)
-            kind = EntryKind.EXECUTABLE if entry.mode & 0o111 else EntryKind.FILE
-            yield FileEntry(path, kind, data)
-        else:
-            raise CorpusError(path, f"has git mode {entry.mode:o}, which is not a file, directory or symlink")
+def _walk_tree(source: GitSource, root: bytes, walk: _Walk) -> Iterator[FileEntry]:
+    """Every entry below the tree ``root``, depth first. Objects are read raw (type and bytes): building a
+    dulwich object re-hashes it with SHA-1, which cost more than inflating it."""
+    pending: list[tuple[bytes, str]] = [(root, "")]
+    while pending:
+        tree_id, prefix = pending.pop()
+        below = []
+        for raw, mode, sha in parse_tree(_raw(source, tree_id, Tree, prefix.rstrip("/") or "(root tree)"), _SHA_LENGTH):
+            path = _checked_path(prefix, raw)
+            if mode == _TREE:
+                yield FileEntry(path, EntryKind.DIRECTORY, b"")
+                below.append((sha, path + "/"))
+            elif mode == _GITLINK:
+                raise CorpusError(
+                    path, f"is a submodule (gitlink to {sha.decode()}); its content is not in this repository"
+                )
+            elif mode == _SYMLINK:
+                target = _raw(source, sha, Blob, path)
+                walk.links[path] = target
+                yield FileEntry(path, EntryKind.SYMLINK, target)
+            elif mode & 0o170000 == 0o100000:
+                data = _raw(source, sha, Blob, path)
+                walk.files += 1
+                walk.total_bytes += len(data)
+                _note_lfs(walk, path, data)
+                yield FileEntry(path, EntryKind.EXECUTABLE if mode & 0o111 else EntryKind.FILE, data)
+            else:
+                raise CorpusError(path, f"has git mode {mode:o}, which is not a file, directory or symlink")
+        pending.extend(reversed(below))
 
 
-def _object(source: GitSource, sha: bytes, expected: type[GitObject], path: str) -> GitObject:
-    obj = source.get(sha)
-    if obj is None:
+def _tree_entries(source: GitSource, sha: bytes, path: str) -> list[tuple[bytes, int, bytes]]:
+    """The (name, mode, hex id) entries of the tree ``sha``, read raw and parsed by dulwich's parser."""
+    data = _raw(source, sha, Tree, path)
+    try:
+        return list(parse_tree(data, _SHA_LENGTH))
+    except (ObjectFormatException, ValueError) as exc:
+        raise _malformed(path, Tree, sha, exc) from None
+
+
+def _raw(source: GitSource, sha: bytes, expected: type[Blob | Tree], path: str) -> bytes:
+    """The bytes of the object ``sha``, which must be of type ``expected``."""
+    try:
+        found = source.raw(sha)
+    except ObjectFormatException as exc:  # dulwich parses a loose object as it reads it
+        raise _malformed(path, expected, sha, exc) from None
+    if found is None:
         raise CorpusError(
             path,
             f"its {expected.type_name.decode()} {sha.decode()} is missing from {source.repository}; "
             "fetch the missing objects (git fetch --refetch) before packaging",
         )
-    if not isinstance(obj, expected):
-        raise CorpusError(
-            path, f"object {sha.decode()} is a {obj.type_name.decode()}, not a {expected.type_name.decode()}"
-        )
-    return obj
+    type_num, data = found
+    if type_num != expected.type_num:
+        actual = object_class(type_num)
+        shown = actual.type_name.decode() if actual is not None else f"type {type_num}"
+        raise CorpusError(path, f"object {sha.decode()} is a {shown}, not a {expected.type_name.decode()}")
+    return data
+
+
+def _malformed(path: str, expected: type[Blob | Tree], sha: bytes, exc: Exception) -> CorpusError:
+    kind = expected.type_name.decode()
+    return CorpusError(path, f"its {kind} {sha.decode()} is malformed ({exc}); the repository is corrupt")
 
 
 def _checked_path(prefix: str, raw: bytes) -> PortablePath:
     """The tree path for entry name ``raw`` under ``prefix``, refusing names a checkout would not survive."""
-    shown = prefix + raw.decode("utf-8", "backslashreplace").replace("\x00", "\\x00")
     if b"\x00" in raw or b"/" in raw or raw in (b"", b".", b".."):
         raise CorpusError(
-            shown, "is a crafted tree entry (a name containing NUL or '/', or an empty, '.' or '..' name)"
+            _shown(prefix, raw), "is a crafted tree entry (a name containing NUL or '/', or an empty, '.' or '..' name)"
         )
     if raw.rstrip(b". ").lower() == b".git":
-        raise CorpusError(shown, "is a tree entry named .git; a tree must never carry repository metadata")
+        raise CorpusError(
+            _shown(prefix, raw), "is a tree entry named .git; a tree must never carry repository metadata"
+        )
     try:
         name = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise CorpusError(shown, "has a name that is not UTF-8 (shown escaped); rename it upstream") from None
+        raise CorpusError(
+            _shown(prefix, raw), "has a name that is not UTF-8 (shown escaped); rename it upstream"
+        ) from None
     try:
         return PortablePath(prefix + name)
     except ValueError as exc:
-        raise CorpusError(shown, f"cannot enter a portable tree: {exc}") from None
+        raise CorpusError(_shown(prefix, raw), f"cannot enter a portable tree: {exc}") from None
+
+
+def _shown(prefix: str, raw: bytes) -> str:
+    """The path of entry ``raw`` as an error shows it: escaped where it is not printable UTF-8."""
+    return prefix + raw.decode("utf-8", "backslashreplace").replace("\x00", "\\x00")
 
 
 def _note_lfs(walk: _Walk, path: str, data: bytes) -> None:

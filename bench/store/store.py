@@ -54,6 +54,13 @@ class Store:
         self.backend.put(digest, data, document=document)
         return digest
 
+    def put_many(self, datas: Sequence[bytes], *, document: bool = False) -> list[BlobDigest]:
+        """Store every item of ``datas`` in one transaction, as the backend writes in bulk best (the SQLite
+        backend appends them to one pack); returns their digests in order."""
+        digests = [BlobDigest.of(data) for data in datas]
+        self.backend.put_many(list(zip(digests, datas, strict=True)), document=document)
+        return digests
+
     def get_bytes(self, digest: Digest) -> bytes:
         """The bytes named by ``digest``, re-hashed; a mismatch is refused as corrupt."""
         return _verified(digest, self.backend.get(digest))
