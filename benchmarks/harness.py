@@ -55,47 +55,53 @@ class Comparison:
         return self.ours.seconds / self.peer.seconds
 
 
-def _wait(process: subprocess.Popen[bytes]) -> tuple[int, float]:
-    """Exit status and peak resident memory (MB) of ``process``, reaped here."""
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return process.returncode, usage.ru_maxrss / 1024
+def _run(
+    command: Sequence[str], cwd: Path | None = None, env: dict[str, str] | None = None
+) -> tuple[float, float, str]:
+    """Run ``command`` once under GNU time: wall seconds (its start included), peak memory (MB), stdout.
+
+    The peak comes from GNU time, not from our own wait: a child forked from this process would otherwise
+    report this process's resident size as its own, since the kernel keeps the high-water mark across exec.
+    """
+    with tempfile.NamedTemporaryFile(prefix="peak-", suffix=".txt") as peak:
+        start = time.perf_counter()
+        done = subprocess.run(
+            ["/usr/bin/time", "-f", "%M", "-o", peak.name, *command],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            check=False,
+        )
+        seconds = time.perf_counter() - start
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n{done.stdout.decode()}")
+        return seconds, int(Path(peak.name).read_text().split()[-1]) / 1024, done.stdout.decode()
 
 
-def peer(argv: Sequence[str], *, shell: bool = False, cwd: Path | None = None) -> Sample:
-    """Run the peer's command line once: wall time including its start, and its peak memory."""
-    start = time.perf_counter()
-    command: str | Sequence[str] = " ".join(argv) if shell else list(argv)
-    process = subprocess.Popen(command, shell=shell, cwd=cwd, stdout=subprocess.DEVNULL)
-    code, peak = _wait(process)
-    seconds = time.perf_counter() - start
-    if code != 0:
-        raise SystemExit(f"peer {' '.join(argv)} exited {code}")
+def peer(argv: Sequence[str], *, cwd: Path | None = None) -> Sample:
+    """Run the peer's command line once: wall time including its start, and its peak memory (a pipeline is
+    run as ``sh -c``; the peak is then its largest process)."""
+    seconds, peak, _ = _run(argv, cwd=cwd)
     return Sample(seconds, peak)
 
 
 def ours(script: str, *args: str) -> Sample:
     """Run ``script --child ARGS`` once: the time it reports for the operation, and its peak memory."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    command = [sys.executable, str(REPO / "benchmarks" / script), "--child", *args]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE)
-    assert process.stdout is not None
-    output = process.stdout.read().decode()
-    code, peak = _wait(process)
-    if code != 0:
-        raise SystemExit(f"{' '.join(command)} exited {code}:\n{output}")
+    _, peak, output = _run([sys.executable, str(REPO / "benchmarks" / script), "--child", *args], env=env)
     lines = [line for line in output.splitlines() if line.startswith(_RESULT)]
     return Sample(json.loads(lines[-1][len(_RESULT) :])["seconds"], peak)
 
 
-def child_main(operations: dict[str, Callable[..., object]]) -> bool:
-    """In a child (``--child NAME ARGS``): run operation NAME once and report its time; False otherwise."""
+def child_main(operations: dict[str, Callable[[list[str]], Callable[[], object]]]) -> bool:
+    """In a child (``--child NAME ARGS``): prepare operation NAME (imports, untimed), run it once and report
+    its time; False when this process is not a child."""
     if len(sys.argv) < 3 or sys.argv[1] != "--child":
         return False
-    operation = operations[sys.argv[2]]
+    operation = operations[sys.argv[2]](sys.argv[3:])
     os.sync()  # each side starts with no dirty pages of the other's to write back
     start = time.perf_counter()
-    operation(sys.argv[3:])
+    operation()
     print(_RESULT + json.dumps({"seconds": time.perf_counter() - start}), flush=True)
     return True
 

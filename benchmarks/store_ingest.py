@@ -12,6 +12,7 @@ import argparse
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -23,10 +24,10 @@ FILES, BYTES = 10_000, 80 * 1024 * 1024
 GOAL = 2.0
 
 
-def _ingest(args: list[str]) -> None:
+def _ingest(args: list[str]) -> Callable[[], object]:
     from bench.store import Store, tree_from_directory
 
-    tree_from_directory(Store(args[1]), Path(args[0]))
+    return lambda: tree_from_directory(Store(args[1]), Path(args[0]))
 
 
 def _fresh(path: Path) -> str:

@@ -12,8 +12,7 @@ Layout (every file except ``MANIFEST.json`` is covered by the manifest)::
 
 from __future__ import annotations
 
-import stat
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TypeVar
 
@@ -22,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from ..analysis import AdmissionDecision, PairedAttempt
 from ..contracts import Digest, PortablePath
 from ..errors import ContractError
+from ..store.trees import EntryKind, scan_directory
 from .manifest import MANIFEST_NAME
 
 __all__ = [
@@ -53,19 +53,20 @@ class BundleError(ContractError):
 
 def bundle_files(root: Path) -> dict[PortablePath, bytes]:
     """Every regular file under ``root`` except the manifest, by portable path. Links and devices are refused."""
+    return dict(iter_bundle_files(root))
+
+
+def iter_bundle_files(root: Path) -> Iterator[tuple[PortablePath, bytes]]:
+    """:func:`bundle_files` one file at a time, in path order: only one file's bytes are held at once."""
     if not root.is_dir():
         raise BundleError(str(root), "is not a directory; pass a bundle directory")
-    files: dict[PortablePath, bytes] = {}
-    for path in sorted(root.rglob("*")):
-        mode = path.lstat().st_mode
-        relative = path.relative_to(root).as_posix()
-        if stat.S_ISDIR(mode):
+    for path, kind, data in scan_directory(root):
+        if kind is EntryKind.DIRECTORY:
             continue
-        if not stat.S_ISREG(mode):
-            raise BundleError(relative, f"in {root} is not a regular file; a bundle holds only files and folders")
-        if relative != MANIFEST_NAME:
-            files[PortablePath(relative)] = path.read_bytes()
-    return files
+        if kind not in (EntryKind.FILE, EntryKind.EXECUTABLE):
+            raise BundleError(path, f"in {root} is not a regular file; a bundle holds only files and folders")
+        if path != MANIFEST_NAME:
+            yield path, data
 
 
 def parse_document(path: str, data: bytes, model: type[Model]) -> Model:

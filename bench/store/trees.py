@@ -30,7 +30,9 @@ __all__ = [
     "FileEntry",
     "TreeEntry",
     "TreeObject",
+    "read_regular_file",
     "read_tree",
+    "scan_directory",
     "tree_from_directory",
     "tree_from_entries",
     "walk_tree",
@@ -203,36 +205,45 @@ def tree_from_directory(store: Store, root: Path) -> TreeDigest:
         raise SourceError(f"{root} is not a directory")
     with store.batch():
         builder = TreeBuilder(store)
-        for path, kind, data in prefetched(_scan(str(root))):
+        for path, kind, data in scan_directory(root):
+            if kind is None:
+                raise SourceError(f"{root / path} is neither a file, a directory nor a symlink")
             builder.add(path, kind, data)
         return builder.finish()
 
 
-def _scan(root: str) -> Iterator[tuple[PortablePath, EntryKind, bytes]]:
-    """Every entry below ``root``, each directory's in name order (one generator, not one per directory)."""
-    pending: list[tuple[str, str]] = [(root, "")]
-    while pending:
-        directory, prefix = pending.pop()
-        with os.scandir(directory) as iterator:
-            items = sorted(iterator, key=_NAME)
-        below = []
-        for item in items:
+def scan_directory(root: Path) -> Iterator[tuple[PortablePath, EntryKind | None, bytes]]:
+    """Every entry below ``root`` in path order (a directory's entries by name, each subdirectory's where it
+    falls), with a file's bytes and a symlink's target; the kind is None for anything else (a FIFO, a device).
+
+    The kind comes from the directory listing itself; only a file is opened, and its mode and size come from
+    the open descriptor: one path lookup per file instead of two. One generator, not one per directory."""
+    levels = [_listing(str(root), "")]
+    while levels:
+        entries, prefix = levels[-1]
+        for item in entries:
             relative = _portable(prefix + item.name, item.path)
-            # The kind comes from the directory listing itself; only a file is opened, and its mode and size
-            # come from the open descriptor, one path lookup instead of two.
             if item.is_file(follow_symlinks=False):
-                yield (relative, *_read_file(item.path))
+                kind, data = read_regular_file(item.path)
+                yield relative, kind, data
             elif item.is_dir(follow_symlinks=False):
                 yield relative, _DIRECTORY, b""
-                below.append((item.path, relative + "/"))
+                levels.append(_listing(item.path, relative + "/"))
+                break
             elif item.is_symlink():
                 yield relative, _SYMLINK, os.fsencode(os.readlink(item.path))
             else:
-                raise SourceError(f"{item.path} is neither a file, a directory nor a symlink")
-        pending.extend(reversed(below))
+                yield relative, None, b""
+        else:
+            levels.pop()
 
 
-def _read_file(path: str) -> tuple[EntryKind, bytes]:
+def _listing(directory: str, prefix: str) -> tuple[Iterator[os.DirEntry[str]], str]:
+    with os.scandir(directory) as iterator:
+        return iter(sorted(iterator, key=_NAME)), prefix
+
+
+def read_regular_file(path: str) -> tuple[EntryKind, bytes]:
     """The kind (file or executable) and bytes of the regular file at ``path``."""
     descriptor = os.open(path, _READ_FLAGS)
     try:
@@ -265,12 +276,30 @@ def read_tree(store: Store, digest: Digest) -> TreeObject:
 
 
 def walk_tree(store: Store, digest: Digest, prefix: str = "") -> Iterator[tuple[PortablePath, TreeEntry]]:
-    """Every entry below ``digest``, directories before their contents, in name order."""
-    for entry in read_tree(store, digest).entries:
-        path = PortablePath(prefix + entry.name)
-        yield path, entry
-        if entry.kind is EntryKind.DIRECTORY:
-            yield from walk_tree(store, entry.digest, path + "/")
+    """Every entry below ``digest``, directories before their contents, in name order.
+
+    A directory's subdirectories are read in one batch when it is entered (one query per directory that has
+    any, instead of one per directory), and the walk keeps one iterator per level, not a generator chain."""
+    levels = [_level(store, read_tree(store, digest), prefix)]
+    while levels:
+        entries, prefix, below = levels[-1]
+        for entry in entries:
+            path = PortablePath(prefix + entry.name)
+            yield path, entry
+            if entry.kind is _DIRECTORY:
+                levels.append(_level(store, below[entry.digest], path + "/"))
+                break
+        else:
+            levels.pop()
+
+
+def _level(store: Store, tree: TreeObject, prefix: str) -> tuple[Iterator[TreeEntry], str, dict[Digest, TreeObject]]:
+    subdirectories = list(dict.fromkeys(entry.digest for entry in tree.entries if entry.kind is _DIRECTORY))
+    return (
+        iter(tree.entries),
+        prefix,
+        dict(zip(subdirectories, store.get_documents(subdirectories, TreeObject), strict=True)),
+    )
 
 
 PUBLIC_CONTRACTS = (TreeEntry, TreeObject)

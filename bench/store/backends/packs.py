@@ -22,6 +22,8 @@ __all__ = ["PackReader", "PackWriter", "pack_names"]
 
 _SUFFIX = ".pack"
 _IOV_MAX = 1024  # buffers one pwritev may take (Linux's IOV_MAX)
+_GAP = 4096  # bytes of other objects a read may skip over to stay one pread
+_RUN = 4 << 20  # bytes one pread may read at most
 
 
 def pack_names(directory: Path) -> list[str]:
@@ -89,11 +91,12 @@ class PackReader:
     """Reads objects out of sealed packs for one batch of reads, opening each pack once; close it after.
 
     ``pread`` needs no shared file position, and a reader is never shared between threads, so a descriptor is
-    never closed under another thread's read.
+    never closed under another thread's read. Objects that lie next to each other in a pack (a tree's files,
+    asked for in the order they were written) are read with one ``pread`` per run.
     """
 
     def __init__(self, directory: Path) -> None:
-        self.directory = directory
+        self.directory = str(directory)
         self._open: dict[str, int | None] = {}
 
     def __enter__(self) -> PackReader:
@@ -107,13 +110,48 @@ class PackReader:
 
     def read(self, name: str, offset: int, size: int) -> bytes | None:
         """The ``size`` bytes at ``offset`` of pack ``name``; None when the pack or the bytes are gone."""
+        return self.read_many([(name, offset, size)])[0]
+
+    def read_many(self, wanted: Sequence[tuple[str, int, int]]) -> list[bytes | None]:
+        """The bytes of each ``(pack, offset, size)`` in ``wanted``, in order; None for those that are gone."""
+        found: list[bytes | None] = [None] * len(wanted)
+        run: list[int] = []
+        for index in sorted(range(len(wanted)), key=wanted.__getitem__):
+            if run and not self._extends(wanted[run[0]], wanted[run[-1]], wanted[index]):
+                self._read_run(wanted, run, found)
+                run = []
+            run.append(index)
+        if run:
+            self._read_run(wanted, run, found)
+        return found
+
+    @staticmethod
+    def _extends(first: tuple[str, int, int], last: tuple[str, int, int], following: tuple[str, int, int]) -> bool:
+        """Whether ``following`` is read in the same ``pread`` as the run from ``first`` to ``last``."""
+        name, offset, size = following
+        gap = offset - (last[1] + last[2])
+        return name == first[0] and 0 <= gap <= _GAP and offset + size - first[1] <= _RUN
+
+    def _read_run(self, wanted: Sequence[tuple[str, int, int]], run: list[int], found: list[bytes | None]) -> None:
+        name, start, _ = wanted[run[0]]
+        descriptor = self._descriptor(name)
+        if descriptor is None:
+            return
+        end = max(wanted[index][1] + wanted[index][2] for index in run)
+        data = os.pread(descriptor, end - start, start)
+        if len(run) == 1:
+            found[run[0]] = data if len(data) == end - start else None
+            return
+        with memoryview(data) as view:
+            for index in run:
+                _, offset, size = wanted[index]
+                if offset + size - start <= len(data):
+                    found[index] = bytes(view[offset - start : offset - start + size])
+
+    def _descriptor(self, name: str) -> int | None:
         if name not in self._open:
             try:
-                self._open[name] = os.open(pack_path(self.directory, name), os.O_RDONLY | os.O_CLOEXEC)
+                self._open[name] = os.open(f"{self.directory}/{name}{_SUFFIX}", os.O_RDONLY | os.O_CLOEXEC)
             except FileNotFoundError:
                 self._open[name] = None
-        descriptor = self._open[name]
-        if descriptor is None:
-            return None
-        data = os.pread(descriptor, size, offset)
-        return data if len(data) == size else None
+        return self._open[name]

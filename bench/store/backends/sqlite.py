@@ -178,34 +178,39 @@ class SqliteBackend(StoreBackend):
             os.unlink(temporary)
 
     def get(self, digest: Digest) -> bytes | None:
-        row = self._execute("SELECT size, data, pack, pack_offset FROM objects WHERE hex = ?", (digest.hex,)).fetchone()
-        with PackReader(self.packs) as reader:
-            return self._bytes(digest, row, reader)
+        return next(self.get_many([digest]))
 
     def get_many(self, digests: Sequence[Digest]) -> Iterator[bytes | None]:
         """A batch of objects per query: one round trip per object is most of the cost of reading a tree of
-        small files."""
-        for start in range(0, len(digests), _BATCH):
-            batch = digests[start : start + _BATCH]
-            query = f"SELECT hex, size, data, pack, pack_offset FROM objects WHERE hex IN {_marks(batch)}"
-            rows = {row[0]: row[1:] for row in self._execute(query, [digest.hex for digest in batch])}
-            with PackReader(self.packs) as reader:
-                found = [self._bytes(digest, rows.get(digest.hex), reader) for digest in batch]
-            yield from found
+        small files. Packed objects of a batch are read together, neighbours in one ``pread``."""
+        with PackReader(self.packs) as reader:
+            for start in range(0, len(digests), _BATCH):
+                yield from self._get_batch(digests[start : start + _BATCH], reader)
 
-    def _bytes(
-        self, digest: Digest, row: tuple[int, bytes | None, str | None, int | None] | None, reader: PackReader
-    ) -> bytes | None:
-        """The bytes an index row stands for: inline in it, in the pack it names, or the loose file."""
-        if row is None or row[0] != digest.size:
-            return None
-        size, inline, pack, offset = row
-        if inline is not None:
-            return bytes(inline)
-        if pack is not None and offset is not None:
-            return reader.read(pack, offset, size)
+    def _get_batch(self, batch: Sequence[Digest], reader: PackReader) -> list[bytes | None]:
+        hexes = [digest.hex for digest in batch]
+        query = f"SELECT hex, size, data, pack, pack_offset FROM objects WHERE hex IN {_marks(hexes)}"
+        rows = {row[0]: row[1:] for row in self._execute(query, hexes)}
+        found: list[bytes | None] = [None] * len(batch)
+        packed: list[tuple[int, tuple[str, int, int]]] = []
+        for index, (digest, hex_) in enumerate(zip(batch, hexes, strict=True)):
+            row = rows.get(hex_)
+            if row is None or row[0] != digest.size:
+                continue
+            size, inline, pack, offset = row
+            if inline is not None:
+                found[index] = inline
+            elif pack is not None:
+                packed.append((index, (pack, offset, size)))
+            else:
+                found[index] = self._loose(hex_)
+        for (index, _), data in zip(packed, reader.read_many([where for _, where in packed]), strict=True):
+            found[index] = data
+        return found
+
+    def _loose(self, hex_: str) -> bytes | None:
         try:
-            return self.loose_path(digest.hex).read_bytes()
+            return self.loose_path(hex_).read_bytes()
         except FileNotFoundError:
             return None
 
