@@ -109,7 +109,7 @@ def materialize(store: Store, source: GitSource, commit: GitObjectId) -> Materia
         files=walk.files,
         symlinks=len(walk.links),
         total_bytes=walk.total_bytes,
-        lfs_pointers=tuple(walk.lfs),
+        lfs_pointers=tuple(sorted(walk.lfs, key=lambda pointer: pointer.path)),  # not in the order files were read
     )
 
 
@@ -121,13 +121,16 @@ def _entries(source: GitSource, tree_id: bytes, walk: _Walk) -> Iterator[FileEnt
 
 
 def _walk_tree(source: GitSource, root: bytes, walk: _Walk) -> Iterator[FileEntry]:
-    """Every entry below the tree ``root``, depth first. Objects are read raw (type and bytes): building a
-    dulwich object re-hashes it with SHA-1, which cost more than inflating it."""
+    """Every entry below the tree ``root``: directories and symlinks as the trees are read, depth first, then
+    the files in the order their objects lie in the repository (:meth:`GitSource.raw_many`), each object read
+    once however many paths it has. Objects are read raw (type and bytes): building a dulwich object re-hashes
+    it with SHA-1, which cost more than inflating it."""
+    files: dict[bytes, list[tuple[PortablePath, EntryKind]]] = {}
     pending: list[tuple[bytes, str]] = [(root, "")]
     while pending:
         tree_id, prefix = pending.pop()
         below = []
-        for raw, mode, sha in parse_tree(_raw(source, tree_id, Tree, prefix.rstrip("/") or "(root tree)"), _SHA_LENGTH):
+        for raw, mode, sha in _tree_entries(source, tree_id, prefix.rstrip("/") or "(root tree)"):
             path = _checked_path(prefix, raw)
             if mode == _TREE:
                 yield FileEntry(path, EntryKind.DIRECTORY, b"")
@@ -141,14 +144,18 @@ def _walk_tree(source: GitSource, root: bytes, walk: _Walk) -> Iterator[FileEntr
                 walk.links[path] = target
                 yield FileEntry(path, EntryKind.SYMLINK, target)
             elif mode & 0o170000 == 0o100000:
-                data = _raw(source, sha, Blob, path)
-                walk.files += 1
-                walk.total_bytes += len(data)
-                _note_lfs(walk, path, data)
-                yield FileEntry(path, EntryKind.EXECUTABLE if mode & 0o111 else EntryKind.FILE, data)
+                kind = EntryKind.EXECUTABLE if mode & 0o111 else EntryKind.FILE
+                files.setdefault(sha, []).append((path, kind))
             else:
                 raise CorpusError(path, f"has git mode {mode:o}, which is not a file, directory or symlink")
         pending.extend(reversed(below))
+    for sha, found in source.raw_many(list(files)):
+        for path, kind in files[sha]:
+            data = _checked_blob(source, sha, found, path)
+            walk.files += 1
+            walk.total_bytes += len(data)
+            _note_lfs(walk, path, data)
+            yield FileEntry(path, kind, data)
 
 
 def _tree_entries(source: GitSource, sha: bytes, path: str) -> list[tuple[bytes, int, bytes]]:
@@ -166,6 +173,13 @@ def _raw(source: GitSource, sha: bytes, expected: type[Blob | Tree], path: str) 
         found = source.raw(sha)
     except ObjectFormatException as exc:  # dulwich parses a loose object as it reads it
         raise _malformed(path, expected, sha, exc) from None
+    return _checked_blob(source, sha, found, path, expected)
+
+
+def _checked_blob(
+    source: GitSource, sha: bytes, found: tuple[int, bytes] | None, path: str, expected: type[Blob | Tree] = Blob
+) -> bytes:
+    """The bytes of ``found`` (what reading ``sha`` gave), refusing an absent object or one of another type."""
     if found is None:
         raise CorpusError(
             path,

@@ -11,7 +11,7 @@ different commit tomorrow.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +28,8 @@ from ..errors import SourceError
 
 __all__ = ["CommitNotFound", "GitSource", "open_source", "resolve_commit"]
 
+DELTA_BASE_CACHE_LIMIT = 16 << 20
+RESIDENT_LIMIT = 32 << 20
 FULL_ID = re.compile(r"[0-9a-f]{40}")
 _ABBREVIATED = re.compile(r"[0-9a-fA-F]{4,39}")
 # The order git itself tries a short ref name in (git-rev-parse(1), "SPECIFYING REVISIONS").
@@ -48,6 +50,7 @@ class GitSource:
     # Listed once: dulwich's own lookup re-checks the pack directory and the multi-pack index on every object,
     # a tenth of the cost of reading a corpus.
     _packs: list[Pack] = field(init=False)
+    _mapped: int = field(init=False, default=0)  # bytes read through the packs' mappings since they were opened
 
     def __post_init__(self) -> None:
         self._packs = list(self.objects.packs) if isinstance(self.objects, PackBasedObjectStore) else []
@@ -64,13 +67,54 @@ class GitSource:
         neither parsed nor re-hashed."""
         for pack in self._packs:
             try:
-                return pack.get_raw(ObjectID(sha))
+                found = pack.get_raw(ObjectID(sha))
             except (KeyError, PackFileDisappeared):
                 continue
+            self._unmap_now_and_then(len(found[1]))
+            return found
         try:
             return self.objects.get_raw(ObjectID(sha))  # loose objects, alternates, packs added since
         except KeyError:
             return None
+
+    def raw_many(self, shas: Sequence[bytes]) -> Iterator[tuple[bytes, tuple[int, bytes] | None]]:
+        """:meth:`raw` of each of ``shas``, in the order the objects lie in the packs (each pack front to back,
+        so a delta's base is read just before it and the mapping is read sequentially), then the others."""
+        located: list[tuple[int, int, bytes]] = []
+        elsewhere: list[bytes] = []
+        for sha in shas:
+            for number, pack in enumerate(self._packs):
+                try:
+                    located.append((number, pack.index.object_offset(ObjectID(sha)), sha))
+                    break
+                except (KeyError, PackFileDisappeared):
+                    continue
+            else:
+                elsewhere.append(sha)
+        located.sort()
+        for number, offset, sha in located:
+            pack = self._packs[number]
+            try:
+                type_num, obj = pack.data.get_object_at(offset)
+                type_num, chunks = pack.resolve_object(offset, type_num, obj)
+            except PackFileDisappeared:
+                yield sha, self.raw(sha)
+                continue
+            data = b"".join(chunks)  # type: ignore[arg-type]  # resolved objects are byte chunks
+            self._unmap_now_and_then(len(data))
+            yield sha, (type_num, data)
+        for sha in elsewhere:
+            yield sha, self.raw(sha)
+
+    def _unmap_now_and_then(self, size: int) -> None:
+        """Close the packs after every RESIDENT_LIMIT bytes read (dulwich reopens one when next asked): pages of a
+        mapped pack count as this process's memory once touched, so a corpus of a large pack would otherwise
+        grow as it is read."""
+        self._mapped += size
+        if self._mapped >= RESIDENT_LIMIT:
+            for pack in self._packs:
+                pack.close()
+            self._mapped = 0
 
 
 @contextmanager
@@ -85,6 +129,9 @@ def open_source(repository: str) -> Iterator[GitSource]:
             repo = Repo(str(path))
         except NotGitRepository as exc:
             raise SourceError(f"{repository} is not a git repository (no object database found)") from exc
+        # dulwich caches up to 96 MiB of delta bases per pack (git's own default), most of a corpus's memory;
+        # a corpus reads each blob once, so a small cache costs no measurable time (benchmarks/packaging.py).
+        repo.object_store.delta_base_cache_limit = DELTA_BASE_CACHE_LIMIT
         try:
             yield GitSource(repository, repo.object_store, lambda name: _repo_ref(repo, name))
         finally:

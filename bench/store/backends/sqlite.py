@@ -117,10 +117,12 @@ class SqliteBackend(StoreBackend):
         return self.root / "objects" / hex_[:2] / hex_
 
     def put(self, digest: Digest, data: bytes, *, document: bool) -> None:
+        # Outside a transaction, an object already stored costs a read, not a write transaction: a no-op rerun
+        # stores every action key again, and a thousand write transactions would wait on each other and the disk.
+        if (len(data) >= PACK_LIMIT or not self._db.in_transaction) and self.stat(digest) is not None:
+            return
         inline: bytes | None = data
         if len(data) >= PACK_LIMIT:
-            if self.stat(digest) is not None:
-                return
             self._write_loose(digest, data)
             inline = None
         self._execute(

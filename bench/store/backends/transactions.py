@@ -118,6 +118,11 @@ class Database:
         if pack is not None:
             pack.discard()
 
+    @property
+    def in_transaction(self) -> bool:
+        """Whether this thread has a transaction open."""
+        return bool(getattr(self._local, "depth", 0))
+
     def pack(self) -> PackWriter:
         """The pack of this thread's open transaction, created on first use."""
         assert self._local.depth > 0, "a pack belongs to a transaction"
