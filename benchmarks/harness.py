@@ -33,6 +33,7 @@ __all__ = [
     "peer",
     "print_comparison",
     "ram_directory",
+    "run_measured",
 ]
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,7 +56,7 @@ class Comparison:
         return self.ours.seconds / self.peer.seconds
 
 
-def _run(
+def run_measured(
     command: Sequence[str], cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> tuple[float, float, str]:
     """Run ``command`` once under GNU time: wall seconds (its start included), peak memory (MB), stdout.
@@ -81,14 +82,14 @@ def _run(
 def peer(argv: Sequence[str], *, cwd: Path | None = None) -> Sample:
     """Run the peer's command line once: wall time including its start, and its peak memory (a pipeline is
     run as ``sh -c``; the peak is then its largest process)."""
-    seconds, peak, _ = _run(argv, cwd=cwd)
+    seconds, peak, _ = run_measured(argv, cwd=cwd)
     return Sample(seconds, peak)
 
 
 def ours(script: str, *args: str) -> Sample:
     """Run ``script --child ARGS`` once: the time it reports for the operation, and its peak memory."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    _, peak, output = _run([sys.executable, str(REPO / "benchmarks" / script), "--child", *args], env=env)
+    _, peak, output = run_measured([sys.executable, str(REPO / "benchmarks" / script), "--child", *args], env=env)
     lines = [line for line in output.splitlines() if line.startswith(_RESULT)]
     return Sample(json.loads(lines[-1][len(_RESULT) :])["seconds"], peak)
 
