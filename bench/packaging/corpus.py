@@ -5,8 +5,13 @@ It never holds history, the index, ignored files or ``.git``. Everything is writ
 a refusal half way (a missing blob, a crafted name) leaves nothing behind: never a partial tree.
 
 Refused, each naming the path: submodules (the content is not there), tree entries named ``.git`` or containing
-``..``, ``/`` or NUL (a crafted tree), non-UTF-8 names (shown escaped), symlinks that are absolute or resolve
-outside the tree, and missing objects. Git LFS pointer files are kept as they are and listed in the receipt.
+``..``, ``/`` or NUL (a crafted tree), two entries of one name (git fsck's duplicateEntries), non-UTF-8 names
+(shown escaped), symlinks that are absolute or resolve outside the tree, missing objects and damaged ones. Git LFS
+pointer files are kept as they are and listed in the receipt.
+
+The repository is named portably, never by a host path: by the name a suite declares, a directory's own name, or
+a bundle's content digest. Where it lies is a locator param, left out of the action key, so the same commit
+packaged from two checkouts, or through two spellings of one path, is one cache hit.
 """
 
 from __future__ import annotations
@@ -14,14 +19,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from pathlib import Path
+from typing import Annotated, Literal
 
-from dulwich.errors import ObjectFormatException
-from dulwich.objects import Blob, Commit, Tree, object_class, parse_tree
+from dulwich.objects import Blob, Commit, Tree, object_class
+from pydantic import StringConstraints
 
-from ..contracts import ContractModel, Document, GitObjectId, PortablePath, Ref, TreeDigest
-from ..errors import SourceError
-from ..stages import NoInputs, Ports, StageContext, StageKind, stage
+from ..contracts import BlobDigest, ContractModel, Document, GitObjectId, PortablePath, Ref, TreeDigest
+from ..errors import ContractError, SourceError
+from ..stages import LOCATOR, NoInputs, Ports, StageContext, StageKind, stage
 from ..store import EntryKind, FileEntry, Store, tree_from_entries
 from ..store.prefetch import prefetched
 from .gitsource import GitSource, open_source, resolve_commit
@@ -33,12 +39,13 @@ __all__ = [
     "CorpusParams",
     "LfsPointer",
     "MaterializationReceipt",
+    "RepositoryName",
     "corpus",
     "corpus_params",
     "materialize",
+    "repository_name",
 ]
 
-_SHA_LENGTH = 20  # bytes of a SHA-1 object id in a tree entry
 _TREE, _SYMLINK, _GITLINK = 0o040000, 0o120000, 0o160000
 _LFS_HEADER = b"version https://git-lfs.github.com/spec/v1\n"
 _LFS_LIMIT = 1024  # git-lfs never writes a pointer this large (its spec)
@@ -46,10 +53,14 @@ _LFS_FIELDS = re.compile(rb"^oid sha256:([0-9a-f]{64})\nsize ([0-9]+)$", re.MULT
 
 
 class CorpusError(SourceError):
-    """A commit's tree is refused; ``path`` is the tree path at fault."""
+    """A commit's tree is refused; ``path`` is the tree path at fault, control characters shown escaped (git
+    allows a newline in a name, and a refusal is one line)."""
 
     def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}", path=path)
+        shown = "".join(
+            c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}" for c in path
+        )
+        super().__init__(f"{shown}: {message}", path=shown)
 
 
 class LfsPointer(ContractModel):
@@ -60,10 +71,14 @@ class LfsPointer(ContractModel):
     size: int
 
 
+# A suite's declared name, a directory's name, or a bundle's digest ("blake3:<hex>:<size>"): never a host path.
+RepositoryName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,199}$")]
+
+
 class MaterializationReceipt(Document):
     kind: Literal["materialization-receipt"] = "materialization-receipt"
     schema_version: Literal[1] = 1
-    repository: str  # as given, so the receipt reads like the command that made it
+    repository: RepositoryName
     commit: GitObjectId
     git_tree: GitObjectId
     tree: TreeDigest
@@ -74,8 +89,11 @@ class MaterializationReceipt(Document):
 
 
 class CorpusParams(ContractModel):
-    repository: str
+    """What is packaged (the repository's portable name and the commit, both keyed) and where to read it."""
+
+    repository: RepositoryName
     commit: GitObjectId
+    source: Annotated[str, LOCATOR] = ""  # the directory or bundle file; left out of the action key
 
 
 @dataclass
@@ -88,21 +106,46 @@ class _Walk:
     lfs: list[LfsPointer] = field(default_factory=list)
 
 
-def corpus_params(repository: str, commit: str) -> CorpusParams:
-    """Resolve ``commit`` (a full id or a ref) in ``repository``: the stage's params name the commit itself."""
+def repository_name(repository: str) -> str:
+    """The portable name of the repository at ``repository``: a bundle by its content digest, a directory by its
+    own name (a ``.git`` directory by its parent's, a bare ``x.git`` as ``x``)."""
+    path = Path(repository)
+    if path.is_file():
+        try:
+            return str(BlobDigest.of(path.read_bytes()))
+        except OSError as exc:
+            raise SourceError(f"cannot read {repository}: {exc.strerror}", path=repository) from exc
+    resolved = path.resolve()
+    name = resolved.parent.name if resolved.name == ".git" else resolved.name.removesuffix(".git")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,199}", name):
+        raise ContractError(
+            f"the repository directory's name {name!r} cannot name it portably",
+            path=repository,
+            hint="give its name explicitly (letters, digits and . _ + -), e.g. `stele-bench corpus --name NAME`",
+        )
+    return name
+
+
+def corpus_params(repository: str, commit: str, name: str | None = None) -> CorpusParams:
+    """Resolve ``commit`` (a full id or a ref) in ``repository``: the stage's params name the commit itself, and
+    the repository by ``name`` (default: :func:`repository_name`), with its location as the locator."""
     with open_source(repository) as source:
-        return CorpusParams(repository=repository, commit=GitObjectId(resolve_commit(source, commit)))
+        resolved = GitObjectId(resolve_commit(source, commit))
+    return CorpusParams(repository=name or repository_name(repository), commit=resolved, source=repository)
 
 
-def materialize(store: Store, source: GitSource, commit: GitObjectId) -> MaterializationReceipt:
-    """Store the tree of ``commit`` (a full id) and return its receipt; nothing is stored on refusal."""
+def materialize(
+    store: Store, source: GitSource, commit: GitObjectId, name: str | None = None
+) -> MaterializationReceipt:
+    """Store the tree of ``commit`` (a full id) and return its receipt naming the repository ``name`` (default:
+    :func:`repository_name`); nothing is stored on refusal."""
     obj = source.get(commit.encode())
     if not isinstance(obj, Commit):
         raise CorpusError("(commit)", f"{commit} is not a commit in {source.repository}")
     walk = _Walk()
     tree = tree_from_entries(store, prefetched(_entries(source, obj.tree, walk)))
     return MaterializationReceipt(
-        repository=source.repository,
+        repository=name or repository_name(source.repository),
         commit=commit,
         git_tree=GitObjectId(obj.tree.decode()),
         tree=tree,
@@ -123,14 +166,14 @@ def _entries(source: GitSource, tree_id: bytes, walk: _Walk) -> Iterator[FileEnt
 def _walk_tree(source: GitSource, root: bytes, walk: _Walk) -> Iterator[FileEntry]:
     """Every entry below the tree ``root``: directories and symlinks as the trees are read, depth first, then
     the files in the order their objects lie in the repository (:meth:`GitSource.raw_many`), each object read
-    once however many paths it has. Objects are read raw (type and bytes): building a dulwich object re-hashes
-    it with SHA-1, which cost more than inflating it."""
+    once however many paths it has. Objects are read raw (type and bytes) and checked against their names
+    there: building a dulwich object per blob cost more than inflating it."""
     files: dict[bytes, list[tuple[PortablePath, EntryKind]]] = {}
     pending: list[tuple[bytes, str]] = [(root, "")]
     while pending:
         tree_id, prefix = pending.pop()
         below = []
-        for raw, mode, sha in _tree_entries(source, tree_id, prefix.rstrip("/") or "(root tree)"):
+        for raw, mode, sha in _tree_entries(source, tree_id, prefix):
             path = _checked_path(prefix, raw)
             if mode == _TREE:
                 yield FileEntry(path, EntryKind.DIRECTORY, b"")
@@ -149,7 +192,7 @@ def _walk_tree(source: GitSource, root: bytes, walk: _Walk) -> Iterator[FileEntr
             else:
                 raise CorpusError(path, f"has git mode {mode:o}, which is not a file, directory or symlink")
         pending.extend(reversed(below))
-    for sha, found in source.raw_many(list(files)):
+    for sha, found in source.raw_many({sha: paths[0][0] for sha, paths in files.items()}):
         for path, kind in files[sha]:
             data = _checked_blob(source, sha, found, path)
             walk.files += 1
@@ -158,22 +201,25 @@ def _walk_tree(source: GitSource, root: bytes, walk: _Walk) -> Iterator[FileEntr
             yield FileEntry(path, kind, data)
 
 
-def _tree_entries(source: GitSource, sha: bytes, path: str) -> list[tuple[bytes, int, bytes]]:
-    """The (name, mode, hex id) entries of the tree ``sha``, read raw and parsed by dulwich's parser."""
-    data = _raw(source, sha, Tree, path)
-    try:
-        return list(parse_tree(data, _SHA_LENGTH))
-    except (ObjectFormatException, ValueError) as exc:
-        raise _malformed(path, Tree, sha, exc) from None
+def _tree_entries(source: GitSource, sha: bytes, prefix: str) -> list[tuple[bytes, int, bytes]]:
+    """The (name, mode, hex id) entries of the tree ``sha`` at ``prefix``, read raw and parsed as its bytes list
+    them, refusing a name that appears twice (dulwich's own view keeps only the last)."""
+    shown = prefix.rstrip("/") or "(root tree)"
+    entries = source.tree_entries(sha, _raw(source, sha, Tree, shown), shown)
+    seen: set[bytes] = set()
+    for name, _, _ in entries:
+        if name in seen:
+            raise CorpusError(
+                _shown(prefix, name),
+                "appears twice in its git tree (git fsck: duplicateEntries); a crafted tree has no one meaning",
+            )
+        seen.add(name)
+    return entries
 
 
 def _raw(source: GitSource, sha: bytes, expected: type[Blob | Tree], path: str) -> bytes:
     """The bytes of the object ``sha``, which must be of type ``expected``."""
-    try:
-        found = source.raw(sha)
-    except ObjectFormatException as exc:  # dulwich parses a loose object as it reads it
-        raise _malformed(path, expected, sha, exc) from None
-    return _checked_blob(source, sha, found, path, expected)
+    return _checked_blob(source, sha, source.raw(sha, path), path, expected)
 
 
 def _checked_blob(
@@ -192,11 +238,6 @@ def _checked_blob(
         shown = actual.type_name.decode() if actual is not None else f"type {type_num}"
         raise CorpusError(path, f"object {sha.decode()} is a {shown}, not a {expected.type_name.decode()}")
     return data
-
-
-def _malformed(path: str, expected: type[Blob | Tree], sha: bytes, exc: Exception) -> CorpusError:
-    kind = expected.type_name.decode()
-    return CorpusError(path, f"its {kind} {sha.decode()} is malformed ({exc}); the repository is corrupt")
 
 
 def _checked_path(prefix: str, raw: bytes) -> PortablePath:
@@ -223,7 +264,7 @@ def _checked_path(prefix: str, raw: bytes) -> PortablePath:
 
 def _shown(prefix: str, raw: bytes) -> str:
     """The path of entry ``raw`` as an error shows it: escaped where it is not printable UTF-8."""
-    return prefix + raw.decode("utf-8", "backslashreplace").replace("\x00", "\\x00")
+    return prefix + raw.decode("utf-8", "backslashreplace")  # CorpusError escapes what is not printable
 
 
 def _note_lfs(walk: _Walk, path: str, data: bytes) -> None:
@@ -239,9 +280,16 @@ class CorpusOutputs(Ports):
     receipt: Ref[MaterializationReceipt]
 
 
-@stage("corpus", version=2, kind=StageKind.DETERMINISTIC)
+@stage("corpus", version=3, kind=StageKind.DETERMINISTIC)
 def corpus(context: StageContext, inputs: NoInputs, params: CorpusParams) -> CorpusOutputs:
     """Build the corpus tree of ``params.commit``; deterministic because a full commit id fixes every byte."""
-    with open_source(params.repository) as source:
-        receipt = materialize(context.store, source, params.commit)
+    if not params.source:
+        raise SourceError(
+            f"the corpus of {params.repository} at {params.commit} needs the repository's location (params.source), "
+            "which action keys leave out",
+            field="source",
+            hint="pass it, e.g. `stele-bench rederive DIGEST --locate source=PATH`",
+        )
+    with open_source(params.source) as source:
+        receipt = materialize(context.store, source, params.commit, params.repository)
     return CorpusOutputs(tree=receipt.tree, receipt=context.store.put_document(receipt))

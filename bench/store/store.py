@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from ..contracts import BlobDigest, Digest, Document, Ref, canonical_bytes
 from ..contracts.digests import blake3_hex
+from ..contracts.files import validation_summary
 from ..errors import ContractError, ObjectCorrupt, ObjectMissing
 from .backends import MemoryBackend, SqliteBackend, StoreBackend
 
@@ -130,7 +131,7 @@ def _parsed(digest: Digest, data: bytes, model: type[D]) -> D:
     try:
         return model.model_validate_json(data)
     except ValidationError as exc:
-        raise ContractError(f"object {digest} is not a valid {model.__name__}: {exc}") from exc
+        raise ContractError(f"object {digest} is not a valid {model.__name__}: {validation_summary(exc)}") from exc
 
 
 def _verified(digest: Digest, data: bytes | None) -> bytes:

@@ -9,13 +9,17 @@ pack never changes, so it is read with ``pread`` from any thread or process.
 
 A pack file with no row naming it is a write that was never recorded (a killed writer's): invisible, and removed
 by the store's sweep once it is older than the sweep's cutoff.
+
+A pack shorter than its rows say is damaged: its objects come back cut short, and fail their hash where the
+store re-hashes them (corrupt, never missing). An ``OSError`` leaves here naming its pack file (a call on a
+descriptor names none), for the backend's boundary (``sqlite_errors.py``) to translate.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 __all__ = ["PackReader", "PackWriter", "pack_names"]
@@ -50,18 +54,21 @@ class PackWriter:
         for data in datas:
             offsets.append(self.size)
             self.size += len(data)
-        _write_all(self._descriptor, list(datas), offsets[0] if offsets else self.size)
+        with _naming(self.path):
+            _write_all(self._descriptor, list(datas), offsets[0] if offsets else self.size)
         return offsets
 
     def truncate(self, size: int) -> None:
         """Drop what was appended after ``size`` bytes (a savepoint rolled back)."""
-        os.ftruncate(self._descriptor, size)
+        with _naming(self.path):
+            os.ftruncate(self._descriptor, size)
         self.size = size
 
     def seal(self) -> None:
         """Sync the bytes, so no committed row can outlive them; an empty pack is removed."""
         if self.size:
-            os.fdatasync(self._descriptor)
+            with _naming(self.path):
+                os.fdatasync(self._descriptor)
         os.close(self._descriptor)
         if not self.size:
             self.path.unlink()
@@ -71,6 +78,16 @@ class PackWriter:
         os.close(self._descriptor)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
+
+
+@contextlib.contextmanager
+def _naming(path: Path | str) -> Iterator[None]:
+    """An ``OSError`` from a call on a pack's descriptor, naming the pack file."""
+    try:
+        yield
+    except OSError as exc:
+        exc.filename = exc.filename or str(path)
+        raise
 
 
 def _write_all(descriptor: int, buffers: list[bytes], offset: int) -> None:
@@ -109,11 +126,12 @@ class PackReader:
         self._open.clear()
 
     def read(self, name: str, offset: int, size: int) -> bytes | None:
-        """The ``size`` bytes at ``offset`` of pack ``name``; None when the pack or the bytes are gone."""
+        """The ``size`` bytes at ``offset`` of pack ``name``; None when the pack is gone, fewer bytes when it was
+        cut short."""
         return self.read_many([(name, offset, size)])[0]
 
     def read_many(self, wanted: Sequence[tuple[str, int, int]]) -> list[bytes | None]:
-        """The bytes of each ``(pack, offset, size)`` in ``wanted``, in order; None for those that are gone."""
+        """The bytes of each ``(pack, offset, size)`` in ``wanted``, in order; None for those whose pack is gone."""
         found: list[bytes | None] = [None] * len(wanted)
         run: list[int] = []
         for index in sorted(range(len(wanted)), key=wanted.__getitem__):
@@ -138,15 +156,15 @@ class PackReader:
         if descriptor is None:
             return
         end = max(wanted[index][1] + wanted[index][2] for index in run)
-        data = os.pread(descriptor, end - start, start)
+        with _naming(f"{self.directory}/{name}{_SUFFIX}"):
+            data = os.pread(descriptor, end - start, start)
         if len(run) == 1:
-            found[run[0]] = data if len(data) == end - start else None
+            found[run[0]] = data  # short if the pack was cut: it then fails its hash
             return
         with memoryview(data) as view:
             for index in run:
                 _, offset, size = wanted[index]
-                if offset + size - start <= len(data):
-                    found[index] = bytes(view[offset - start : offset - start + size])
+                found[index] = bytes(view[offset - start : offset - start + size])
 
     def _descriptor(self, name: str) -> int | None:
         if name not in self._open:

@@ -31,6 +31,7 @@ from ...contracts import Digest
 from ...errors import StoreError
 from .base import ObjectInfo, StoreBackend
 from .packs import PackReader, pack_names, pack_path
+from .sqlite_errors import translate_sqlite_errors
 from .transactions import Database
 
 __all__ = ["INLINE_LIMIT", "PACK_LIMIT", "SqliteBackend"]
@@ -74,6 +75,7 @@ _PACK_COLUMNS = ("ALTER TABLE objects ADD COLUMN pack TEXT", "ALTER TABLE object
 _COLUMNS = "hex, size, is_document, data, created, pack, pack_offset"
 
 
+@translate_sqlite_errors
 class SqliteBackend(StoreBackend):
     """A store directory; safe to open from several processes and threads at once."""
 
