@@ -30,6 +30,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "Admission",
         "AdmissionDecision",
         "AnalysisPlan",
+        "ArmEnding",
         "ArmResult",
         "ArmSummary",
         "Budget",

@@ -5,7 +5,7 @@ normal approximation, so a summary can be re-derived byte for byte from its reco
 """
 
 from .admission import Admission, AdmissionDecision, ReasonCode, admitted, decide
-from .attempt_record import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
+from .attempt_record import ArmEnding, ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
 from .exact import clopper_pearson, conditional_odds_ratio_interval, mcnemar_exact, sign_test, two_sided_binomial_half
 from .prereg import (
     AnalysisPlan,
@@ -38,6 +38,7 @@ __all__ = [
     "Admission",
     "AdmissionDecision",
     "AnalysisPlan",
+    "ArmEnding",
     "ArmResult",
     "ArmSummary",
     "Budget",

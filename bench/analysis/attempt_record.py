@@ -99,14 +99,21 @@ class Build(ContractModel):
 
 
 class ArmResult(ContractModel):
-    """One arm's three grading layers plus the continuous measures.
+    """One arm's three grading layers plus the continuous measures, and what admission reads besides them.
+
+    ``ending`` is how the arm ended (a pair is completed only when both arms finished); ``audit_clean``,
+    ``tampered`` and ``received_phrases`` are the validity facts each of which excludes a pair on its own.
 
     ``delivered_via`` names each channel a memory phrase arrived through (prompt-time retrieval and
     anchor-triggered recall are different mechanisms; a single boolean would report them as one).
     """
 
     outcome: Outcome
-    ending: ArmEnding = ArmEnding.FINISHED
+    ending: ArmEnding
+    ending_note: Annotated[str, Field(max_length=2000)] = ""  # what happened, when it did not finish
+    audit_clean: bool  # the mutation audit found nothing outside the allowed outputs
+    tampered: tuple[Annotated[str, Field(max_length=400)], ...] = ()  # session file vs gateway disagreements
+    received_phrases: tuple[str, ...] = ()  # memory phrases anywhere in what the harness's conversation sent
     delivered: bool
     delivered_via: tuple[Annotated[str, Field(pattern=r"^[a-z][a-z-]*$")], ...] = ()
     used: bool
@@ -119,7 +126,7 @@ class PairedAttempt(Document):
     """One paired attempt: both arms ran the same task from the same start, so they are analysed as a pair."""
 
     kind: Literal["paired-attempt"] = "paired-attempt"
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
     key: ComparabilityKey
     build: Build
     attempt: Annotated[int, Field(ge=1)]

@@ -1,8 +1,11 @@
 """The ``admit`` stage: completed is not admitted. Each record gets a decision with a reason code.
 
 The reasons are checked in the order a reader would ask them: was the challenge allowed to run at all
-(certification, calibration), did the money fence stop it, was the memory actually there (the snapshot
-verdict: an empty memory is an invalid pair, never a clean null), and did the runner finish. Only a record that
+(certification, calibration), did the money fence stop it, did both arms finish (each way of not finishing has its
+own code: :mod:`.ending`), was the memory actually there (the snapshot verdict: an empty memory is an invalid
+pair, never a clean null), does each arm's session file agree with the gateway (tampered), did an arm change
+something outside its allowed outputs (dirty audit), did the control arm receive a memory phrase (contaminated),
+and did the treatment deliver anything (what an undelivered treatment means is preregistered). Only a record that
 passes all of them is admitted. Excluded records are kept whole.
 """
 
@@ -10,15 +13,41 @@ from __future__ import annotations
 
 from ..agent.arm_record import PairRecord
 from ..analysis.admission import AdmissionDecision, ReasonCode, decide
-from ..analysis.attempt_record import Completion, PairedAttempt
-from ..contracts import Ref
+from ..analysis.attempt_record import ArmResult, PairedAttempt
+from ..analysis.prereg import UndeliveredRule
+from ..contracts import ContractModel, Ref
 from ..fence.fence_record import FenceOutcome, FenceRecord
 from ..packaging.certify import CertificationReport, Verdict
 from ..provision.receipt import PairVerdict
 from ..sandbox.calibrate import CalibrationReport, CalibrationVerdict
-from ..stages import NoParams, Ports, StageContext, StageKind, stage
+from ..stages import Ports, StageContext, StageKind, stage
+from .ending import not_completed
 
-__all__ = ["AdmitInputs", "AdmitOutputs", "admit", "exclusion"]
+__all__ = ["AdmitInputs", "AdmitOutputs", "AdmitParams", "admit", "exclusion"]
+
+
+class AdmitParams(ContractModel):
+    """What the preregistration decided before any outcome was seen."""
+
+    undelivered: UndeliveredRule
+
+
+def _validity(record: PairedAttempt, undelivered: UndeliveredRule) -> tuple[ReasonCode, str] | None:
+    """The exclusions a completed record can still have: tampered, dirty, contaminated, undelivered."""
+    arms: dict[str, ArmResult] = {"control": record.control, "treatment": record.treatment}  # type: ignore[dict-item]
+    for name, arm in arms.items():
+        if arm.tampered:
+            return ReasonCode.TAMPERED, f"the {name} arm's session file disagrees with the gateway: {arm.tampered[0]}"
+    for name, arm in arms.items():
+        if not arm.audit_clean:
+            return ReasonCode.DIRTY_AUDIT, f"the {name} arm changed files outside the allowed outputs"
+    if arms["control"].received_phrases:
+        return ReasonCode.CONTAMINATED, f"the control arm received {list(arms['control'].received_phrases)}"
+    if not arms["treatment"].delivered:
+        if undelivered is UndeliveredRule.OWN_ROW:
+            return ReasonCode.UNDELIVERED_OWN_ROW, "the treatment delivered nothing; reported in its own row"
+        return ReasonCode.UNDELIVERED, "the treatment delivered nothing; preregistered as excluded"
+    return None
 
 
 def exclusion(
@@ -27,6 +56,7 @@ def exclusion(
     fence: FenceRecord,
     pair: PairRecord,
     record: PairedAttempt,
+    undelivered: UndeliveredRule = UndeliveredRule.EXCLUDE,
 ) -> tuple[ReasonCode, str] | None:
     """Why the record must be excluded, or None when it may be admitted."""
     if certification.verdict is not Verdict.CERTIFIED:
@@ -35,11 +65,12 @@ def exclusion(
         return ReasonCode.APPARATUS_FAULT, f"calibration verdict {calibration.verdict.value}"
     if fence.outcome is FenceOutcome.STOPPED:
         return ReasonCode.FENCE_STOPPED, "the money fence stopped the pair"
+    unfinished = not_completed({"control": record.control, "treatment": record.treatment})
+    if unfinished is not None:
+        return unfinished
     if pair.verdict is not PairVerdict.VALID:
-        return ReasonCode.APPARATUS_FAULT, f"memory snapshot {pair.verdict.value}: {'; '.join(pair.reasons)}"
-    if record.completion is not Completion.COMPLETED:
-        return ReasonCode.NOT_COMPLETED, "the runner did not finish both arms"
-    return None
+        return ReasonCode.MEMORY_INVALID, f"memory snapshot {pair.verdict.value}: {'; '.join(pair.reasons)}"
+    return _validity(record, undelivered)
 
 
 class AdmitInputs(Ports):
@@ -53,8 +84,8 @@ class AdmitOutputs(Ports):
     admission: Ref[AdmissionDecision]
 
 
-@stage("admit", version=2, kind=StageKind.DETERMINISTIC)
-def admit(context: StageContext, inputs: AdmitInputs, params: NoParams) -> AdmitOutputs:
+@stage("admit", version=3, kind=StageKind.DETERMINISTIC)
+def admit(context: StageContext, inputs: AdmitInputs, params: AdmitParams) -> AdmitOutputs:
     store = context.store
     record = store.get_document(inputs.record, PairedAttempt)
     pair = store.get_document(inputs.pair, PairRecord)
@@ -64,6 +95,7 @@ def admit(context: StageContext, inputs: AdmitInputs, params: NoParams) -> Admit
         store.get_document(pair.fence, FenceRecord),
         pair,
         record,
+        params.undelivered,
     )
     reason, note = excluded or (ReasonCode.PREREGISTERED_COMPLETE, "completed under an unmoved preregistration")
     return AdmitOutputs(admission=store.put_document(decide(inputs.record, record, reason, note)))

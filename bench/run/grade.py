@@ -20,15 +20,18 @@ from typing import Literal
 
 from ..agent.arm_record import ArmRecord, ConditionName, PromptKind
 from ..agent.recorder import read_exchange_log
-from ..analysis.attempt_record import ArmResult, Outcome
-from ..contracts import ContractModel, Digest, Document, Ref
+from ..analysis.attempt_record import ArmEnding, ArmResult, Outcome
+from ..analysis.prereg import Budget
+from ..contracts import ContractModel, Document, Ref
 from ..errors import StageError
+from ..gateway.metering import TokenUsage
 from ..grading import Grade, MemoryDeclaration, OutcomeGrade, Transcript, grade, parse_claude_session
 from ..sandbox.audit import AuditReceipt
 from ..sandbox.backends import ProcessOutcome
 from ..sandbox.verify import VerifierResult
 from ..stages import Ports, StageContext, StageKind, stage
 from ..store import Store
+from .ending import arm_ending
 
 __all__ = ["PUBLIC_CONTRACTS", "ArmGrade", "GradeInputs", "GradeOutputs", "GradeParams", "arm_result", "grade_arm"]
 
@@ -51,20 +54,26 @@ class ArmGrade(Document):
     grade: Grade
 
 
-def _session_of(arm: ArmRecord, verifier: VerifierResult, audit: AuditReceipt) -> Digest:
-    """The arm's session file, after checking the verifier and the audit judged this arm."""
+def _check_judged(arm: ArmRecord, verifier: VerifierResult, audit: AuditReceipt) -> None:
+    """Refuse a verifier result or an audit that judged another tree than the arm's."""
     if verifier.tree != arm.final:
         raise StageError(f"the verifier judged tree {verifier.tree}, not the arm's final tree {arm.final}")
     if (audit.start, audit.final) != (arm.start, arm.final):
         raise StageError(
             f"the audit compared {audit.start} with {audit.final}, not the arm's {arm.start} with {arm.final}"
         )
-    if arm.session is None:
-        raise StageError(
-            f"the {arm.condition} arm recorded no session file (steps: "
-            f"{[(s.exit_code, s.timed_out) for s in arm.steps]}); its stderr says why the agent never started"
-        )
-    return arm.session
+
+
+def _transcript(store: Store, arm: ArmRecord) -> Transcript:
+    """The arm's transcript; an arm that wrote no session (the apparatus failed) has an empty one, still graded so
+    that its pair is recorded, and excluded, rather than lost."""
+    streams = [store.get_bytes(step.stream) for step in arm.steps]
+    if arm.session is not None:
+        return parse_claude_session(store.get_bytes(arm.session), streams)
+    return Transcript(
+        harness="claude-code", harness_version=None, session_id="none", steps=(), usage=TokenUsage(), cost_usd=None,
+        duration_ms=None, started_at=None, finished_at=None, unknown_record_types=(),
+    )  # fmt: skip
 
 
 def grade_arm(
@@ -72,9 +81,8 @@ def grade_arm(
 ) -> ArmGrade:
     """The arm's grade; the transcript it was read from is stored too and named in it."""
     arm = store.get_document(arm_digest, ArmRecord)
-    session = _session_of(arm, verifier, audit)
-    streams = [store.get_bytes(step.stream) for step in arm.steps]
-    transcript = parse_claude_session(store.get_bytes(session), streams)
+    _check_judged(arm, verifier, audit)
+    transcript = _transcript(store, arm)
     outcome = OutcomeGrade(
         verifier_passed=verifier.outcome is ProcessOutcome.SUCCEEDED, audit_clean=not audit.reward_forced_zero
     )
@@ -91,19 +99,27 @@ def grade_arm(
     )
 
 
-def arm_result(store: Store, graded: ArmGrade) -> ArmResult:
-    """The analysis's view of one graded arm: the binary outcome, the two other layers, tokens and wall time."""
+def arm_result(store: Store, graded: ArmGrade, budget: Budget) -> ArmResult:
+    """The analysis's view of one graded arm: how it ended, the three layers, the validity facts and the measures."""
     arm = store.get_document(graded.arm, ArmRecord)
     usage = store.get_document(graded.transcript, Transcript).usage
+    tokens = sum(usage.model_dump().values())  # every counted token, cached ones included
+    ended = arm_ending(arm, budget, tokens)
     delivery = graded.grade.delivered
-    # Delivered means the model received it: the transcript's injected steps and the gateway log must agree.
-    delivered = delivery.delivered and delivery.gateway_agrees
+    delivered = delivery.delivered  # by the gateway's record, the session file agreeing, nothing tampered
     return ArmResult(
         outcome=Outcome.PASS if graded.grade.outcome.passed else Outcome.FAIL,
+        ending=ended.ending,
+        ending_note="" if ended.ending is ArmEnding.FINISHED else ended.note,
+        audit_clean=graded.grade.outcome.audit_clean,
+        tampered=tuple(finding[:400] for finding in delivery.tampered),
+        received_phrases=delivery.received_by_model,
         delivered=delivered,
-        delivered_via=tuple(found.channel.value for found in delivery.channels if found.phrases) if delivered else (),
+        delivered_via=tuple(found.channel.value for found in delivery.channels if found.gateway_phrases)
+        if delivered
+        else (),
         used=graded.grade.used.used,
-        tokens=sum(usage.model_dump().values()),  # every counted token, cached ones included
+        tokens=tokens,
         wall_seconds=sum(step.seconds for step in arm.steps),
         spent_usd=arm.spent_usd,
     )
@@ -120,7 +136,7 @@ class GradeOutputs(Ports):
     transcript: Ref[Transcript]
 
 
-@stage("grade", version=3, kind=StageKind.DETERMINISTIC)
+@stage("grade", version=4, kind=StageKind.DETERMINISTIC)
 def grade_stage(context: StageContext, inputs: GradeInputs, params: GradeParams) -> GradeOutputs:
     store = context.store
     verifier = store.get_document(inputs.verifier, VerifierResult)

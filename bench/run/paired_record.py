@@ -1,13 +1,16 @@
 """The ``paired-record`` stage: a graded pair becomes the durable record the analysis reads.
 
-The comparability key and the build under test come in as params (the plan derives them from the suite and the
-preregistration); everything measured comes in as inputs, so the record can be re-derived from them.
+The comparability key, the build under test and the preregistered budget come in as params (the plan derives them
+from the suite and the preregistration); everything measured comes in as inputs, so the record can be re-derived
+from them. The record is completed only when both arms finished (:mod:`.ending`); otherwise it is aborted, kept
+whole, and admission excludes it with the reason its arms' endings give.
 """
 
 from __future__ import annotations
 
 from ..agent.arm_record import PairRecord
-from ..analysis.attempt_record import Build, ComparabilityKey, Completion, PairedAttempt
+from ..analysis.attempt_record import ArmEnding, Build, ComparabilityKey, Completion, PairedAttempt
+from ..analysis.prereg import Budget
 from ..contracts import ContractModel, Ref
 from ..errors import StageError
 from ..stages import Ports, StageContext, StageKind, stage
@@ -20,6 +23,7 @@ __all__ = ["RecordInputs", "RecordOutputs", "RecordParams", "paired_record"]
 class RecordParams(ContractModel):
     key: ComparabilityKey
     build: Build
+    budget: Budget  # the preregistration's caps, against which each arm's ending is read
 
 
 class RecordInputs(Ports):
@@ -32,7 +36,7 @@ class RecordOutputs(Ports):
     record: Ref[PairedAttempt]
 
 
-@stage("paired-record", version=3, kind=StageKind.DETERMINISTIC)
+@stage("paired-record", version=4, kind=StageKind.DETERMINISTIC)
 def paired_record(context: StageContext, inputs: RecordInputs, params: RecordParams) -> RecordOutputs:
     store = context.store
     pair = store.get_document(inputs.pair, PairRecord)
@@ -41,12 +45,14 @@ def paired_record(context: StageContext, inputs: RecordInputs, params: RecordPar
     for condition, graded in ((CONTROL, control), (pair.system, treatment)):
         if graded.condition != condition or graded.arm not in pair.arms:
             raise StageError(f"the {condition} grade does not grade the {condition} arm of pair {inputs.pair}")
+    arms = (arm_result(store, control, params.budget), arm_result(store, treatment, params.budget))
+    finished = all(arm.ending is ArmEnding.FINISHED for arm in arms)
     record = PairedAttempt(
         key=params.key,
         build=params.build,
         attempt=pair.attempt,
-        completion=Completion.COMPLETED,
-        control=arm_result(store, control),
-        treatment=arm_result(store, treatment),
+        completion=Completion.COMPLETED if finished else Completion.ABORTED,
+        control=arms[0],
+        treatment=arms[1],
     )
     return RecordOutputs(record=store.put_document(record))

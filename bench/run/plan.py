@@ -25,10 +25,11 @@ from pathlib import Path
 
 from ..agent.paired_attempt import AttemptOutputs, PairedAttemptParams, paired_attempt
 from ..analysis.attempt_record import Build, ComparabilityKey
+from ..analysis.prereg import FrozenInputs
 from ..contracts import Digest, ImageId, TreeDigest
-from ..errors import SandboxError
+from ..errors import ContractError, SandboxError
 from ..gateway.config import Mode
-from ..grading.memory import MemoryDeclaration
+from ..grading.memory import InstalledHook, MemoryDeclaration
 from ..packaging.certify import CertifyParams, certify
 from ..packaging.corpus import corpus, corpus_params
 from ..packaging.redact import RedactOutputs, RedactParams, redact
@@ -46,7 +47,7 @@ from ..stages import NoParams
 from ..store import Store, tree_from_directory
 from ..suite.memory_system import CONTROL, MemorySystem, resolve_provisioner
 from ..suite.suite import LoadedChallenge, Suite, open_suite
-from .admit import admit
+from .admit import AdmitParams, admit
 from .bundle import bundle
 from .grade import GradeOutputs, GradeParams, grade_stage
 from .paired_record import RecordParams, paired_record
@@ -84,6 +85,7 @@ class _Published:
     records: dict[str, Link] = field(default_factory=dict)
     admissions: dict[str, Link] = field(default_factory=dict)
     files: dict[str, Link | Digest] = field(default_factory=dict)
+    confidence: set[str] = field(default_factory=set)  # every challenge's preregistered confidence
 
 
 def _agent_image() -> ImageId:
@@ -138,11 +140,22 @@ def suite_plan(base: Path, store: Store, suite: str, attempts: int | None = None
     plan.add(
         "publish",
         publish_stage,
-        PublishParams(confidence="0.95"),
+        PublishParams(confidence=_one_confidence(published.confidence, opened.manifest.suite_id)),
         bundle=bundled["bundle"],
         refs={"published": f"published/{opened.manifest.suite_id}"},
     )
     return plan.build(store)
+
+
+def _one_confidence(levels: set[str], suite: str) -> str:
+    """The confidence the suite's preregistrations froze; a publication reports at one level, so they must agree."""
+    if len(levels) != 1:
+        raise ContractError(
+            f"the preregistrations of suite {suite} freeze confidence levels {sorted(levels)}; one publication "
+            "reports at one level: record a correction so they agree (`stele-bench prereg correct ... --confidence`)",
+            field="analysis.confidence",
+        )
+    return next(iter(levels))
 
 
 def _challenge(
@@ -189,7 +202,8 @@ def _challenge(
     published.files[f"receipts/{name}/certification.json"] = certified["report"]
     published.files[f"receipts/{name}/calibration.json"] = calibrated["calibration"]
     policy = store.put_bytes(run.suite.policy(name, WORKSPACE)) if _policy_mode(run) else None
-    gates = _Gates(owned.challenge, policy, prebuilt, certified["report"], calibrated)
+    gates = _Gates(owned.challenge, policy, prebuilt, certified["report"], calibrated, prereg.frozen)
+    published.confidence.add(prereg.frozen.analysis.confidence)
     for attempt in range(1, run.attempts + 1):
         pair, grades = _attempt(plan, run, loaded, attempt, gates, published)
         for system in run.systems:
@@ -208,6 +222,7 @@ class _Gates:
     prebuilt: Handle[PrebuildOutputs]
     certification: Link
     calibrated: Handle[CalibrateOutputs]
+    frozen: FrozenInputs  # the preregistration's budget and analysis plan
 
 
 def _key(
@@ -244,7 +259,9 @@ def _record(
     record = plan.add(
         f"record-{label}",
         paired_record,
-        RecordParams(key=key, build=Build(label=system.condition, sequence=run.build_sequence)),
+        RecordParams(
+            key=key, build=Build(label=system.condition, sequence=run.build_sequence), budget=gates.frozen.budget
+        ),
         pair=pair[f"pairs/{system.name}"],
         control=grades[CONTROL]["grade"],
         treatment=grades[system.name]["grade"],
@@ -252,7 +269,7 @@ def _record(
     admission = plan.add(
         f"admit-{label}",
         admit,
-        NoParams(),
+        AdmitParams(undelivered=gates.frozen.analysis.undelivered_treatment),
         record=record["record"],
         pair=pair[f"pairs/{system.name}"],
         certification=gates.certification,
@@ -282,11 +299,25 @@ def _attempt_params(run: SuiteRun, name: str, attempt: int) -> PairedAttemptPara
     )
 
 
+def _installed_hooks(system: MemorySystem) -> tuple[InstalledHook, ...]:
+    """The hooks the runner writes into the system's harness settings: the only ones whose context is injected."""
+    settings = system.attachment.settings or {}
+    events = settings.get("hooks")
+    hooks: list[InstalledHook] = []
+    for event, groups in events.items() if isinstance(events, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            matcher = group.get("matcher") if isinstance(group, dict) else None
+            hooks.append(InstalledHook(event=event, matcher=matcher if isinstance(matcher, str) else None))
+    return tuple(hooks)
+
+
 def _grading_memory(run: SuiteRun, challenge: str, condition: str) -> MemoryDeclaration:
-    """What grading looks for in one arm; the control is read for every system's tools (it must find none)."""
+    """What grading looks for in one arm; the control is read for every system's tools (it must find none) and has
+    no installed hook, so nothing injected in it counts."""
     systems = run.systems if condition == CONTROL else (run.suite.manifest.memory_system(condition),)
     servers = tuple(sorted({server for system in systems for server in system.tool_servers}))
-    return run.suite.memory(challenge).model_copy(update={"tool_servers": servers})
+    hooks = () if condition == CONTROL else _installed_hooks(systems[0])
+    return run.suite.memory(challenge).model_copy(update={"tool_servers": servers, "hooks": hooks})
 
 
 def _attempt(

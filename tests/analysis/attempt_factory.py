@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import random
 
-from bench.analysis import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
+from bench.analysis import (
+    AnalysisPlan,
+    ArmEnding,
+    ArmResult,
+    Budget,
+    Build,
+    ComparabilityKey,
+    Completion,
+    FrozenInputs,
+    Outcome,
+    PairedAttempt,
+)
+from bench.analysis.prereg import field_digests
 from bench.contracts import Digest, canonical_bytes
 from bench.gateway import Mode
 
-__all__ = ["arm", "attempt", "key", "random_attempts", "record_digest"]
+__all__ = ["arm", "attempt", "frozen_inputs", "key", "random_attempts", "record_digest"]
 
 
 def key(
@@ -32,9 +44,18 @@ def key(
     )
 
 
-def arm(passed: bool, tokens: int = 1000, wall: float = 30.0, delivered: bool = False, used: bool = False) -> ArmResult:
+def arm(
+    passed: bool,
+    tokens: int = 1000,
+    wall: float = 30.0,
+    delivered: bool = False,
+    used: bool = False,
+    ending: ArmEnding = ArmEnding.FINISHED,
+) -> ArmResult:
     return ArmResult(
         outcome=Outcome.PASS if passed else Outcome.FAIL,
+        ending=ending,
+        audit_clean=True,
         delivered=delivered,
         used=used,
         tokens=tokens,
@@ -79,3 +100,25 @@ def random_attempts(rng: random.Random, n: int, the_key: ComparabilityKey, build
 
 def record_digest(record: PairedAttempt) -> Digest:
     return Digest.of(canonical_bytes(record))
+
+
+def frozen_inputs(verifier: bytes = b"verifier v1", attempts: int = 5, timeout: int = 300) -> FrozenInputs:
+    """A preregistration's frozen inputs, every part set; ``timeout`` is one field of the challenge manifest."""
+    return FrozenInputs(
+        challenge=field_digests({"prompt": "Fix the export.", "agent_timeout_seconds": timeout}),
+        verifier=Digest.of(verifier),
+        oracle=None,
+        model="claude-sonnet-4-5",
+        model_access={"gateway_mode": Digest.of(b"policy"), "policy": Digest.of(b"policy bytes")},
+        memory_systems={"reference": Digest.of(b"reference declaration")},
+        grading={"phrases": Digest.of(b"phrases")},
+        fixture=Digest.of(b"fixture"),
+        budget=Budget(
+            attempts=attempts,
+            max_usd_cents_per_pair=300,
+            max_usd_cents_per_arm=150,
+            max_tokens_per_arm=200_000,
+            max_wall_seconds_per_arm=900,
+        ),
+        analysis=AnalysisPlan(confidence="0.95"),
+    )

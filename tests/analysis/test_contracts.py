@@ -9,11 +9,8 @@ from pydantic import ValidationError
 
 from bench.analysis import (
     Admission,
-    AnalysisPlan,
-    Budget,
     Build,
     Completion,
-    FrozenInputs,
     Preregistration,
     PreregistrationMoved,
     ReasonCode,
@@ -25,31 +22,9 @@ from bench.analysis import (
     supersede,
 )
 from bench.analysis.attempt_record import ComparabilityKey
-from bench.analysis.prereg import field_digests
 from bench.contracts import Digest, canonical_bytes
 from bench.errors import ContractError
-from tests.analysis.attempt_factory import arm, attempt, key, record_digest
-
-
-def _frozen(verifier: bytes = b"verifier v1", attempts: int = 5, timeout: int = 300) -> FrozenInputs:
-    return FrozenInputs(
-        challenge=field_digests({"prompt": "Fix the export.", "agent_timeout_seconds": timeout}),
-        verifier=Digest.of(verifier),
-        oracle=None,
-        model="claude-sonnet-4-5",
-        model_access={"gateway_mode": Digest.of(b"policy"), "policy": Digest.of(b"policy bytes")},
-        memory_systems={"reference": Digest.of(b"reference declaration")},
-        grading={"phrases": Digest.of(b"phrases")},
-        fixture=Digest.of(b"fixture"),
-        budget=Budget(
-            attempts=attempts,
-            max_usd_cents_per_pair=300,
-            max_usd_cents_per_arm=150,
-            max_tokens_per_arm=200_000,
-            max_wall_seconds_per_arm=900,
-        ),
-        analysis=AnalysisPlan(confidence="0.95"),
-    )
+from tests.analysis.attempt_factory import arm, attempt, frozen_inputs, key, record_digest
 
 
 def test_build_is_not_part_of_the_key() -> None:
@@ -67,19 +42,21 @@ def test_completed_attempt_needs_both_arms() -> None:
 
 
 def test_unmoved_preregistration_passes_and_moved_fields_are_named() -> None:
-    prereg = Preregistration(challenge="rename-config", version=1, frozen=_frozen())
-    check_unmoved(prereg, _frozen())
+    prereg = Preregistration(challenge="rename-config", version=1, frozen=frozen_inputs())
+    check_unmoved(prereg, frozen_inputs())
     with pytest.raises(PreregistrationMoved) as caught:
-        check_unmoved(prereg, _frozen(verifier=b"verifier v2", timeout=5), "stele-bench prereg correct S c --reason R")
+        check_unmoved(
+            prereg, frozen_inputs(verifier=b"verifier v2", timeout=5), "stele-bench prereg correct S c --reason R"
+        )
     assert [m.field for m in caught.value.moved] == ["challenge.agent_timeout_seconds", "verifier"]
     assert caught.value.field == "challenge.agent_timeout_seconds"
     assert "rename-config v1" in str(caught.value) and "stele-bench prereg correct S c" in str(caught.value)
-    check_unmoved(prereg, _frozen(attempts=6))  # the budget is read from here, never observed again
+    check_unmoved(prereg, frozen_inputs(attempts=6))  # the budget is read from here, never observed again
 
 
 def test_correction_is_a_new_version_and_old_runs_are_excluded_whole() -> None:
-    v1 = Preregistration(challenge="rename-config", version=1, frozen=_frozen())
-    v2 = correct(v1, _frozen(verifier=b"verifier v2"), "verifier accepted an empty diff")
+    v1 = Preregistration(challenge="rename-config", version=1, frozen=frozen_inputs())
+    v2 = correct(v1, frozen_inputs(verifier=b"verifier v2"), "verifier accepted an empty diff")
     assert (v2.version, v2.supersedes) == (2, v1.digest)
     old = attempt(1, arm(False), arm(True), the_key=key(manifest=canonical_bytes(v1)))
     assert old.key.manifest == v1.digest
@@ -91,26 +68,26 @@ def test_correction_is_a_new_version_and_old_runs_are_excluded_whole() -> None:
     ]
     assert "superseded by v2" in decisions[0].note
     with pytest.raises(ContractError, match="needs a reason"):
-        correct(v1, _frozen(), " ")
+        correct(v1, frozen_inputs(), " ")
     with pytest.raises(ContractError, match="already freezes exactly these inputs"):
-        correct(v1, _frozen(), "nothing moved")
+        correct(v1, frozen_inputs(), "nothing moved")
 
 
 def test_version_one_cannot_claim_to_supersede() -> None:
     with pytest.raises(ValidationError, match="version 1 has no 'supersedes'"):
-        Preregistration(challenge="c", version=1, frozen=_frozen(), supersedes=Digest.of(b"x"), correction="why")
+        Preregistration(challenge="c", version=1, frozen=frozen_inputs(), supersedes=Digest.of(b"x"), correction="why")
 
 
 def test_manifest_directory_is_read_and_chain_checked(tmp_path: Path) -> None:
-    v1 = Preregistration(challenge="rename-config", version=1, frozen=_frozen())
-    v2 = correct(v1, _frozen(verifier=b"v2"), "fix")
+    v1 = Preregistration(challenge="rename-config", version=1, frozen=frozen_inputs())
+    v2 = correct(v1, frozen_inputs(verifier=b"v2"), "fix")
     folder = tmp_path / "rename-config"
     folder.mkdir()
     (folder / "v1.json").write_bytes(canonical_bytes(v1))
     (folder / "v2.json").write_bytes(canonical_bytes(v2))
     assert [p.version for p in load_preregistrations(tmp_path)["rename-config"]] == [1, 2]
     (folder / "v1.json").write_bytes(
-        canonical_bytes(Preregistration(challenge="rename-config", version=1, frozen=_frozen(attempts=9)))
+        canonical_bytes(Preregistration(challenge="rename-config", version=1, frozen=frozen_inputs(attempts=9)))
     )
     with pytest.raises(ContractError, match="v2 supersedes"):
         load_preregistrations(tmp_path)

@@ -6,11 +6,8 @@ import random
 from pathlib import Path
 
 from bench.analysis import (
-    AnalysisPlan,
-    Budget,
     Build,
     Completion,
-    FrozenInputs,
     PairedAttempt,
     Preregistration,
     ReasonCode,
@@ -19,20 +16,9 @@ from bench.analysis import (
     supersede,
 )
 from bench.contracts import Digest, canonical_bytes
-from tests.analysis.attempt_factory import attempt, key, random_attempts, record_digest
+from tests.analysis.attempt_factory import attempt, frozen_inputs, key, random_attempts, record_digest
 
 __all__ = ["write_bundle"]
-
-
-def _frozen(verifier: bytes) -> FrozenInputs:
-    return FrozenInputs(
-        prompt=Digest.of(b"prompt"),
-        verifier=Digest.of(verifier),
-        model="claude-sonnet-4-5",
-        memory_systems={"reference": Digest.of(b"reference declaration")},
-        budget=Budget(attempts=6, max_usd_cents_per_pair=300, max_tokens_per_arm=200_000, max_wall_seconds_per_arm=900),
-        analysis=AnalysisPlan(confidence="0.95"),
-    )
 
 
 def _write(root: Path, relative: str, data: bytes) -> None:
@@ -44,9 +30,9 @@ def _write(root: Path, relative: str, data: bytes) -> None:
 def write_bundle(root: Path, seed: int = 4) -> dict[Digest, PairedAttempt]:
     """Write records, admissions and preregistrations under ``root``; return the records by digest."""
     rng = random.Random(seed)
-    v1 = Preregistration(challenge="rename-config", version=1, frozen=_frozen(b"verifier v1"))
-    v2 = correct(v1, _frozen(b"verifier v2"), "v1 verifier accepted an unchanged file")
-    other = Preregistration(challenge="add-flag", version=1, frozen=_frozen(b"flag verifier"))
+    v1 = Preregistration(challenge="rename-config", version=1, frozen=frozen_inputs(b"verifier v1", attempts=6))
+    v2 = correct(v1, frozen_inputs(b"verifier v2", attempts=6), "v1 verifier accepted an unchanged file")
+    other = Preregistration(challenge="add-flag", version=1, frozen=frozen_inputs(b"flag verifier", attempts=6))
     key_v2 = key(manifest=canonical_bytes(v2), verifier=b"verifier v2")
     superseded = random_attempts(rng, 3, key(manifest=canonical_bytes(v1)), Build(label="mem-0.9", sequence=0))
     current = []
