@@ -25,14 +25,12 @@ class Ending:
 
 
 def arm_ending(arm: ArmRecord, budget: Budget, tokens: int) -> Ending:
-    """The arm's ending; the first that applies of crashed, timed out, harness failed, capped, finished."""
+    """The arm's ending; the first that applies of crashed, timed out, capped, harness failed, finished."""
     exits = [(step.exit_code, step.timed_out) for step in arm.steps]
     if arm.session is None:
         return Ending(ArmEnding.CRASHED, f"no session was written (steps' exits and timeouts: {exits})")
     if any(step.timed_out for step in arm.steps):
         return Ending(ArmEnding.TIMED_OUT, f"a step was killed at the deadline (steps: {exits})")
-    if any(step.exit_code != 0 for step in arm.steps):
-        return Ending(ArmEnding.HARNESS_FAILED, f"a step exited non-zero (steps: {exits})")
     cents = arm.spent_usd * 100
     wall = sum(step.seconds for step in arm.steps)
     caps = [
@@ -48,8 +46,10 @@ def arm_ending(arm: ArmRecord, budget: Budget, tokens: int) -> Ending:
         ),
     ]
     hit = [note for capped, note in caps if capped]
-    if hit:
+    if hit:  # first: a cap the gateway enforced makes the harness exit non-zero, and the cap is why
         return Ending(ArmEnding.CAPPED, "; ".join(hit))
+    if any(step.exit_code != 0 for step in arm.steps):
+        return Ending(ArmEnding.HARNESS_FAILED, f"a step exited non-zero (steps: {exits})")
     return Ending(ArmEnding.FINISHED, "every step exited 0 in time")
 
 

@@ -116,6 +116,11 @@ def _cents(amount: Decimal) -> int:
     return int((amount * 100).to_integral_value("ROUND_CEILING"))
 
 
+def _steps(loaded: LoadedChallenge) -> int:
+    """How many prompts an arm runs: each gets the challenge's agent timeout."""
+    return 1 if loaded.manifest.follow_up_prompt is None else 2
+
+
 def _budget(suite: Suite, loaded: LoadedChallenge, choice: BudgetChoice, old: Budget | None) -> Budget:
     forward = suite.manifest.forward
     return Budget(
@@ -125,7 +130,7 @@ def _budget(suite: Suite, loaded: LoadedChallenge, choice: BudgetChoice, old: Bu
         max_usd_cents_per_arm=0 if forward is None else _cents(forward.arm_cap_usd),
         max_tokens_per_arm=choice.max_tokens_per_arm or (old.max_tokens_per_arm if old else DEFAULT_TOKENS_PER_ARM),
         max_wall_seconds_per_arm=choice.max_wall_seconds_per_arm
-        or (old.max_wall_seconds_per_arm if old else loaded.manifest.agent_timeout_seconds),
+        or (old.max_wall_seconds_per_arm if old else _steps(loaded) * loaded.manifest.agent_timeout_seconds),
     )
 
 

@@ -21,12 +21,16 @@ from bench.agent import ArmRun, PairRecord, arm_spec, run_arm
 from bench.agent.memory import live_memory, system_provisioner
 from bench.agent.paired_attempt import paired_attempt
 from bench.agent.recorder import StoreRecorder, read_exchange_log
+from bench.analysis.admission import ReasonCode
+from bench.analysis.attempt_record import ArmEnding, ArmResult, Outcome
+from bench.analysis.prereg import Budget
 from bench.gateway import Mode
 from bench.gateway.errors import GatewayError
 from bench.gateway.exchange import ExchangeRecord
 from bench.memory.provisioner import state_path
 from bench.provision import PairVerdict, Verb, load_fixture
 from bench.run.catalogue import services
+from bench.run.ending import Ending, arm_ending, not_completed
 from bench.sandbox.backends import ProcessOutcome, SandboxBackend
 from bench.sandbox.layout import WORKSPACE
 from bench.stages import StageContext
@@ -71,6 +75,71 @@ def test_an_agent_past_its_deadline_is_killed_and_recorded_timed_out(
     assert len(record.steps) == 1 and record.steps[0].timed_out and record.steps[0].exit_code is None
     assert record.session is not None  # the transcript so far is kept
     assert "began" in {str(path) for path, _ in walk_tree(store, record.final)}  # what it did before the kill
+
+
+BUDGET = Budget(
+    attempts=1, max_usd_cents_per_pair=0, max_usd_cents_per_arm=0, max_tokens_per_arm=2_000_000,
+    max_wall_seconds_per_arm=120,
+)  # fmt: skip
+
+
+def test_a_harness_that_exits_non_zero_ends_the_arm_harness_failed_and_the_pair_is_not_completed(
+    inputs: Inputs, backend: SandboxBackend, agent_image: str
+) -> None:
+    """The policy has the agent kill its own harness process: the step exits non-zero within its deadline."""
+    killer = {
+        "rules": [{"name": "kill", "when": {"turn": 1}, "reply": [
+            {"type": "tool_use", "name": "Bash", "input": {"command": "kill -KILL $PPID"}}
+        ]}],
+        "default": [{"type": "text", "text": "done"}],
+    }  # fmt: skip
+    run = ArmRun(
+        backend,
+        workspace_tree(inputs.store),
+        challenge(timeout=60),
+        MODEL,
+        Mode.POLICY,
+        policy=json.dumps(killer).encode(),
+    )
+    record = run_arm(run, "control", arm_spec(run, agent_image, None))
+    assert record.outcome is ProcessOutcome.FAILED and not record.steps[0].timed_out
+    assert record.steps[0].exit_code not in (0, None)
+    ended = arm_ending(record, BUDGET, tokens=0)
+    assert ended.ending is ArmEnding.HARNESS_FAILED
+    assert not_completed({"control": _result(ended), "treatment": _result(Ending(ArmEnding.FINISHED, ""))}) == (
+        ReasonCode.HARNESS_FAILED,
+        f"the control arm harness-failed: {ended.note}",
+    )
+
+
+def test_an_agent_past_its_deadline_gives_an_agent_timeout_not_an_apparatus_fault(
+    inputs: Inputs, backend: SandboxBackend, agent_image: str
+) -> None:
+    endless = {"rules": [], "default": [{"type": "tool_use", "name": "Bash", "input": {"command": "sleep 1"}}]}
+    run = ArmRun(
+        backend,
+        workspace_tree(inputs.store),
+        challenge(timeout=8),
+        MODEL,
+        Mode.POLICY,
+        policy=json.dumps(endless).encode(),
+    )
+    record = run_arm(run, "control", arm_spec(run, agent_image, None))
+    ended = arm_ending(record, BUDGET.model_copy(update={"max_wall_seconds_per_arm": 20}), tokens=0)
+    assert ended.ending is ArmEnding.TIMED_OUT
+    reason = not_completed({"control": _result(ended), "treatment": _result(Ending(ArmEnding.FINISHED, ""))})
+    assert reason is not None and reason[0] is ReasonCode.AGENT_TIMEOUT
+    crashed = arm_ending(record.model_copy(update={"session": None}), BUDGET, tokens=0)
+    assert crashed.ending is ArmEnding.CRASHED
+    reason = not_completed({"control": _result(crashed), "treatment": _result(Ending(ArmEnding.FINISHED, ""))})
+    assert reason is not None and reason[0] is ReasonCode.APPARATUS_FAULT
+
+
+def _result(ended: Ending) -> ArmResult:
+    return ArmResult(
+        outcome=Outcome.FAIL, ending=ended.ending, ending_note=ended.note, audit_clean=True, delivered=False,
+        used=False, tokens=0, wall_seconds=0,
+    )  # fmt: skip
 
 
 def test_a_failed_snapshot_makes_the_pair_invalid_with_its_reason(

@@ -23,12 +23,15 @@ import pytest
 from agent_scenario import MODEL, Inputs, challenge, neutral_dir, policy_bytes, reference_system, workspace_tree
 
 from bench.agent import ArmRecord, ArmRun, AttemptSetup, PairRecord, read_exchange_log, run_attempt
+from bench.analysis.attempt_record import ArmEnding
+from bench.analysis.prereg import Budget
 from bench.contracts import Digest, Sha256
 from bench.fence import FenceStopped
 from bench.fence.fence import read_record
 from bench.fence.fence_record import CheckName, CheckVerdict, FenceOutcome
 from bench.gateway import Mode, Policy, Price
 from bench.provision import load_fixture
+from bench.run.ending import arm_ending
 from bench.sandbox.backends import ModelNetwork, Session
 from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.spec import ContainerSpec
@@ -106,6 +109,12 @@ def settings(arm_cap: str = "1", pair_cap: str = "2") -> ForwardSettings:
     )
 
 
+BUDGET = Budget(
+    attempts=1, max_usd_cents_per_pair=40, max_usd_cents_per_arm=25, max_tokens_per_arm=2_000_000,
+    max_wall_seconds_per_arm=120,
+)  # fmt: skip
+
+
 def attempt(inputs: Inputs, agent_image: str, forward: ForwardSettings, home: Path, timeout: int = 120) -> dict:
     backend = CountingBackend(inputs.store)
     run = ArmRun(
@@ -144,6 +153,8 @@ def test_spending_is_metered_per_arm_and_the_caps_stop_an_endless_model(
         assert record.cap_usd is not None and record.spent_usd >= record.cap_usd  # it ran into its cap...
         assert exchanges[-1].status == 400 and "spending cap" in json.dumps(exchanges[-1].response_body)
         assert max(e.cost_usd for e in exchanges) + record.cap_usd >= record.spent_usd  # ...overshooting by < 1 answer
+        ended = arm_ending(record, BUDGET, tokens=0)
+        assert ended.ending is ArmEnding.CAPPED and "reaching the arm's cap" in ended.note  # recorded as capped
     assert control.cap_usd == Decimal("0.25")  # the control ran first (attempt 1): the per-arm cap
     assert treatment.cap_usd == Decimal("0.40") - control.spent_usd  # the pair cap lowered the second arm's cap
     assert ran["pair"].order == (CONTROL, "reference")

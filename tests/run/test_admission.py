@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from bench.agent.arm_record import PairRecord
 from bench.analysis.admission import ReasonCode
-from bench.analysis.attempt_record import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
+from bench.analysis.attempt_record import (
+    ArmEnding,
+    ArmResult,
+    Build,
+    ComparabilityKey,
+    Completion,
+    Outcome,
+    PairedAttempt,
+)
+from bench.analysis.prereg import UndeliveredRule
 from bench.contracts import Digest
 from bench.fence.fence_record import FenceOutcome, FenceRecord
 from bench.gateway import Mode
@@ -62,8 +72,15 @@ def pair(verdict: PairVerdict = PairVerdict.VALID) -> PairRecord:
     )
 
 
-def record(completion: Completion = Completion.COMPLETED) -> PairedAttempt:
-    arm = ArmResult(outcome=Outcome.PASS, delivered=True, used=True, tokens=10, wall_seconds=1.0)
+ARM = ArmResult(
+    outcome=Outcome.PASS, ending=ArmEnding.FINISHED, audit_clean=True, delivered=True, used=True, tokens=10,
+    wall_seconds=1.0,
+)  # fmt: skip
+
+
+def record(
+    completion: Completion = Completion.COMPLETED, control: ArmResult = ARM, treatment: ArmResult = ARM
+) -> PairedAttempt:
     key = ComparabilityKey(
         challenge="c",
         fixture=D,
@@ -76,15 +93,25 @@ def record(completion: Completion = Completion.COMPLETED) -> PairedAttempt:
         verifier=D,
         source_commit="a" * 40,
     )
-    both = completion is Completion.COMPLETED
+    # an aborted record keeps its arms when they ran (an arm ended early); without one, the runner recorded none
+    kept = completion is Completion.COMPLETED or {control.ending, treatment.ending} != {ArmEnding.FINISHED}
     return PairedAttempt(
         key=key,
         build=Build(label="b", sequence=1),
         attempt=1,
         completion=completion,
-        control=arm if both else None,
-        treatment=arm if both else None,
+        control=control if kept else None,
+        treatment=treatment if kept else None,
     )
+
+
+def _arm(**update: object) -> ArmResult:
+    return ARM.model_copy(update=update)
+
+
+def _ended(ending: ArmEnding) -> PairedAttempt:
+    """A pair whose treatment arm ended as ``ending``; the arms' results are kept, the pair is aborted."""
+    return record(Completion.ABORTED, treatment=_arm(ending=ending, ending_note="as recorded"))
 
 
 FENCE = FenceRecord(pair="c.1", outcome=FenceOutcome.NOT_APPLICABLE, checks=())
@@ -100,8 +127,21 @@ def test_a_clean_completed_record_may_be_admitted() -> None:
         ({"certification": certification(Verdict.REJECTED)}, ReasonCode.CERTIFICATION_FAILED, "rejected"),
         ({"calibration": calibration(CalibrationVerdict.PASSES_UNTOUCHED)}, ReasonCode.APPARATUS_FAULT, "untouched"),
         ({"fence": FENCE.model_copy(update={"outcome": FenceOutcome.STOPPED})}, ReasonCode.FENCE_STOPPED, "fence"),
-        ({"pair": pair(PairVerdict.PROBE_FAILED)}, ReasonCode.APPARATUS_FAULT, "probe 'ledger' failed"),
-        ({"record": record(Completion.ABORTED)}, ReasonCode.NOT_COMPLETED, "did not finish"),
+        ({"pair": pair(PairVerdict.PROBE_FAILED)}, ReasonCode.MEMORY_INVALID, "probe 'ledger' failed"),
+        ({"record": record(Completion.ABORTED)}, ReasonCode.NOT_COMPLETED, "no result"),
+        ({"record": _ended(ArmEnding.CRASHED)}, ReasonCode.APPARATUS_FAULT, "treatment arm crashed"),
+        ({"record": _ended(ArmEnding.TIMED_OUT)}, ReasonCode.AGENT_TIMEOUT, "treatment arm timed-out"),
+        ({"record": _ended(ArmEnding.HARNESS_FAILED)}, ReasonCode.HARNESS_FAILED, "treatment arm harness-failed"),
+        ({"record": _ended(ArmEnding.CAPPED)}, ReasonCode.CAPPED, "treatment arm capped"),
+        ({"record": record(control=_arm(tampered=("a hook record added",)))}, ReasonCode.TAMPERED, "hook record"),
+        ({"record": record(treatment=_arm(audit_clean=False))}, ReasonCode.DIRTY_AUDIT, "outside the allowed"),
+        ({"record": record(control=_arm(received_phrases=("quartz",)))}, ReasonCode.CONTAMINATED, "quartz"),
+        ({"record": record(treatment=_arm(delivered=False))}, ReasonCode.UNDELIVERED, "delivered nothing"),
+        (
+            {"record": record(treatment=_arm(delivered=False)), "undelivered": UndeliveredRule.OWN_ROW},
+            ReasonCode.UNDELIVERED_OWN_ROW,
+            "its own row",
+        ),
     ],
 )
 def test_each_exclusion_has_its_reason(arguments: dict[str, object], reason: ReasonCode, note: str) -> None:
@@ -114,4 +154,9 @@ def test_each_exclusion_has_its_reason(arguments: dict[str, object], reason: Rea
 
 def test_an_empty_memory_is_an_invalid_pair_never_a_clean_null() -> None:
     excluded = exclusion(certification(), calibration(), FENCE, pair(PairVerdict.MEMORY_MISSING), record())
-    assert excluded is not None and excluded[0] is ReasonCode.APPARATUS_FAULT
+    assert excluded is not None and excluded[0] is ReasonCode.MEMORY_INVALID
+
+
+def test_a_record_cannot_claim_completion_when_an_arm_did_not_finish() -> None:
+    with pytest.raises(ValidationError, match="completed means both arms finished"):
+        record(Completion.COMPLETED, treatment=_arm(ending=ArmEnding.TIMED_OUT))
