@@ -35,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _certify(args: argparse.Namespace, out: Output) -> int:
     context = runtime(args.store).context()
     store = context.store
-    fixture = fixture_inputs(store, args.fixture, load_fixture(args.fixture))
+    loaded = load_fixture(args.fixture)
+    fixture = fixture_inputs(store, args.fixture, loaded)
     owned = challenge_inputs(store, args.challenge, load_challenge(args.challenge))
     inputs = CertifyInputs(
         source=args.source,
@@ -44,7 +45,10 @@ def _certify(args: argparse.Namespace, out: Output) -> int:
         challenge=owned.challenge,
         runner={**fixture.runner, **owned.runner},
     )
-    params = CertifyParams(unchecked_corpus_allowed=os.environ.get(UNCHECKED_CORPUS_VARIABLE) == "1")
+    params = CertifyParams(
+        memory_phrases=loaded.memory_phrases,
+        unchecked_corpus_allowed=os.environ.get(UNCHECKED_CORPUS_VARIABLE) == "1",
+    )
     outcome = execute(context, certify, inputs, params)
     report = store.get_document(outcome.outputs["report"], CertificationReport)
     data = outcome_fields(outcome) | {"report": report.model_dump(mode="json")}

@@ -7,6 +7,9 @@ inside a surface is suspicious metadata. A missing surface is an error, never a 
 is :data:`UNCHECKED_CORPUS_VARIABLE`, whose name says what it does, and the report records its use. The ports are
 declared optional so that this one check, with its own message, decides what is missing.
 
+The source corpus and the challenge's text are also searched for the fixture's memory phrases: a corpus that
+already holds what the memory would deliver makes the comparison moot.
+
 Certification never changes anything: findings are reported, and repair is redaction's job, upstream.
 """
 
@@ -78,8 +81,13 @@ class CertificationReport(Document):
 
 
 class CertifyParams(ContractModel):
-    """``unchecked_corpus_allowed`` is set only from :data:`UNCHECKED_CORPUS_VARIABLE`, so it is in the action key."""
+    """``unchecked_corpus_allowed`` is set only from :data:`UNCHECKED_CORPUS_VARIABLE`, so it is in the action key.
 
+    ``memory_phrases`` are the fixture's: each is looked for in the source corpus and the challenge's text, where
+    the memory must not already be (it is required, so no caller forgets it; a fixture with none passes ``()``).
+    """
+
+    memory_phrases: tuple[str, ...]
     unchecked_corpus_allowed: bool = False
 
 
@@ -103,16 +111,20 @@ def certify_surfaces(store: Store, inputs: CertifyInputs, params: CertifyParams)
     assert inputs.challenge is not None and inputs.evidence is not None  # _check_inputs refused their absence
     challenge = store.get_document(inputs.challenge, ChallengeManifest)
     scanner = TextScanner(challenge.answer_phrases)
+    # The memory's own surfaces (evidence, graph arms) hold its phrases by design; everything else must not.
+    outside = TextScanner(challenge.answer_phrases, params.memory_phrases)
     runner: dict[Digest, str] = {digest: name for name, digest in inputs.runner.items()}
     runner[inputs.challenge] = "challenge manifest"
     findings: list[Finding] = []
-    trees = {"source": inputs.source, "evidence": inputs.evidence}
+    trees = {"source": (inputs.source, outside), "evidence": (inputs.evidence, scanner)}
     surfaces = [
-        _scan_tree(store, name, tree, scanner, runner, findings) for name, tree in trees.items() if tree is not None
+        _scan_tree(store, name, tree, scan, runner, findings)
+        for name, (tree, scan) in trees.items()
+        if tree is not None
     ]
     for arm in sorted(inputs.graph):
         surfaces.append(_scan_graph(store, f"graph/{arm}", inputs.graph[arm], scanner, findings))
-    surfaces.append(_scan_challenge(inputs.challenge, challenge, scanner, findings))
+    surfaces.append(_scan_challenge(inputs.challenge, challenge, outside, findings))
     findings.sort(key=lambda f: (f.surface, f.path, f.line or 0, f.kind.value, f.marker))
     verdict = Verdict.REJECTED if findings else Verdict.CERTIFIED_CORPUS_UNCHECKED if unchecked else Verdict.CERTIFIED
     return CertificationReport(verdict=verdict, surfaces=tuple(surfaces), unchecked=unchecked, findings=tuple(findings))
@@ -204,7 +216,7 @@ def _scan_challenge(
     )
 
 
-@stage("certify", version=2, kind=StageKind.DETERMINISTIC)
+@stage("certify", version=3, kind=StageKind.DETERMINISTIC)
 def certify(context: StageContext, inputs: CertifyInputs, params: CertifyParams) -> CertifyOutputs:
     """Store the certification report; a rejection is a recorded result, not an exception."""
     return CertifyOutputs(report=context.store.put_document(certify_surfaces(context.store, inputs, params)))

@@ -126,13 +126,15 @@ class _Needle:
 
 
 class TextScanner:
-    """Finds content markers in bytes: the fixed ones plus a challenge's answer phrases."""
+    """Finds content markers in bytes: the fixed ones, a challenge's answer phrases and, on the surfaces that are
+    not the memory itself, the memory's phrases (a corpus that already holds the memory makes memory moot)."""
 
-    def __init__(self, answer_phrases: Iterable[str] = ()) -> None:
+    def __init__(self, answer_phrases: Iterable[str] = (), memory_phrases: Iterable[str] = ()) -> None:
         needles = [_Needle(FindingKind.BENCHMARK_AWARENESS, term.encode(), term) for term in HARNESS_TERMS]
         needles.append(_Needle(FindingKind.PATCH_OR_DIFF, b"@@ -", "unified diff hunk", _HUNK))
         needles += [_Needle(FindingKind.SUSPICIOUS_METADATA, lit, name, shape) for lit, name, shape in _SECRETS]
-        needles += [_phrase_needle(phrase) for phrase in answer_phrases]
+        needles += [_phrase_needle(phrase, "answer phrase") for phrase in answer_phrases]
+        needles += [_phrase_needle(phrase, "memory phrase") for phrase in memory_phrases]
         self.needles = tuple(needles)
         # Leftmost-first matching skips overlapped occurrences, but it reports no match at all only when no
         # literal occurs anywhere: exactly what a prefilter needs, at the automaton's full speed.
@@ -160,12 +162,12 @@ class TextScanner:
             yield Hit(needle.kind, lowered.count(b"\n", 0, at) + 1, needle.marker)
 
 
-def _phrase_needle(phrase: str) -> _Needle:
+def _phrase_needle(phrase: str, what: str) -> _Needle:
     words = phrase.lower().split()
     if not words:
-        raise ValueError("an answer phrase must contain a word")
+        raise ValueError(f"an {what} must contain a word")
     shape = re.compile(rb"\s+".join(re.escape(word.encode()) for word in words))
-    return _Needle(FindingKind.SOLUTION_LEAK, max(words, key=len).encode(), f"answer phrase {' '.join(words)!r}", shape)
+    return _Needle(FindingKind.SOLUTION_LEAK, max(words, key=len).encode(), f"{what} {' '.join(words)!r}", shape)
 
 
 def path_markers(path: str) -> Iterator[tuple[FindingKind, str]]:

@@ -175,7 +175,7 @@ def _challenge(
     certified = plan.add(
         f"certify-{name}",
         certify,
-        CertifyParams(),
+        CertifyParams(memory_phrases=run.suite.fixture.memory_phrases),
         source=redacted["tree"],
         evidence=surfaces.evidence,
         graph=dict(surfaces.graph),

@@ -204,7 +204,9 @@ class Inputs:
             challenge=owned.challenge,
             runner={**fixture.runner, **owned.runner},
         )
-        report = execute(StageContext(store, services()), certify, surfaces, CertifyParams()).outputs["report"]
+        report = execute(StageContext(store, services()), certify, surfaces, CertifyParams(memory_phrases=())).outputs[
+            "report"
+        ]
         calibration = calibrate_start(backend, store, self.challenge_dir, challenge, image_id, start)
         return {"certification": report, "calibration": store.put_document(calibration)}
 

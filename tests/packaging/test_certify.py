@@ -81,7 +81,7 @@ def _found(report: CertificationReport) -> set[tuple[str, str, str, str]]:
 
 
 def test_a_clean_corpus_with_ordinary_prose_certifies(store: Store) -> None:
-    report = certify_surfaces(store, _typed(store), CertifyParams())
+    report = certify_surfaces(store, _typed(store), CertifyParams(memory_phrases=()))
     assert report.findings == ()
     assert report.verdict is Verdict.CERTIFIED
     assert [s.surface for s in report.surfaces] == ["source", "evidence", "graph/memory", "challenge"]
@@ -129,7 +129,7 @@ PLANTED = [
 def test_each_kind_fires_on_a_planted_file(
     store: Store, planted: dict[str, bytes], expected: tuple[FindingKind, str, int | None]
 ) -> None:
-    report = certify_surfaces(store, _typed(store, SOURCE | planted), CertifyParams())
+    report = certify_surfaces(store, _typed(store, SOURCE | planted), CertifyParams(memory_phrases=()))
     assert report.verdict is Verdict.REJECTED
     assert {(f.kind, f.path, f.line) for f in report.findings} == {expected}
     assert {f.surface for f in report.findings} == {"source"}
@@ -137,7 +137,7 @@ def test_each_kind_fires_on_a_planted_file(
 
 def test_the_stricter_terms_fire_on_identity_fields_but_never_on_node_bodies(store: Store) -> None:
     graph = GRAPH | {"project": "settings-fixture-treatment", "branch": "controlArm"}
-    report = certify_surfaces(store, _typed(store, graph=graph), CertifyParams())
+    report = certify_surfaces(store, _typed(store, graph=graph), CertifyParams(memory_phrases=()))
     assert _found(report) == {
         ("benchmark-awareness", "graph/memory", "/project", "identity field names the experiment: fixture"),
         ("benchmark-awareness", "graph/memory", "/project", "identity field names the experiment: treatment"),
@@ -153,7 +153,7 @@ def test_node_bodies_are_checked_for_everything_that_applies_everywhere(store: S
         {"id": "n4", "body": "old\n@@ -10 +10,2 @@\n"},
         {"id": "n5", "body": "the label is Automatic Update Checks"},
     ]
-    report = certify_surfaces(store, _typed(store, graph=GRAPH | {"nodes": nodes}), CertifyParams())
+    report = certify_surfaces(store, _typed(store, graph=GRAPH | {"nodes": nodes}), CertifyParams(memory_phrases=()))
     assert {(f.kind.value, f.path, f.line) for f in report.findings} == {
         ("benchmark-awareness", "/nodes/0/body", 1),
         ("patch-or-diff", "/nodes/1/body", 2),
@@ -163,7 +163,7 @@ def test_node_bodies_are_checked_for_everything_that_applies_everywhere(store: S
 
 def test_the_challenge_text_is_a_surface(store: Store) -> None:
     inputs = _inputs(store, follow_up_prompt="Now make it say automatic update checks everywhere.")
-    report = certify_surfaces(store, CertifyInputs.from_flat(inputs, "certify"), CertifyParams())
+    report = certify_surfaces(store, CertifyInputs.from_flat(inputs, "certify"), CertifyParams(memory_phrases=()))
     assert _found(report) == {
         ("solution-leak", "challenge", "follow_up_prompt", "answer phrase 'automatic update checks'"),
     }
@@ -174,14 +174,16 @@ def test_a_missing_surface_is_an_error_not_a_skipped_check(store: Store, missing
     inputs = _inputs(store)
     del inputs[missing]
     with pytest.raises(MissingSurface, match=missing.split("/")[0]):
-        certify_surfaces(store, CertifyInputs.from_flat(inputs, "certify"), CertifyParams())
+        certify_surfaces(store, CertifyInputs.from_flat(inputs, "certify"), CertifyParams(memory_phrases=()))
 
 
 def test_the_only_opt_out_is_recorded_in_the_report(store: Store) -> None:
     inputs = _inputs(store)
     del inputs["source"]
     report = certify_surfaces(
-        store, CertifyInputs.from_flat(inputs, "certify"), CertifyParams(unchecked_corpus_allowed=True)
+        store,
+        CertifyInputs.from_flat(inputs, "certify"),
+        CertifyParams(memory_phrases=(), unchecked_corpus_allowed=True),
     )
     assert report.verdict is Verdict.CERTIFIED_CORPUS_UNCHECKED
     assert report.unchecked == ("source corpus: not given; allowed by STELE_BENCH_UNCHECKED_CORPUS_ALLOWED=1",)
@@ -190,13 +192,13 @@ def test_the_only_opt_out_is_recorded_in_the_report(store: Store) -> None:
 def test_a_graph_that_cannot_be_read_is_refused(store: Store) -> None:
     inputs = _inputs(store) | {"graph/memory": store.put_bytes(b"SQLite format 3\x00...")}
     with pytest.raises(ContractError, match="graph/memory"):
-        certify_surfaces(store, CertifyInputs.from_flat(inputs, "certify"), CertifyParams())
+        certify_surfaces(store, CertifyInputs.from_flat(inputs, "certify"), CertifyParams(memory_phrases=()))
 
 
 def test_the_stage_records_a_rejection_and_a_rerun_executes_nothing(store: Store) -> None:
     inputs = _inputs(store, SOURCE | {"CLAUDE.md": b"x"})
-    first = execute(StageContext(store, services()), certify, inputs, CertifyParams())
-    second = execute(StageContext(store, services()), certify, inputs, CertifyParams())
+    first = execute(StageContext(store, services()), certify, inputs, CertifyParams(memory_phrases=()))
+    second = execute(StageContext(store, services()), certify, inputs, CertifyParams(memory_phrases=()))
     assert (first.executed, second.executed) == (True, False)
     report = store.get_document(first.outputs["report"], CertificationReport)
     assert report.verdict is Verdict.REJECTED and first.outputs == second.outputs
@@ -221,3 +223,20 @@ def test_every_name_a_path_finding_exists_for_passes_the_one_pass_prefilter(name
     prefix = ".github/" if name == "instructions" else "deep/down/"
     assert list(path_markers(prefix + name)), f"{prefix + name} earns no finding"
     assert list(path_markers("stele-bench/ordinary.py")) == [(FindingKind.BENCHMARK_AWARENESS, "stele-bench")]
+
+
+def test_a_corpus_already_holding_a_memory_phrase_is_a_finding(store: Store) -> None:
+    """The memory's own surfaces hold its phrases by design; the source corpus and the prompt must not."""
+    phrase = "labels come from one table"
+    params = CertifyParams(memory_phrases=(phrase,))
+    clean = certify_surfaces(store, _typed(store), params)
+    assert clean.verdict is Verdict.CERTIFIED  # the evidence note holds the phrase: that is the memory
+    planted = SOURCE | {"docs/labels.md": b"Why:\nLabels   come from\none table.\n"}
+    report = certify_surfaces(store, _typed(store, planted), params)
+    assert report.verdict is Verdict.REJECTED
+    assert _found(report) == {("solution-leak", "source", "docs/labels.md", f"memory phrase {phrase!r}")}
+    prompted = certify_surfaces(store, _typed(store, prompt=f"Remember: {phrase}."), params)
+    assert _found(prompted) == {("solution-leak", "challenge", "prompt", f"memory phrase {phrase!r}")}
+    assert (
+        certify_surfaces(store, _typed(store, planted), CertifyParams(memory_phrases=())).verdict is Verdict.CERTIFIED
+    )

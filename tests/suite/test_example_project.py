@@ -98,5 +98,5 @@ def test_every_challenge_certifies_over_every_surface(suite: Suite, tmp_path: Pa
     }
     for arm in suite.fixture.graph_arms:
         inputs[f"graph/{arm.name}"] = store.put_bytes((suite.fixture_root / arm.graph.path).read_bytes())
-    report = certify_surfaces(store, CertifyInputs.from_flat(inputs, "certify"), CertifyParams())
+    report = certify_surfaces(store, CertifyInputs.from_flat(inputs, "certify"), CertifyParams(memory_phrases=()))
     assert report.verdict is Verdict.CERTIFIED, report.findings
