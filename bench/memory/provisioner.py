@@ -39,7 +39,7 @@ from .install import hook_program
 from .probes import run_probes
 from .recall import connect
 from .semantic import load_embedder
-from .state import StateError, build_state, fingerprint, item_count
+from .state import StateError, build_state, fingerprint, graph_counts, item_count
 
 __all__ = ["HOOK_FILE", "STATE_FILE", "destroy", "project_dir", "restore", "snapshot", "state_path"]
 
@@ -97,7 +97,14 @@ def snapshot(home: Path, request: SnapshotRequest) -> SnapshotResponse:
         why_not = f"the state was restored without passage vectors: {facts['semantic']}"
     conn = connect(path)
     try:
-        state = MemoryState(present=True, items=item_count(conn), fingerprint=Sha256(fingerprint(conn)))
+        nodes, edges = graph_counts(conn)
+        state = MemoryState(
+            present=True,
+            items=item_count(conn),
+            fingerprint=Sha256(fingerprint(conn)),
+            graph_nodes=nodes,
+            graph_edges=edges,
+        )
         answers = run_probes(conn, probes, embedder, why_not)
     finally:
         conn.close()

@@ -30,7 +30,16 @@ from bench.contracts import ContractModel, canonical_json
 from .corpus import EvidenceNote
 from .semantic import Embedder, pack_vector
 
-__all__ = ["GraphEdge", "GraphFile", "GraphNode", "StateError", "build_state", "fingerprint", "item_count"]
+__all__ = [
+    "GraphEdge",
+    "GraphFile",
+    "GraphNode",
+    "StateError",
+    "build_state",
+    "fingerprint",
+    "graph_counts",
+    "item_count",
+]
 
 _SCHEMA = """
 CREATE TABLE node(key TEXT PRIMARY KEY, kind TEXT NOT NULL, title TEXT NOT NULL, body TEXT NOT NULL, source TEXT);
@@ -38,6 +47,7 @@ CREATE TABLE edge(src TEXT NOT NULL REFERENCES node(key), dst TEXT NOT NULL REFE
                   kind TEXT NOT NULL, PRIMARY KEY (src, dst, kind));
 CREATE VIRTUAL TABLE passage USING fts5(title, heading, body, source UNINDEXED, tokenize='porter unicode61');
 CREATE TABLE vector(passage INTEGER PRIMARY KEY, model TEXT NOT NULL, data BLOB NOT NULL);
+CREATE TABLE graph_part(part TEXT NOT NULL CHECK (part IN ('node', 'edge')), name TEXT NOT NULL);
 """
 Key = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
 
@@ -111,11 +121,13 @@ def _merge_graph(conn: sqlite3.Connection, graph: GraphFile, doc_ids: set[str]) 
             conn.execute(
                 "INSERT INTO node VALUES (?, ?, ?, ?, ?)", (node.key, node.kind, node.title, node.body, node.source)
             )
+            conn.execute("INSERT INTO graph_part VALUES ('node', ?)", (node.key,))
         except sqlite3.IntegrityError:
             raise StateError(f"graph node {node.key!r} is already defined by the backfill or the graph") from None
     for edge in graph.edges:
         try:
             conn.execute("INSERT INTO edge VALUES (?, ?, ?)", (edge.src, edge.dst, edge.kind))
+            conn.execute("INSERT INTO graph_part VALUES ('edge', ?)", (f"{edge.src} {edge.kind} {edge.dst}",))
         except sqlite3.IntegrityError:
             raise StateError(
                 f"graph edge {edge.src!r} -{edge.kind}-> {edge.dst!r} names an unknown node or repeats an edge"
@@ -134,6 +146,12 @@ def _embed(conn: sqlite3.Connection, embedder: Embedder) -> None:
 def item_count(conn: sqlite3.Connection) -> int:
     """Retrievable memory items: passages (the unit every probe and hook reads)."""
     return int(conn.execute("SELECT count(*) FROM passage").fetchone()[0])
+
+
+def graph_counts(conn: sqlite3.Connection) -> tuple[int, int]:
+    """The nodes and edges the graph arm added, apart from what the evidence backfilled (its anchors count there)."""
+    rows = dict(conn.execute("SELECT part, count(*) FROM graph_part GROUP BY part").fetchall())
+    return int(rows.get("node", 0)), int(rows.get("edge", 0))
 
 
 def fingerprint(conn: sqlite3.Connection) -> str:

@@ -153,11 +153,17 @@ class DestroyRequest(ContractModel):
 
 
 class MemoryState(ContractModel):
-    """What the provisioner found when it re-read the live memory: whether it exists, how many items, a fingerprint."""
+    """What the provisioner found when it re-read the live memory: whether it exists, how many items, a fingerprint.
+
+    ``graph_nodes`` and ``graph_edges`` count what the graph arm added, apart from the evidence (whose passages are
+    ``items``); a system that keeps no graph of its own leaves them out. An empty graph arm is an invalid pair.
+    """
 
     present: bool
     items: Count
     fingerprint: Sha256
+    graph_nodes: Count | None = None
+    graph_edges: Count | None = None
 
 
 class ProbeAnswer(ContractModel):

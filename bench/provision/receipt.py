@@ -101,6 +101,9 @@ def assess(fixture: Fixture, response: SnapshotResponse) -> Assessment:
     if not state.present or state.items == 0:
         verdict = PairVerdict.MEMORY_MISSING
         reasons.append(f"the live memory is missing (present={state.present}, items={state.items})")
+    elif state.graph_nodes == 0:
+        verdict = PairVerdict.MEMORY_MISSING
+        reasons.append(f"the graph arm is empty: no graph node restored (edges={state.graph_edges})")
     failed = [c for c in checks if c.outcome is ProbeOutcome.FAILED]
     if failed and verdict is PairVerdict.VALID:
         verdict = PairVerdict.PROBE_FAILED

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ from bench.provision import (
     ProbeOutcome,
     Provisioner,
     SnapshotReceipt,
+    artifact_sha256,
     load_fixture,
     provisioned,
 )
@@ -36,13 +38,16 @@ def _reference(home: Path) -> Provisioner:
     return Provisioner((sys.executable, "-m", "bench.memory", "--home", str(home)), EXAMPLE)
 
 
-def _round_trip(home: Path, run_identity: str = "run-1.attempt-1") -> tuple[SnapshotReceipt, list[Path], bytes]:
-    fixture = load_fixture(EXAMPLE)
+def _round_trip(
+    home: Path, run_identity: str = "run-1.attempt-1", root: Path = EXAMPLE
+) -> tuple[SnapshotReceipt, list[Path], bytes]:
+    fixture = load_fixture(root)
     seen: list[Path] = []
     state: list[bytes] = []
 
     async def go() -> SnapshotReceipt:
-        async with provisioned(_reference(home), fixture, "backfilled", run_identity) as session:
+        provisioner = Provisioner((sys.executable, "-m", "bench.memory", "--home", str(home)), root)
+        async with provisioned(provisioner, fixture, "backfilled", run_identity) as session:
             seen.extend(home.iterdir())
             state.append((home / session.project / "state.sqlite").read_bytes())
             return await session.snapshot()
@@ -77,6 +82,26 @@ def test_round_trip_restore_snapshot_destroy(tmp_path: Path) -> None:
     assert list(home.iterdir()) == []  # destroyed
     for identifying in (b"example-evidence", b"run-1", b"backfilled", receipt.restored.project.encode()):
         assert identifying not in state  # the state file is visible to the agent
+
+
+def test_an_empty_graph_arm_is_an_invalid_snapshot_though_evidence_anchors_pass_the_graph_probes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path / "no-model"))  # vectors are not the point here
+    full, _, _ = _round_trip(tmp_path / "a")
+    assert full.snapshot is not None and (full.snapshot.state.graph_nodes or 0) > 0
+    root = tmp_path / "fixture"
+    shutil.copytree(EXAMPLE, root)
+    graph = root / "graphs" / "backfilled.json"
+    graph.write_text('{"nodes": [], "edges": []}')
+    manifest = json.loads((root / "fixture.json").read_text())
+    manifest["graph_arms"][0]["graph"]["sha256"] = artifact_sha256(graph)
+    (root / "fixture.json").write_text(json.dumps(manifest))
+    empty, _, _ = _round_trip(tmp_path / "b", root=root)
+    assert empty.snapshot is not None and empty.snapshot.state.items == full.snapshot.state.items
+    assert (empty.snapshot.state.graph_nodes, empty.snapshot.state.graph_edges) == (0, 0)
+    assert empty.verdict is PairVerdict.MEMORY_MISSING
+    assert any("the graph arm is empty" in reason for reason in empty.assessment.reasons)
 
 
 def test_semantic_probe_is_unsupported_with_its_reason_when_the_model_is_absent(tmp_path: Path, monkeypatch) -> None:
@@ -139,7 +164,6 @@ def test_reference_system_refuses_unknown_request_fields(tmp_path: Path) -> None
 
 
 def test_graph_edge_to_an_unknown_node_fails_restore_and_leaves_nothing(tmp_path: Path) -> None:
-    from bench.provision import artifact_sha256
 
     graph = tmp_path / "graph.json"
     graph.write_text(
