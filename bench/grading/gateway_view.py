@@ -1,7 +1,8 @@
 """What the gateway log says reached the model: the source delivery is read from, since the agent cannot write it.
 
 Only the harness's own conversation is read (:mod:`.chain`), and injected context only where the harness places
-it, in its own format ``<system-reminder>\\n<hookName> hook additional context: <text>\\n</system-reminder>``:
+it, in its own format ``<system-reminder>\\n<hookName> hook additional context: <text>\\n</system-reminder>`` (or
+``hook success: <text>`` for the plain standard output of a prompt-time or session-start hook):
 
 - as a whole user-message text block, outside any tool result (prompt-time and session-start context; CLI 2.1.197
   placed a PostToolUse hook's block there too), which no tool of the agent can produce;
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 _HOOK_BLOCK = re.compile(
-    r"<system-reminder>\n(?P<hook>\S+) hook additional context: (?P<text>.*)\n</system-reminder>\n?", re.S
+    r"<system-reminder>\n(?P<hook>\S+) hook (?:additional context|success): (?P<text>.*)\n</system-reminder>\n?", re.S
 )
 _REMINDER_START = "\n\n<system-reminder>\n"
 _REMINDER_END = "\n</system-reminder>"

@@ -1,0 +1,71 @@
+"""Hooks the agent writes itself are not the memory's channel: only the hooks the runner installed count.
+
+In step one of a continuity challenge, the control arm's agent writes a hook into the workspace's project settings
+and into its own user settings, each printing a memory phrase on every prompt. On the ``--resume`` step the real
+CLI loads them and their output reaches the model in the harness's own format. The run is graded as the runner
+grades a control arm (no hook installed): no delivery credit, whatever the hooks printed.
+"""
+
+from __future__ import annotations
+
+import json
+
+from agent_scenario import MODEL, RECALL_PHRASE, Inputs, challenge, workspace_tree
+
+from bench.agent import ArmRun, arm_spec, run_arm
+from bench.agent.recorder import read_exchange_log
+from bench.gateway import Mode
+from bench.grading import (
+    MemoryDeclaration,
+    OutcomeGrade,
+    grade,
+    harness_conversation,
+    hook_contexts,
+    parse_claude_session,
+)
+from bench.sandbox.backends import SandboxBackend
+from bench.sandbox.layout import USER_HOME, WORKSPACE
+
+HOOKS = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"echo {RECALL_PHRASE}"}]}]}}
+WRITE_BOTH = (
+    f"mkdir -p {WORKSPACE}/.claude {USER_HOME}/.claude && "
+    f"printf '%s' '{json.dumps(HOOKS)}' > {WORKSPACE}/.claude/settings.json && "
+    f"printf '%s' '{json.dumps(HOOKS)}' > {USER_HOME}/.claude/settings.json"
+)
+POLICY = {
+    "rules": [{"name": "write-hooks", "when": {"turn": 1}, "reply": [
+        {"type": "tool_use", "name": "Bash", "input": {"command": WRITE_BOTH}}
+    ]}],
+    "default": [{"type": "text", "text": "done"}],
+}  # fmt: skip
+
+
+def test_hooks_the_agent_wrote_in_step_one_get_no_delivery_credit(
+    inputs: Inputs, backend: SandboxBackend, agent_image: str
+) -> None:
+    store = inputs.store
+    run = ArmRun(
+        backend,
+        workspace_tree(store),
+        challenge(follow_up=True),
+        MODEL,
+        Mode.POLICY,
+        policy=json.dumps(POLICY).encode(),
+    )
+    record = run_arm(run, "control", arm_spec(run, agent_image, None))
+    assert record.session is not None and len(record.steps) == 2
+    exchanges = read_exchange_log(store, record.exchanges)
+    transcript = parse_claude_session(
+        store.get_bytes(record.session), [store.get_bytes(s.stream) for s in record.steps]
+    )
+    fired = [c for c in hook_contexts(harness_conversation(exchanges)) if RECALL_PHRASE in c.text]
+    assert fired, "the agent's own hook did not fire on resume: the test no longer shows what it claims"
+    unknown = MemoryDeclaration(phrases=(RECALL_PHRASE,))  # installed hooks unknown: every hook would count
+    assert grade(transcript, exchanges, unknown, PASSED).delivered.delivered
+    control = unknown.model_copy(update={"hooks": ()})  # as the runner grades a control arm: none installed
+    graded = grade(transcript, exchanges, control, PASSED)
+    assert not graded.delivered.delivered and graded.delivered.tampered == ()
+    assert graded.delivered.received_by_model == (RECALL_PHRASE,)  # and the pair is excluded as contaminated
+
+
+PASSED = OutcomeGrade(verifier_passed=True, audit_clean=True)
