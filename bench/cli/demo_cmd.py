@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -17,8 +16,9 @@ from pathlib import Path
 from ..errors import BenchError, StageError
 from ..publish.manifest import MANIFEST_NAME
 from ..publish.verify import verify
+from ..publish.versions import export_versioned
 from ..sandbox.images import ImageName, build_image, build_layer
-from ..store import Store, export_tree
+from ..store import Store
 from ..store.actions import ActionKey, recorded_from
 from ..suite.suite import load_suite
 from .output import Output
@@ -91,14 +91,9 @@ def _run_doit(store: Path, attempts: int | None, workers: int) -> None:
 
 
 def _export_published(store: Store, target: Path) -> Path:
-    """Replace ``target`` with the published tree the store's ref names; the old bundle goes only once the new
-    one is whole."""
+    """The published tree the store's ref names, at ``target``; an earlier, different bundle there is kept beside
+    it (:mod:`bench.publish.versions`)."""
     tree = store.get_ref("published/example")
     if tree is None:
         raise BenchError("the pipeline finished without publishing; expected the ref published/example")
-    staging = target.with_name(target.name + ".new")
-    shutil.rmtree(staging, ignore_errors=True)
-    export_tree(store, tree, staging)
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)
-    return target
+    return export_versioned(store, tree, target)

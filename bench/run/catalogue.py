@@ -34,6 +34,7 @@ from ..provision import fixture as provision_fixture
 from ..provision import messages as provision_messages
 from ..provision import receipt as provision_receipt
 from ..publish import manifest as publish_manifest
+from ..publish import versions as publish_versions
 from ..sandbox.audit import audit_stage
 from ..sandbox.backends import SandboxBackend, default_backend
 from ..sandbox.calibrate import calibrate_stage
@@ -95,6 +96,7 @@ CONTRACTS = ContractRegistry(
         *analysis_prereg.PUBLIC_CONTRACTS,
         *analysis_summary.PUBLIC_CONTRACTS,
         *publish_manifest.PUBLIC_CONTRACTS,
+        *publish_versions.PUBLIC_CONTRACTS,
         *provision_messages.PUBLIC_CONTRACTS,
         *provision_fixture.PUBLIC_CONTRACTS,
         *provision_receipt.PUBLIC_CONTRACTS,

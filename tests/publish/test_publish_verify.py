@@ -11,6 +11,7 @@ import pytest
 from bench.analysis import StatisticsSummary
 from bench.cli import main
 from bench.contracts import Digest, canonical_bytes
+from bench.contracts.files import read_contract
 from bench.publish import (
     Check,
     PublicationRefused,
@@ -21,6 +22,8 @@ from bench.publish import (
     verify,
 )
 from bench.publish.manifest import write_manifest
+from bench.publish.versions import PublishedIndex, export_versioned, superseded_directory
+from bench.store import Store, tree_from_directory
 from tests.publish.bundle_factory import write_bundle
 
 SUMMARY = "receipts/statistics-summary.json"
@@ -158,3 +161,24 @@ def test_same_inputs_give_byte_identical_receipts(tmp_path: Path) -> None:
         assert (first / name).read_bytes() == (second / name).read_bytes(), name
     publish(first)  # publishing again reproduces the same bytes
     assert (first / "MANIFEST.json").read_bytes() == (second / "MANIFEST.json").read_bytes()
+
+
+def test_a_republication_keeps_the_earlier_bundle_beside_it_and_both_verify(tmp_path: Path, store: Store) -> None:
+    trees = []
+    for seed in (4, 5):  # two publications of one suite, as a re-grade makes them
+        root = tmp_path / f"made-{seed}"
+        write_bundle(root, seed=seed)
+        publish(root)
+        trees.append(tree_from_directory(store, root))
+    target = tmp_path / "published"
+    export_versioned(store, trees[0], target)
+    first = Digest.of((target / "MANIFEST.json").read_bytes())
+    assert not superseded_directory(target).exists()
+    export_versioned(store, trees[0], target)  # the same bundle again: nothing moves
+    assert not superseded_directory(target).exists()
+    export_versioned(store, trees[1], target)
+    index = read_contract(superseded_directory(target) / "index.json", PublishedIndex, "index")
+    assert [entry.manifest for entry in index.superseded] == [first]
+    assert index.current == Digest.of((target / "MANIFEST.json").read_bytes()) != first
+    kept = superseded_directory(target) / index.superseded[0].directory
+    assert verify(kept / "MANIFEST.json") == [] and verify(target / "MANIFEST.json") == []
