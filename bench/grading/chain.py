@@ -6,9 +6,12 @@ it got, then new user content (:class:`~bench.gateway.conversation.MessageChain`
 a chain from the first request that carries the arm's first prompt:
 
 - a request *continues* the chain when its messages are the tip's messages, then the tip's answer, then one new
-  user message. After an answer that used a tool, that message must answer exactly those tool calls; after an
-  answer that ended the turn, it must carry the arm's next prompt (a continuity challenge's follow-up), and only
-  as many of those as the arm had prompts;
+  user message. The answer is compared as the harness repeats it: it fills its tools' defaults into a call's
+  input (CLI 2.1.197 adds ``"replace_all": false`` to every Edit), so a repeated call may add keys whose values
+  are not text; every key the model gave keeps its value, and a repeated call that adds text is another call.
+  After an answer that used a tool, the new message must answer exactly those tool calls; after an answer that
+  ended the turn, it must carry the arm's next prompt (a continuity challenge's follow-up), and only as many of
+  those as the arm had prompts;
 - a request after an answer that carried none (an error, a refusal) may repeat the tip's messages (a retry);
 - at a resume, a harness may rebuild earlier messages (CLI 2.1.197 merged a hook's text into a tool result): such
   a request still counts when its first message is the chain's first and it ends with the tip's answer and a
@@ -27,7 +30,7 @@ from typing import Any
 from ..gateway.conversation import MessageChain
 from ..gateway.exchange import ExchangeRecord
 
-__all__ = ["Conversation", "harness_conversation", "is_messages_request", "message_texts"]
+__all__ = ["Conversation", "harness_conversation", "is_messages_request", "message_texts", "repeats_answer"]
 
 
 def is_messages_request(exchange: ExchangeRecord) -> bool:
@@ -116,14 +119,14 @@ class _Reader:
             return
         tip = self.chains[self.tip.sequence]
         calls = _tool_calls(self.tip.response_body)
-        if tip.reply is not None and _continues(tip, chain):
+        if tip.reply is not None and _continues(self.tip, exchange, self.chains):
             self._next_turn(exchange, calls)
         elif tip.reply is None and chain.messages == tip.messages:
             self.conversation.members.append(exchange)  # a retry of a request that got no answer
         elif tip.reply is not None and not calls and self._rebuilt(tip, chain, exchange):
             self.conversation.rebuilt.append(exchange.sequence)
             self._accept_step(exchange)
-        elif any(_continues(self.chains[m.sequence], chain) for m in self.conversation.members[:-1]):
+        elif any(_continues(m, exchange, self.chains) for m in self.conversation.members[:-1]):
             self.conversation.forks.append(exchange.sequence)
         else:
             self.conversation.foreign.append(exchange.sequence)
@@ -156,11 +159,52 @@ class _Reader:
         )
 
 
-def _continues(earlier: MessageChain, later: MessageChain) -> bool:
-    """``later`` is ``earlier``'s messages, its answer and exactly one new message."""
-    if earlier.reply is None or len(later.messages) != len(earlier.messages) + 2:
+def _without_cache_control(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_without_cache_control(v) for v in value]
+    return value
+
+
+def _same_call(given: dict[str, Any], repeated: dict[str, Any]) -> bool:
+    """A tool call the model gave and the harness repeated: same id, name and values, defaults added only."""
+    if any(given.get(key) != repeated.get(key) for key in ("type", "id", "name")):
         return False
-    return later.messages[: len(earlier.messages) + 1] == (*earlier.messages, earlier.reply)
+    mine, theirs = given.get("input"), repeated.get("input")
+    if not isinstance(mine, dict) or not isinstance(theirs, dict):
+        return bool(mine == theirs)
+    added = [theirs[key] for key in theirs.keys() - mine.keys()]
+    return all(theirs.get(key) == value for key, value in mine.items()) and not any(
+        isinstance(value, (str, list, dict)) for value in added
+    )
+
+
+def repeats_answer(answer: Any, repeated: Any) -> bool:
+    """Whether ``repeated`` (a request's message) is ``answer`` (a messages response) as the harness repeats it."""
+    content = answer.get("content") if isinstance(answer, dict) and answer.get("type") == "message" else None
+    if not isinstance(content, list) or not isinstance(repeated, dict) or repeated.get("role") != "assistant":
+        return False
+    theirs = _without_cache_control(repeated.get("content"))
+    if not isinstance(theirs, list) or len(theirs) != len(content):
+        return False
+    return all(
+        _same_call(mine, other)
+        if isinstance(mine, dict) and mine.get("type") == "tool_use" and isinstance(other, dict)
+        else _without_cache_control(mine) == other
+        for mine, other in zip(content, theirs, strict=True)
+    )
+
+
+def _continues(earlier: ExchangeRecord, later: ExchangeRecord, chains: dict[int, MessageChain]) -> bool:
+    """``later`` is ``earlier``'s messages, its answer (as the harness repeats it) and exactly one new message."""
+    before, after = chains[earlier.sequence], chains[later.sequence]
+    if before.reply is None or len(after.messages) != len(before.messages) + 2:
+        return False
+    size = len(before.messages)
+    return after.messages[:size] == before.messages and (
+        after.messages[size] == before.reply or repeats_answer(earlier.response_body, _messages(later)[size])
+    )
 
 
 def harness_conversation(exchanges: Iterable[ExchangeRecord], prompts: Sequence[str] = ()) -> Conversation:

@@ -140,16 +140,24 @@ def tool_results(conversation: Conversation) -> tuple[GatewayToolResult, ...]:
 
 
 def tool_calls(conversation: Conversation) -> tuple[GatewayToolCall, ...]:
-    """Every tool call the model's answers in the conversation made, in order."""
+    """Every tool call the model's answers in the conversation made, in order, as the harness repeated it when it
+    did (with its tools' defaults filled in, as the session file records it; :func:`.chain.repeats_answer`)."""
+    repeated: dict[str, Any] = {}
+    for exchange in conversation.members:
+        for message in _messages(exchange):
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                repeated.update(
+                    {str(b.get("id")): b.get("input") for b in _blocks(message) if b.get("type") == "tool_use"}
+                )
     calls: list[GatewayToolCall] = []
     for exchange in conversation.members:
         body = exchange.response_body
         content = body.get("content") if isinstance(body, dict) and body.get("type") == "message" else None
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                calls.append(
-                    GatewayToolCall(exchange.sequence, str(block.get("id")), str(block.get("name")), block.get("input"))
-                )
+                call = str(block.get("id"))
+                given = repeated.get(call, block.get("input"))
+                calls.append(GatewayToolCall(exchange.sequence, call, str(block.get("name")), given))
     return tuple(calls)
 
 

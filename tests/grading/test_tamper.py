@@ -14,6 +14,7 @@ from scenario import RECALL_PHRASE
 
 from bench.gateway import ExchangeRecord
 from bench.grading import Channel, grade_delivery, parse_claude_session
+from bench.grading.chain import repeats_answer
 from bench.grading.memory import InstalledHook
 
 READ_OUTPUT = r"1\talpha beta\n2\t"  # the control arm's one tool result, as JSON spells it in both files
@@ -113,3 +114,14 @@ def test_only_installed_hooks_deliver() -> None:
     assert graded.channel(Channel.ANCHOR_TRIGGERED_RECALL).gateway_phrases == ()
     none_installed = grade_delivery(transcript, exchanges, MEMORY.model_copy(update={"hooks": ()}))  # type: ignore[arg-type]
     assert not none_installed.delivered and none_installed.tampered == ()
+
+
+def test_the_harness_repeating_a_call_with_its_tools_defaults_still_continues_the_conversation() -> None:
+    call = {"type": "tool_use", "id": "t1", "name": "Edit", "input": {"file_path": "/w/a.py", "old_string": "a"}}
+    answer = {"type": "message", "role": "assistant", "content": [call]}
+    with_default = {**call, "input": {**call["input"], "replace_all": False}}  # type: ignore[dict-item]
+    assert repeats_answer(answer, {"role": "assistant", "content": [with_default]})
+    planted = {**call, "input": {**call["input"], "note": "quartz ledger convention"}}  # type: ignore[dict-item]
+    assert not repeats_answer(answer, {"role": "assistant", "content": [planted]})
+    changed = {**call, "input": {**call["input"], "old_string": "b"}}  # type: ignore[dict-item]
+    assert not repeats_answer(answer, {"role": "assistant", "content": [changed]})
