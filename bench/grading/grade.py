@@ -11,7 +11,8 @@ from typing import Literal
 
 from ..contracts import ContractModel, Document
 from ..gateway.exchange import ExchangeRecord
-from .delivery import DeliveryGrade, grade_delivery
+from .chain import harness_conversation
+from .delivery import DeliveryGrade, grade_delivery, received_contexts
 from .effort import ExplorationEffort, measure_effort
 from .memory import MemoryDeclaration
 from .transcript import Transcript
@@ -48,7 +49,7 @@ def grade(
     return Grade(
         session_id=transcript.session_id,
         delivered=grade_delivery(transcript, exchanges, memory),
-        used=grade_use(transcript, memory),
+        used=grade_use(transcript, memory, received_contexts(harness_conversation(exchanges), memory)),
         outcome=outcome,
         effort=measure_effort(transcript),
     )

@@ -1,11 +1,14 @@
 """Layer two, used: did the agent act on something only the delivered memory said.
 
 Definition. A marker (an anchored path or an identifier the challenge declares) is *used* when all hold:
-  1. a delivering step (an injected step, or a result of the memory system's own tool) contains the marker: the
-     memory said it (its first such step is the delivery);
-  2. a later agent step makes a tool call whose input contains the marker in some string value
-     (opening the anchored file, passing the identifier to a command): acting, not talking;
-  3. no user step or other tool result before that call contained the marker: the agent had no other source.
+  1. a delivering step (an injected step, or a result of the memory system's own tool) contains the marker, and
+     the gateway agrees: context of the same channel in the harness's conversation carried it too (like
+     delivery, use is never read from the session file alone);
+  2. a later agent step makes a tool call whose input contains the marker in some string value outside a
+     comment (opening the anchored file, passing the identifier to a command): acting, not talking. A marker the
+     agent wrote only into a comment (``#`` or ``//`` to the end of a line) is the agent's own note, not an act;
+  3. no user, system or attachment step and no other tool result before that call contained the marker: the
+     agent had no other source.
 Rule 3 is deliberately conservative: an agent that saw the file listed by ``ls`` and then also got the memory
 is not counted as using it, so "used" can under-count but never credits the memory with what the workspace
 already showed. Agent text that merely mentions a marker is never use.
@@ -13,14 +16,16 @@ already showed. Agent text that merely mentions a marker is never use.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 
 from pydantic import JsonValue
 
 from ..contracts import ContractModel
 from .delivered import DeliveringStep, delivering_steps, memory_tool_call_ids
+from .gateway_view import ReceivedContext
 from .memory import MemoryDeclaration
-from .transcript import Channel, Step, StepSource, Transcript
+from .transcript import Channel, Step, StepSource, ToolCall, Transcript
 
 __all__ = ["UseEvidence", "UseGrade", "grade_use"]
 
@@ -53,12 +58,25 @@ def _strings(value: JsonValue) -> Iterator[str]:
             yield from _strings(item)
 
 
+_COMMENT = re.compile(r"(?:#|//).*$", re.M)
+
+
+def _acts_on(call: ToolCall, marker: str) -> bool:
+    """The call's input names the marker somewhere other than a comment the agent wrote."""
+    return any(marker in _COMMENT.sub("", text) for text in _strings(call.input))
+
+
 def _seen_elsewhere(step: Step, marker: str, memory_calls: frozenset[str]) -> bool:
-    if step.source is StepSource.USER:
+    if step.source in (StepSource.USER, StepSource.SYSTEM):
         return marker in step.text
     return step.source is StepSource.TOOL and any(
         marker in result.text for result in step.tool_results if result.tool_use_id not in memory_calls
     )
+
+
+def _overlap(step: str, sent: str) -> bool:
+    """The session's step and the gateway's context are the same text (up to spacing)."""
+    return " ".join(step.split()) == " ".join(sent.split())
 
 
 def _use_of(
@@ -72,7 +90,7 @@ def _use_of(
     for step in transcript.steps:
         if step.index > delivery.index and step.source is StepSource.AGENT:
             for call in step.tool_calls:
-                if any(marker in text for text in _strings(call.input)):
+                if _acts_on(call, marker):
                     if seen_elsewhere:
                         return marker
                     return UseEvidence(
@@ -86,10 +104,20 @@ def _use_of(
     return None
 
 
-def grade_use(transcript: Transcript, memory: MemoryDeclaration) -> UseGrade:
+def grade_use(
+    transcript: Transcript, memory: MemoryDeclaration, received: Sequence[ReceivedContext] | None = None
+) -> UseGrade:
+    """``received`` is what the memory's channels carried by the gateway's record (:func:`.delivery.received_contexts`);
+    None only where no gateway log exists (reading a session alone), when nothing is cross-checked."""
     evidence: list[UseEvidence] = []
     unattributable: list[str] = []
     delivering = delivering_steps(transcript, memory)
+    if received is not None:
+        delivering = tuple(
+            step
+            for step in delivering
+            if any(context.channel is step.channel and _overlap(step.text, context.text) for context in received)
+        )
     memory_calls = memory_tool_call_ids(transcript, memory)
     for marker in memory.markers:
         found = _use_of(transcript, marker, delivering, memory_calls)

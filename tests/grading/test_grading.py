@@ -109,3 +109,35 @@ def test_layers_are_independent_fields() -> None:
     plain = grade(transcript("without-hooks"), exchanges("without-hooks"), MEMORY, PASSED)
     assert not plain.delivered.delivered and not plain.used.used and plain.outcome.passed
     assert type(hooked).model_validate_json(hooked.model_dump_json()) == hooked
+
+
+def test_use_needs_the_gateway_to_agree_with_the_delivery() -> None:
+    assert grade(transcript("with-hooks"), exchanges("with-hooks"), MEMORY, PASSED).used.used
+    disagreeing = grade(transcript("with-hooks"), exchanges("without-hooks"), MEMORY, PASSED)
+    assert not disagreeing.used.used and disagreeing.used.evidence == ()
+
+
+def test_a_marker_only_in_a_comment_the_agent_wrote_is_not_use() -> None:
+    t = transcript("with-hooks")
+    first_act = next(s.index for s in t.steps if s.source is StepSource.AGENT and s.tool_calls and s.index > 0)
+    marker = "parse_ledger"
+    memory = MemoryDeclaration(phrases=(RECALL_PHRASE,), identifiers=(marker,))
+    origin = "attachment:hook_additional_context:UserPromptSubmit"
+    told = Step(
+        index=0, source=StepSource.INJECTED, channel=Channel.PROMPT_TIME_RETRIEVAL, origin=origin, text=f"Use {marker}."
+    )
+    comment = ToolCall(id="w", name="Write", input={"file_path": "/w/a.py", "content": f"x = 1  # {marker} later\n"})
+    act = ToolCall(id="b", name="Bash", input={"command": f"python3 -c 'import m; m.{marker}()'"})
+    in_comment = _renumbered(t, (*t.steps[:first_act], told, _agent("", comment)))
+    assert not grade_use(in_comment, memory).used
+    acted = _renumbered(t, (*t.steps[:first_act], told, _agent("", act)))
+    assert [e.marker for e in grade_use(acted, memory).evidence] == [marker]
+
+
+def test_a_marker_in_a_system_or_attachment_step_first_is_another_source() -> None:
+    t = transcript("with-hooks")
+    first_read = next(s.index for s in t.steps if s.source is StepSource.TOOL)
+    listing = Step(index=0, source=StepSource.SYSTEM, origin="attachment:directory", text=f"notes.txt {ANCHORED_FILE}")
+    seen_first = _renumbered(t, (*t.steps[:first_read], listing, *t.steps[first_read:]))
+    graded = grade_use(seen_first, MEMORY)
+    assert not graded.used and graded.unattributable == (ANCHORED_FILE,)
