@@ -24,12 +24,12 @@ from ..contracts import ContractModel
 from ..gateway.exchange import ExchangeRecord
 from .chain import Conversation, harness_conversation
 from .delivered import delivering_steps
-from .gateway_view import ReceivedContext, hook_contexts, received_texts, tool_results
+from .gateway_view import ReceivedContext, hook_contexts, received_texts, tool_calls, tool_input_text, tool_results
 from .memory import MemoryDeclaration
 from .tamper import tamper_findings
 from .transcript import Channel, StepSource, Transcript
 
-__all__ = ["ChannelDelivery", "DeliveryGrade", "grade_delivery", "received_contexts"]
+__all__ = ["ChannelDelivery", "DeliveryGrade", "grade_delivery", "received_contexts", "state_reads"]
 
 
 class ChannelDelivery(ContractModel):
@@ -49,6 +49,9 @@ class DeliveryGrade(ContractModel):
     received_by_model: tuple[str, ...]  # phrases anywhere in non-assistant text of the harness's conversation
     gateway_agrees: bool  # per channel, the transcript and the gateway log found the same phrases
     tampered: tuple[str, ...] = ()  # where the session file and the gateway's conversation disagree
+    # The unintended channel: the agent's own tool calls naming where the memory's state is mounted ("Bash
+    # toolu_..."), read from the gateway's record. Reported on its own, never counted as delivery.
+    state_reads: tuple[str, ...] = ()
 
     @property
     def delivered(self) -> bool:
@@ -75,6 +78,15 @@ def received_contexts(conversation: Conversation, memory: MemoryDeclaration) -> 
     return hooks + tools
 
 
+def state_reads(conversation: Conversation, memory: MemoryDeclaration) -> tuple[str, ...]:
+    """The agent's tool calls (as the model made them) whose input names a path of the memory's restored state."""
+    return tuple(
+        f"{call.name} {call.id}"
+        for call in tool_calls(conversation)
+        if any(path in tool_input_text(call.input) for path in memory.state_paths)
+    )
+
+
 def grade_delivery(
     transcript: Transcript, exchanges: Sequence[ExchangeRecord], memory: MemoryDeclaration
 ) -> DeliveryGrade:
@@ -95,4 +107,5 @@ def grade_delivery(
         received_by_model=_found(memory.phrases, received_texts(conversation)),
         gateway_agrees=all(found.agrees for found in channels),
         tampered=tamper_findings(transcript, conversation),
+        state_reads=state_reads(conversation, memory),
     )

@@ -317,7 +317,9 @@ def _grading_memory(run: SuiteRun, challenge: str, condition: str) -> MemoryDecl
     systems = run.systems if condition == CONTROL else (run.suite.manifest.memory_system(condition),)
     servers = tuple(sorted({server for system in systems for server in system.tool_servers}))
     hooks = () if condition == CONTROL else _installed_hooks(systems[0])
-    return run.suite.memory(challenge).model_copy(update={"tool_servers": servers, "hooks": hooks})
+    state = tuple(sorted({mount.target for system in systems for mount in system.attachment.mounts}))
+    update = {"tool_servers": servers, "hooks": hooks, "state_paths": state}
+    return run.suite.memory(challenge).model_copy(update=update)
 
 
 def _attempt(

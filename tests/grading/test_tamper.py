@@ -125,3 +125,15 @@ def test_the_harness_repeating_a_call_with_its_tools_defaults_still_continues_th
     assert not repeats_answer(answer, {"role": "assistant", "content": [planted]})
     changed = {**call, "input": {**call["input"], "old_string": "b"}}  # type: ignore[dict-item]
     assert not repeats_answer(answer, {"role": "assistant", "content": [changed]})
+
+
+def test_a_tool_call_naming_the_memorys_state_is_reported_as_its_own_channel() -> None:
+    transcript = _transcript(_session_lines("with-hooks"), "with-hooks")
+    exchanges = _exchanges(captured("with-hooks", "exchanges"))
+    read = next(
+        c for s in transcript.steps for c in s.tool_calls if str(c.input.get("file_path", "")).endswith("zeta.cfg")
+    )
+    watched = MEMORY.model_copy(update={"state_paths": (str(read.input["file_path"]),)})
+    graded = grade_delivery(transcript, exchanges, watched)  # type: ignore[arg-type]
+    assert graded.state_reads == (f"Read {read.id}",)
+    assert grade_delivery(transcript, exchanges, MEMORY).state_reads == ()  # type: ignore[arg-type]
