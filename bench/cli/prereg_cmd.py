@@ -35,6 +35,11 @@ def _budget_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _challenge_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("suite", type=Path, help="a suite directory, e.g. challenges/example")
+    parser.add_argument("challenge", help="the challenge id")
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("prereg", help="preregister a suite's challenges")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
@@ -43,14 +48,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _budget_options(freeze_parser)
     freeze_parser.set_defaults(handler=_freeze)
     correct_parser = verbs.add_parser("correct", help="write version N+1 of a challenge from what the suite holds now")
-    correct_parser.add_argument("suite", type=Path, help="a suite directory, e.g. challenges/example")
-    correct_parser.add_argument("challenge", help="the challenge id")
+    _challenge_arguments(correct_parser)
     correct_parser.add_argument("--reason", required=True, help="why the apparatus was corrected (recorded)")
     _budget_options(correct_parser)
     correct_parser.set_defaults(handler=_correct)
     supersede_parser = verbs.add_parser("supersede", help="record the exclusion of every run under a replaced version")
-    supersede_parser.add_argument("suite", type=Path, help="a suite directory, e.g. challenges/example")
-    supersede_parser.add_argument("challenge", help="the challenge id")
+    _challenge_arguments(supersede_parser)
     supersede_parser.add_argument("--published", type=Path, required=True, help="a published bundle directory")
     supersede_parser.add_argument(
         "--version", type=int, help="the replaced version (default: the one before the newest)"

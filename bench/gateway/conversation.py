@@ -13,20 +13,21 @@ from typing import Any
 
 from ..contracts import ContractModel, Sha256, canonical_json
 
-__all__ = ["MessageChain", "message_digest"]
+__all__ = ["MessageChain", "message_digest", "without_cache_control"]
 
 
-def _without_cache_control(value: Any) -> Any:
+def without_cache_control(value: Any) -> Any:
+    """``value`` with every ``cache_control`` marker left out, at every depth."""
     if isinstance(value, dict):
-        return {k: _without_cache_control(v) for k, v in value.items() if k != "cache_control"}
+        return {k: without_cache_control(v) for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list):
-        return [_without_cache_control(v) for v in value]
+        return [without_cache_control(v) for v in value]
     return value
 
 
 def message_digest(message: Any) -> Sha256:
     """SHA-256 of a message's canonical JSON, ``cache_control`` markers left out at every depth."""
-    return Sha256.of(canonical_json(_without_cache_control(message)))
+    return Sha256.of(canonical_json(without_cache_control(message)))
 
 
 class MessageChain(ContractModel):

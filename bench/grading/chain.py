@@ -27,10 +27,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..gateway.conversation import MessageChain
+from ..gateway.conversation import MessageChain, without_cache_control
 from ..gateway.exchange import ExchangeRecord
 
-__all__ = ["Conversation", "harness_conversation", "is_messages_request", "message_texts", "repeats_answer"]
+__all__ = [
+    "Conversation",
+    "harness_conversation",
+    "is_messages_request",
+    "message_blocks",
+    "message_texts",
+    "repeats_answer",
+    "request_messages",
+]
 
 
 def is_messages_request(exchange: ExchangeRecord) -> bool:
@@ -46,13 +54,15 @@ def _chain(exchange: ExchangeRecord) -> MessageChain | None:
     return MessageChain.of(exchange.request_body, exchange.response_body)
 
 
-def _messages(exchange: ExchangeRecord) -> list[Any]:
+def request_messages(exchange: ExchangeRecord) -> list[Any]:
+    """The messages of an exchange's request (none when it has no list of them)."""
     body = exchange.request_body
     messages = body.get("messages") if isinstance(body, dict) else None
     return messages if isinstance(messages, list) else []
 
 
-def _blocks(message: Any) -> list[dict[str, Any]]:
+def message_blocks(message: Any) -> list[dict[str, Any]]:
+    """A message's content blocks; a bare string content is one text block."""
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
@@ -61,7 +71,9 @@ def _blocks(message: Any) -> list[dict[str, Any]]:
 
 def message_texts(message: Any) -> list[str]:
     """The text blocks of a message (a bare string content is one block)."""
-    return [str(b["text"]) for b in _blocks(message) if b.get("type") == "text" and isinstance(b.get("text"), str)]
+    return [
+        str(b["text"]) for b in message_blocks(message) if b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
 
 
 def _tool_calls(answer: Any) -> set[str]:
@@ -100,12 +112,12 @@ class _Reader:
             return True  # no prompts given: the caller does not know them, so any new turn is accepted
         if step >= len(self.prompts):
             return False
-        last = _messages(exchange)[-1:] or [None]
+        last = request_messages(exchange)[-1:] or [None]
         return any(self.prompts[step] in text for text in message_texts(last[0]))
 
     def answers_calls(self, exchange: ExchangeRecord, calls: set[str]) -> bool:
-        last = _messages(exchange)[-1:] or [None]
-        answered = {str(b.get("tool_use_id")) for b in _blocks(last[0]) if b.get("type") == "tool_result"}
+        last = request_messages(exchange)[-1:] or [None]
+        answered = {str(b.get("tool_use_id")) for b in message_blocks(last[0]) if b.get("type") == "tool_result"}
         return answered == calls
 
     def read(self, exchange: ExchangeRecord) -> None:
@@ -132,7 +144,7 @@ class _Reader:
             self.conversation.foreign.append(exchange.sequence)
 
     def _start(self, exchange: ExchangeRecord) -> None:
-        if len(_messages(exchange)) == 1 and self.carries_prompt(exchange, 0):
+        if len(request_messages(exchange)) == 1 and self.carries_prompt(exchange, 0):
             self.conversation.members.append(exchange)
         else:
             self.conversation.foreign.append(exchange.sequence)
@@ -159,14 +171,6 @@ class _Reader:
         )
 
 
-def _without_cache_control(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_cache_control(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_without_cache_control(v) for v in value]
-    return value
-
-
 def _same_call(given: dict[str, Any], repeated: dict[str, Any]) -> bool:
     """A tool call the model gave and the harness repeated: same id, name and values, defaults added only."""
     if any(given.get(key) != repeated.get(key) for key in ("type", "id", "name")):
@@ -185,13 +189,13 @@ def repeats_answer(answer: Any, repeated: Any) -> bool:
     content = answer.get("content") if isinstance(answer, dict) and answer.get("type") == "message" else None
     if not isinstance(content, list) or not isinstance(repeated, dict) or repeated.get("role") != "assistant":
         return False
-    theirs = _without_cache_control(repeated.get("content"))
+    theirs = without_cache_control(repeated.get("content"))
     if not isinstance(theirs, list) or len(theirs) != len(content):
         return False
     return all(
         _same_call(mine, other)
         if isinstance(mine, dict) and mine.get("type") == "tool_use" and isinstance(other, dict)
-        else _without_cache_control(mine) == other
+        else without_cache_control(mine) == other
         for mine, other in zip(content, theirs, strict=True)
     )
 
@@ -203,7 +207,7 @@ def _continues(earlier: ExchangeRecord, later: ExchangeRecord, chains: dict[int,
         return False
     size = len(before.messages)
     return after.messages[:size] == before.messages and (
-        after.messages[size] == before.reply or repeats_answer(earlier.response_body, _messages(later)[size])
+        after.messages[size] == before.reply or repeats_answer(earlier.response_body, request_messages(later)[size])
     )
 
 

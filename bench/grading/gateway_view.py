@@ -24,8 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..gateway.exchange import ExchangeRecord
-from .chain import Conversation, message_texts
+from .chain import Conversation, message_blocks, message_texts, request_messages
 from .claude_code import hook_channel
 from .transcript import Channel
 
@@ -97,23 +96,12 @@ def _content_text(content: Any) -> str:
     return "\n".join(b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
 
 
-def _messages(exchange: ExchangeRecord) -> list[Any]:
-    body = exchange.request_body
-    messages = body.get("messages") if isinstance(body, dict) else None
-    return messages if isinstance(messages, list) else []
-
-
-def _blocks(message: Any) -> list[dict[str, Any]]:
-    content = message.get("content") if isinstance(message, dict) else None
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-
-
 def _names(messages: list[Any]) -> dict[str, str]:
     return {
         str(b.get("id")): str(b.get("name"))
         for m in messages
         if isinstance(m, dict) and m.get("role") == "assistant"
-        for b in _blocks(m)
+        for b in message_blocks(m)
         if b.get("type") == "tool_use"
     }
 
@@ -122,12 +110,12 @@ def tool_results(conversation: Conversation) -> tuple[GatewayToolResult, ...]:
     """Every distinct tool result of the conversation (by tool_use id), as first carried."""
     seen: dict[str, GatewayToolResult] = {}
     for exchange in conversation.members:
-        messages = _messages(exchange)
+        messages = request_messages(exchange)
         names = _names(messages)
         for index, message in enumerate(messages):
             if not isinstance(message, dict) or message.get("role") == "assistant":
                 continue
-            for block in _blocks(message):
+            for block in message_blocks(message):
                 call = str(block.get("tool_use_id"))
                 if block.get("type") != "tool_result" or call in seen:
                     continue
@@ -144,10 +132,10 @@ def tool_calls(conversation: Conversation) -> tuple[GatewayToolCall, ...]:
     did (with its tools' defaults filled in, as the session file records it; :func:`.chain.repeats_answer`)."""
     repeated: dict[str, Any] = {}
     for exchange in conversation.members:
-        for message in _messages(exchange):
+        for message in request_messages(exchange):
             if isinstance(message, dict) and message.get("role") == "assistant":
                 repeated.update(
-                    {str(b.get("id")): b.get("input") for b in _blocks(message) if b.get("type") == "tool_use"}
+                    {str(b.get("id")): b.get("input") for b in message_blocks(message) if b.get("type") == "tool_use"}
                 )
     calls: list[GatewayToolCall] = []
     for exchange in conversation.members:
@@ -161,10 +149,10 @@ def tool_calls(conversation: Conversation) -> tuple[GatewayToolCall, ...]:
     return tuple(calls)
 
 
-def _user_blocks(conversation: Conversation) -> Iterator[tuple[int, int, str]]:
+def _usermessage_blocks(conversation: Conversation) -> Iterator[tuple[int, int, str]]:
     """(sequence, message index, text) of every user-message text block outside tool results."""
     for exchange in conversation.members:
-        for index, message in enumerate(_messages(exchange)):
+        for index, message in enumerate(request_messages(exchange)):
             if isinstance(message, dict) and message.get("role") == "user":
                 for text in message_texts(message):
                     yield exchange.sequence, index, text
@@ -178,7 +166,7 @@ def hook_contexts(conversation: Conversation) -> tuple[ReceivedContext, ...]:
         context = ReceivedContext(sequence, message, hook_channel(hook), hook, text.strip())
         seen.setdefault((message, hook, context.text), context)
 
-    for sequence, message, text in _user_blocks(conversation):
+    for sequence, message, text in _usermessage_blocks(conversation):
         block = _HOOK_BLOCK.fullmatch(text)
         if block is not None:
             add(sequence, message, block["hook"], block["text"])
@@ -193,7 +181,7 @@ def hook_contexts(conversation: Conversation) -> tuple[ReceivedContext, ...]:
 def user_texts(conversation: Conversation) -> tuple[str, ...]:
     """The user's own text blocks (the prompts), once per message: every user text that is not a reminder."""
     seen: dict[tuple[int, str], str] = {}
-    for _, message, text in _user_blocks(conversation):
+    for _, message, text in _usermessage_blocks(conversation):
         if not text.startswith("<system-reminder>"):
             seen.setdefault((message, text), text)
     return tuple(seen.values())
@@ -206,7 +194,7 @@ def received_texts(conversation: Conversation) -> tuple[str, ...]:
         body = exchange.request_body
         system = body.get("system") if isinstance(body, dict) else None
         texts += [system] if isinstance(system, str) else [_content_text(system)] if system else []
-    texts += [text for _, _, text in _user_blocks(conversation)]
+    texts += [text for _, _, text in _usermessage_blocks(conversation)]
     texts += [result.output + "".join(result.reminders) for result in tool_results(conversation)]
     return tuple(texts)
 

@@ -46,6 +46,10 @@ def _compare(what: str, transcript: Iterable[str], gateway: Iterable[str]) -> li
     return findings
 
 
+def _call(call: str, name: str, given: object) -> str:
+    return f"{call} {name} {canonical_json(given).decode()}"
+
+
 def tamper_findings(transcript: Transcript, conversation: Conversation) -> tuple[str, ...]:
     """What the session file and the harness's conversation disagree on; empty when they agree."""
     findings = [
@@ -59,11 +63,11 @@ def tamper_findings(transcript: Transcript, conversation: Conversation) -> tuple
     placed = [f"{c.hook}: {_norm(c.text)}" for c in hook_contexts(conversation)]
     findings += _compare("injected context", injected, placed)
     calls = [
-        f"{call.id} {call.name} {canonical_json(call.input).decode()}"
+        _call(call.id, call.name, call.input)
         for step in transcript.by_source(StepSource.AGENT)
         for call in step.tool_calls
     ]
-    sent = [f"{call.id} {call.name} {canonical_json(call.input).decode()}" for call in tool_calls(conversation)]
+    sent = [_call(call.id, call.name, call.input) for call in tool_calls(conversation)]
     findings += _compare("a tool call", calls, sent)
     results = [
         f"{result.tool_use_id}: {_norm(split_reminders(result.text)[0])}"

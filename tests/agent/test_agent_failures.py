@@ -17,7 +17,7 @@ from agent_scenario import (
     write_fixture,
 )
 
-from bench.agent import ArmRun, PairRecord, arm_spec, run_arm
+from bench.agent import ArmRecord, ArmRun, PairRecord, arm_spec, run_arm
 from bench.agent.memory import live_memory, system_provisioner
 from bench.agent.paired_attempt import paired_attempt
 from bench.agent.recorder import StoreRecorder, read_exchange_log
@@ -93,15 +93,7 @@ def test_a_harness_that_exits_non_zero_ends_the_arm_harness_failed_and_the_pair_
         ]}],
         "default": [{"type": "text", "text": "done"}],
     }  # fmt: skip
-    run = ArmRun(
-        backend,
-        workspace_tree(inputs.store),
-        challenge(timeout=60),
-        MODEL,
-        Mode.POLICY,
-        policy=json.dumps(killer).encode(),
-    )
-    record = run_arm(run, "control", arm_spec(run, agent_image, None))
+    record = _control_arm(inputs, backend, agent_image, killer, timeout=60)
     assert record.outcome is ProcessOutcome.FAILED and not record.steps[0].timed_out
     assert record.steps[0].exit_code not in (0, None)
     ended = arm_ending(record, BUDGET, tokens=0)
@@ -116,15 +108,8 @@ def test_an_agent_past_its_deadline_gives_an_agent_timeout_not_an_apparatus_faul
     inputs: Inputs, backend: SandboxBackend, agent_image: str
 ) -> None:
     endless = {"rules": [], "default": [{"type": "tool_use", "name": "Bash", "input": {"command": "sleep 1"}}]}
-    run = ArmRun(
-        backend,
-        workspace_tree(inputs.store),
-        challenge(timeout=8),
-        MODEL,
-        Mode.POLICY,
-        policy=json.dumps(endless).encode(),
-    )
-    record = run_arm(run, "control", arm_spec(run, agent_image, None))
+    record = _control_arm(inputs, backend, agent_image, endless, timeout=20)
+    assert record.session is not None  # it started: the deadline, not the apparatus, ended it
     ended = arm_ending(record, BUDGET.model_copy(update={"max_wall_seconds_per_arm": 20}), tokens=0)
     assert ended.ending is ArmEnding.TIMED_OUT
     reason = not_completed({"control": _result(ended), "treatment": _result(Ending(ArmEnding.FINISHED, ""))})
@@ -133,6 +118,16 @@ def test_an_agent_past_its_deadline_gives_an_agent_timeout_not_an_apparatus_faul
     assert crashed.ending is ArmEnding.CRASHED
     reason = not_completed({"control": _result(crashed), "treatment": _result(Ending(ArmEnding.FINISHED, ""))})
     assert reason is not None and reason[0] is ReasonCode.APPARATUS_FAULT
+
+
+def _control_arm(
+    inputs: Inputs, backend: SandboxBackend, agent_image: str, policy: dict[str, object], timeout: int
+) -> ArmRecord:
+    run = ArmRun(
+        backend, workspace_tree(inputs.store), challenge(timeout=timeout), MODEL, Mode.POLICY,
+        policy=json.dumps(policy).encode(),
+    )  # fmt: skip
+    return run_arm(run, "control", arm_spec(run, agent_image, None))
 
 
 def _result(ended: Ending) -> ArmResult:
