@@ -115,8 +115,20 @@ def _attachment(record: dict[str, Any]) -> Iterator[_Draft]:
         channel = hook_channel(hook)
         trigger = attachment.get("toolUseID") if channel is Channel.ANCHOR_TRIGGERED_RECALL else None
         yield _Draft(StepSource.INJECTED, f"{origin}:{hook}", text, channel, trigger=trigger)
+    elif _hook_failed(kind, attachment):  # a failing hook is the memory system's fault made visible: kept
+        detail = str(attachment.get("stderr") or "") or text or f"exit code {attachment.get('exitCode')}"
+        yield _Draft(StepSource.SYSTEM, f"{origin}:{hook}", detail)
     elif not kind.startswith("hook_"):  # other hook records are the hook runner's bookkeeping, not context
         yield _Draft(StepSource.SYSTEM, origin, text)
+
+
+def _hook_failed(kind: str, attachment: dict[str, Any]) -> bool:
+    """A hook record saying the hook failed: an error or cancellation record, or a success record with a non-zero
+    exit code."""
+    if not kind.startswith("hook_"):
+        return False
+    code = attachment.get("exitCode")
+    return "error" in kind or "cancel" in kind or (isinstance(code, int) and code != 0)
 
 
 def _system(record: dict[str, Any]) -> Iterator[_Draft]:

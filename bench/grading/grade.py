@@ -15,10 +15,10 @@ from .chain import harness_conversation
 from .delivery import DeliveryGrade, grade_delivery, received_contexts
 from .effort import ExplorationEffort, measure_effort
 from .memory import MemoryDeclaration
-from .transcript import Transcript
+from .transcript import StepSource, Transcript
 from .used import UseGrade, grade_use
 
-__all__ = ["Grade", "OutcomeGrade", "grade"]
+__all__ = ["Grade", "OutcomeGrade", "grade", "hook_errors"]
 
 
 class OutcomeGrade(ContractModel):
@@ -32,12 +32,22 @@ class OutcomeGrade(ContractModel):
 
 class Grade(Document):
     kind: Literal["grade"] = "grade"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     session_id: str
     delivered: DeliveryGrade
+    hook_errors: tuple[str, ...] = ()  # "<hook>: <what it wrote>" for each hook that failed, in order
     used: UseGrade
     outcome: OutcomeGrade
     effort: ExplorationEffort
+
+
+def hook_errors(transcript: Transcript) -> tuple[str, ...]:
+    """The hooks that failed, as the transcript's hook records say (the parser keeps them as system steps)."""
+    return tuple(
+        f"{step.origin.split(':', 2)[-1]}: {step.text[:400]}"
+        for step in transcript.by_source(StepSource.SYSTEM)
+        if step.origin.startswith("attachment:hook_")
+    )
 
 
 def grade(
@@ -49,6 +59,7 @@ def grade(
     return Grade(
         session_id=transcript.session_id,
         delivered=grade_delivery(transcript, exchanges, memory),
+        hook_errors=hook_errors(transcript),
         used=grade_use(transcript, memory, received_contexts(harness_conversation(exchanges), memory)),
         outcome=outcome,
         effort=measure_effort(transcript),

@@ -15,6 +15,7 @@ from scenario import RECALL_PHRASE
 from bench.gateway import ExchangeRecord
 from bench.grading import Channel, grade_delivery, parse_claude_session
 from bench.grading.chain import repeats_answer
+from bench.grading.grade import hook_errors
 from bench.grading.memory import InstalledHook
 
 READ_OUTPUT = r"1\talpha beta\n2\t"  # the control arm's one tool result, as JSON spells it in both files
@@ -137,3 +138,14 @@ def test_a_tool_call_naming_the_memorys_state_is_reported_as_its_own_channel() -
     graded = grade_delivery(transcript, exchanges, watched)  # type: ignore[arg-type]
     assert graded.state_reads == (f"Read {read.id}",)
     assert grade_delivery(transcript, exchanges, MEMORY).state_reads == ()  # type: ignore[arg-type]
+
+
+def test_a_failing_hook_reaches_the_grade() -> None:
+    lines = _session_lines("with-hooks")
+    session_id = str(next(line["sessionId"] for line in lines if "sessionId" in line))
+    failure = {"type": "hook_non_blocking_error", "hookName": "UserPromptSubmit", "stderr": "state.sqlite: locked",
+               "exitCode": 1}  # fmt: skip
+    failed = [*lines, {"type": "attachment", "attachment": failure, "uuid": "e1", "sessionId": session_id}]
+    transcript = _transcript(failed, "with-hooks")
+    assert hook_errors(transcript) == ("UserPromptSubmit: state.sqlite: locked",)
+    assert hook_errors(_transcript(lines, "with-hooks")) == ()
