@@ -1,8 +1,9 @@
 """A treatment arm's attachment, made from its memory system's declaration and what its restore reported.
 
 The runner learns no system's schema: it writes the two Claude Code configuration files the declaration gives
-(the agent user's ``~/.claude/settings.json`` and the user-level MCP configuration ``~/.claude.json``) into a
-runner-owned staging directory, mounts each read-only, mounts every declared restore location at its target, and
+(the agent user's ``~/.claude/settings.json``, an empty object when the system declares none, as in the control
+arm, and the user-level MCP configuration ``~/.claude.json``) into a runner-owned staging directory, mounts each
+read-only, mounts every declared restore location at its target, and
 starts the container from the system's image when it declares a layer. Mounted restore locations are made readable
 (writable, where declared) by the container's non-root user; the provisioner's own files keep their content.
 """
@@ -20,7 +21,7 @@ from ..sandbox.layout import USER_HOME
 from ..sandbox.spec import MemoryAttachment, Mount
 from ..suite.memory_system import MemorySystem
 
-__all__ = ["MCP_CONFIG_PATH", "SETTINGS_PATH", "treatment_attachment"]
+__all__ = ["MCP_CONFIG_PATH", "SETTINGS_PATH", "control_attachment", "treatment_attachment"]
 
 SETTINGS_PATH = PurePosixPath(USER_HOME) / ".claude" / "settings.json"
 MCP_CONFIG_PATH = PurePosixPath(USER_HOME) / ".claude.json"
@@ -61,16 +62,24 @@ def _write(staging: Path, name: str, data: dict[str, Any]) -> Path:
     return path
 
 
+def _settings(staging: Path, declared: dict[str, Any] | None) -> Mount:
+    """Every arm's harness settings file, read-only: the system's declared settings, or an empty object. An agent
+    therefore cannot write hooks of its own there (the control arm's would otherwise load on a ``--resume`` step)."""
+    staging.chmod(0o755)
+    return Mount(source=str(_write(staging, "settings.json", dict(declared or {}))), target=str(SETTINGS_PATH))
+
+
+def control_attachment(staging: Path) -> MemoryAttachment:
+    """The control arm's attachment: only its harness settings, an empty read-only file."""
+    return MemoryAttachment(mounts=(_settings(staging, None),))
+
+
 def treatment_attachment(
     system: MemorySystem, restored: RestoreResponse, staging: Path, image_id: str | None
 ) -> MemoryAttachment:
     """The attachment of ``system``'s arm: its configuration files (written to ``staging``) and restored state."""
     declared = system.attachment
-    staging.chmod(0o755)
-    mounts: list[Mount] = []
-    if declared.settings is not None:
-        settings = _write(staging, "settings.json", dict(declared.settings))
-        mounts.append(Mount(source=str(settings), target=str(SETTINGS_PATH)))
+    mounts = [_settings(staging, declared.settings)]
     if declared.mcp_servers:
         servers = {
             name: {"type": "stdio", "command": server.command, "args": list(server.args), "env": dict(server.env)}

@@ -40,7 +40,7 @@ from ..suite.forward import ForwardSettings
 from ..suite.memory_system import CONTROL, MemorySystem
 from .arm import ArmRun, environment_value, run_arm
 from .arm_record import ArmRecord, PairRecord
-from .attachment import treatment_attachment
+from .attachment import control_attachment, treatment_attachment
 from .claude import agent_env
 from .memory import LiveMemory, live_memory, system_provisioner
 
@@ -162,7 +162,7 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
     names = tuple(system.name for system in setup.systems)
     order = arm_order(attempt, names)
     fence, fenced = _fence(run, identity, len(order))
-    staging = {name: _private_dir("h-") for name in names}
+    staging = {name: _private_dir("h-") for name in (CONTROL, *names)}
     try:
         with ExitStack() as memories:
             live: dict[str, LiveMemory] = {}
@@ -171,7 +171,7 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
                 live[system.name] = memories.enter_context(
                     live_memory(provisioner, setup.fixture, setup.graph_arm, f"{identity}.{system.name}")
                 )
-            specs = {CONTROL: arm_spec(run, setup.image_id, None)}
+            specs = {CONTROL: arm_spec(run, setup.image_id, control_attachment(staging[CONTROL]))}
             for system in setup.systems:
                 restored = live[system.name].session.restored
                 attachment = treatment_attachment(system, restored, staging[system.name], setup.layers.get(system.name))

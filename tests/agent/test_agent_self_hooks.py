@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 
-from agent_scenario import MODEL, RECALL_PHRASE, Inputs, challenge, workspace_tree
+from agent_scenario import MODEL, RECALL_PHRASE, Inputs, challenge, neutral_dir, workspace_tree
 
 from bench.agent import ArmRun, arm_spec, run_arm
+from bench.agent.attachment import control_attachment
 from bench.agent.recorder import read_exchange_log
 from bench.gateway import Mode
 from bench.grading import (
@@ -69,3 +70,35 @@ def test_hooks_the_agent_wrote_in_step_one_get_no_delivery_credit(
 
 
 PASSED = OutcomeGrade(verifier_passed=True, audit_clean=True)
+
+
+def test_the_control_arms_harness_settings_are_a_read_only_empty_file(
+    inputs: Inputs, backend: SandboxBackend, agent_image: str
+) -> None:
+    store = inputs.store
+    write_user = (
+        f"printf '%s' '{json.dumps(HOOKS)}' > {USER_HOME}/.claude/settings.json; cat {USER_HOME}/.claude/settings.json"
+    )
+    policy = {
+        "rules": [{"name": "write", "when": {"turn": 1}, "reply": [
+            {"type": "tool_use", "name": "Bash", "input": {"command": write_user}}
+        ]}],
+        "default": [{"type": "text", "text": "done"}],
+    }  # fmt: skip
+    run = ArmRun(
+        backend,
+        workspace_tree(store),
+        challenge(follow_up=False),
+        MODEL,
+        Mode.POLICY,
+        policy=json.dumps(policy).encode(),
+    )
+    staging = neutral_dir()  # a mount's source is agent-visible: the test's own name would be refused
+    record = run_arm(run, "control", arm_spec(run, agent_image, control_attachment(staging)))
+    assert record.session is not None
+    transcript = parse_claude_session(
+        store.get_bytes(record.session), [store.get_bytes(s.stream) for s in record.steps]
+    )
+    (result,) = [r.text for s in transcript.steps for r in s.tool_results]
+    assert "Read-only file system" in result and result.rstrip().endswith("{}")  # the write failed; still empty
+    assert json.loads((staging / "settings.json").read_text()) == {}
