@@ -82,7 +82,9 @@ def write_fixture(root: Path) -> None:
     (root / "evidence").mkdir(parents=True)
     (root / "evidence" / "ledger.md").write_text(_LEDGER_NOTE)
     (root / "evidence" / "pairing.md").write_text(_PAIRING_NOTE)
-    (root / "graph.json").write_text('{"nodes": [], "edges": []}\n')
+    node = {"key": "topic:pairing", "kind": "topic", "title": "Configuration pairing", "source": "pairing.md"}
+    edge = {"src": "topic:pairing", "dst": "doc:pairing.md", "kind": "about"}
+    (root / "graph.json").write_text(json.dumps({"nodes": [node], "edges": [edge]}) + "\n")
     manifest = {
         "fixture_id": "ledger",
         "evidence_corpus": {"path": "evidence", "sha256": artifact_sha256(root / "evidence")},

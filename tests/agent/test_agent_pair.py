@@ -26,7 +26,8 @@ from docker import DockerClient
 
 from bench.agent import ArmRecord, PairRecord, PromptKind, read_exchange_log
 from bench.agent.paired_attempt import PairedAttemptParams, paired_attempt
-from bench.analysis.attempt_record import Outcome
+from bench.analysis.attempt_record import ArmEnding, Outcome
+from bench.analysis.prereg import Budget
 from bench.contracts import Digest, PortablePath
 from bench.fence.fence_record import FenceOutcome, FenceRecord
 from bench.gateway.wire import Part, RequestView
@@ -174,7 +175,12 @@ def test_a_rerun_of_the_recorded_attempt_runs_nothing(pair: Pair) -> None:
 
 
 def test_the_analysis_sees_delivery_in_the_treatment_only_and_both_outcomes(pair: Pair) -> None:
-    results = {condition: arm_result(pair.store, graded.grade) for condition, graded in pair.arms.items()}
+    budget = Budget(
+        attempts=1, max_usd_cents_per_pair=0, max_usd_cents_per_arm=0, max_tokens_per_arm=2_000_000,
+        max_wall_seconds_per_arm=240,
+    )  # fmt: skip
+    results = {condition: arm_result(pair.store, graded.grade, budget) for condition, graded in pair.arms.items()}
     assert results[TREATMENT].delivered and not results[CONTROL].delivered
+    assert all(r.ending is ArmEnding.FINISHED and r.tampered == () and r.audit_clean for r in results.values())
     assert {r.outcome for r in results.values()} == {Outcome.PASS}
     assert all(r.tokens > 0 and r.wall_seconds > 0 for r in results.values())
