@@ -65,7 +65,10 @@ class UndeliveredRule(StrEnum):
     """What a treatment arm that delivered nothing means; the choice is made before any outcome is seen."""
 
     EXCLUDE = "exclude"  # the pair says nothing about memory: excluded
-    OWN_ROW = "own-row"  # kept out of the main analysis and reported in a row of its own
+    OWN_ROW = "own-row"  # kept out of the main analysis, listed under its own reason code
+    # Counted as an ordinary result: where memory is expected not to arrive or not to matter (a low-memory
+    # control), an undelivered treatment is the null the challenge exists to show.
+    INCLUDE = "include"
 
 
 class AnalysisPlan(ContractModel):

@@ -31,7 +31,7 @@ def _budget_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--undelivered",
         choices=[rule.value for rule in UndeliveredRule],
-        help="what a treatment that delivered nothing means (default: own-row for low-memory controls, else exclude)",
+        help="what a treatment that delivered nothing means (default: include for low-memory controls, else exclude)",
     )
 
 

@@ -5,7 +5,8 @@ The reasons are checked in the order a reader would ask them: was the challenge 
 own code: :mod:`.ending`), was the memory actually there (the snapshot verdict: an empty memory is an invalid
 pair, never a clean null), does each arm's session file agree with the gateway (tampered), did an arm change
 something outside its allowed outputs (dirty audit), did the control arm receive a memory phrase (contaminated),
-and did the treatment deliver anything (what an undelivered treatment means is preregistered). Only a record that
+and did the treatment deliver anything (what an undelivered treatment means is preregistered: excluded, excluded
+under its own code, or, on a low-memory control, counted as the expected null). Only a record that
 passes all of them is admitted. Excluded records are kept whole.
 """
 
@@ -43,7 +44,7 @@ def _validity(record: PairedAttempt, undelivered: UndeliveredRule) -> tuple[Reas
             return ReasonCode.DIRTY_AUDIT, f"the {name} arm changed files outside the allowed outputs"
     if arms["control"].received_phrases:
         return ReasonCode.CONTAMINATED, f"the control arm received {list(arms['control'].received_phrases)}"
-    if not arms["treatment"].delivered:
+    if not arms["treatment"].delivered and undelivered is not UndeliveredRule.INCLUDE:
         if undelivered is UndeliveredRule.OWN_ROW:
             return ReasonCode.UNDELIVERED_OWN_ROW, "the treatment delivered nothing; reported in its own row"
         return ReasonCode.UNDELIVERED, "the treatment delivered nothing; preregistered as excluded"

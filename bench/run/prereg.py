@@ -136,9 +136,9 @@ def _budget(suite: Suite, loaded: LoadedChallenge, choice: BudgetChoice, old: Bu
 
 def _analysis(loaded: LoadedChallenge, choice: BudgetChoice, old: AnalysisPlan | None) -> AnalysisPlan:
     # A low-memory control is chosen because memory should not help: an undelivered treatment there is the
-    # expected case, reported apart; elsewhere a pair whose memory never arrived says nothing about memory.
+    # expected null, counted; elsewhere a pair whose memory never arrived says nothing about memory.
     default = (
-        UndeliveredRule.OWN_ROW
+        UndeliveredRule.INCLUDE
         if loaded.entry.category is ChallengeCategory.LOW_MEMORY_CONTROL
         else UndeliveredRule.EXCLUDE
     )

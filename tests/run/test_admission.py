@@ -142,6 +142,15 @@ def test_a_clean_completed_record_may_be_admitted() -> None:
             ReasonCode.UNDELIVERED_OWN_ROW,
             "its own row",
         ),
+        (
+            {
+                "record": record(treatment=_arm(delivered=False, received_phrases=())),
+                "undelivered": UndeliveredRule.INCLUDE,
+                "calibration": calibration(CalibrationVerdict.PASSES_UNTOUCHED),
+            },
+            ReasonCode.APPARATUS_FAULT,
+            "untouched",
+        ),
     ],
 )
 def test_each_exclusion_has_its_reason(arguments: dict[str, object], reason: ReasonCode, note: str) -> None:
@@ -155,6 +164,11 @@ def test_each_exclusion_has_its_reason(arguments: dict[str, object], reason: Rea
 def test_an_empty_memory_is_an_invalid_pair_never_a_clean_null() -> None:
     excluded = exclusion(certification(), calibration(), FENCE, pair(PairVerdict.MEMORY_MISSING), record())
     assert excluded is not None and excluded[0] is ReasonCode.MEMORY_INVALID
+
+
+def test_an_undelivered_treatment_preregistered_as_included_is_admitted() -> None:
+    undelivered = record(treatment=_arm(delivered=False))
+    assert exclusion(certification(), calibration(), FENCE, pair(), undelivered, UndeliveredRule.INCLUDE) is None
 
 
 def test_a_record_cannot_claim_completion_when_an_arm_did_not_finish() -> None:
