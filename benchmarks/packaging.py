@@ -120,7 +120,7 @@ def _certify(args: list[str]) -> Callable[[], object]:
     )
 
     def run() -> None:
-        report = certify_surfaces(store, inputs, CertifyParams())
+        report = certify_surfaces(store, inputs, CertifyParams(memory_phrases=()))
         assert report.verdict is Verdict.CERTIFIED, report.findings[:3]
 
     return run
