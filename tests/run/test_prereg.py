@@ -13,10 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from bench.analysis.prereg import PreregistrationMoved
+from bench.analysis.admission import ReasonCode
+from bench.analysis.prereg import PreregistrationMoved, Supersession, load_preregistrations
+from bench.contracts import canonical_bytes
+from bench.contracts.files import read_contract
 from bench.errors import ContractError
 from bench.run.prereg import correction_moves, current_preregistration, freeze, record_correction
 from bench.suite.suite import open_suite
+from tests.analysis.attempt_factory import arm, attempt, key, record_digest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -163,3 +167,36 @@ def test_prereg_correct_and_supersede_commands_leave_records(suite_copy: Path, t
     )
     assert refused.returncode != 0 and "needs a reason" in json.loads(refused.stdout)["error"]["message"]
     assert sorted(p.name for p in (into / "example" / "harbor-holds").iterdir()) == ["v1.json", "v2.json"]
+
+
+def test_prereg_supersede_records_every_published_run_under_the_replaced_version(
+    suite_copy: Path, tmp_path: Path
+) -> None:
+    into = tmp_path / "manifests"
+    directory = into / "example"
+    freeze(open_suite(suite_copy), directory)
+    v1 = load_preregistrations(directory)["harbor-holds"][0]
+    published = tmp_path / "published"
+    runs = [
+        attempt(n, arm(False), arm(True), the_key=key(challenge="harbor-holds", manifest=canonical_bytes(v1)))
+        for n in (1, 2)
+    ]
+    other = attempt(3, arm(True), arm(True), the_key=key(challenge="harbor-holds"))
+    for record in (*runs, other):
+        path = published / "records" / f"{record_digest(record).hex}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(canonical_bytes(record))
+    command = [sys.executable, "-m", "bench", "--json", "prereg", "supersede", str(suite_copy), "harbor-holds"]
+    command += ["--published", str(published), "--into", str(into)]
+    early = subprocess.run(command, capture_output=True, text=True)
+    assert early.returncode != 0 and "record the correction first" in json.loads(early.stdout)["error"]["message"]
+    _edit_challenge(suite_copy, "harbor-holds", "agent_timeout_seconds", 600)
+    record_correction(open_suite(suite_copy), open_suite(suite_copy).challenge("harbor-holds"), directory, "longer")
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    written = read_contract(directory / "harbor-holds" / "superseded-v1.json", Supersession, "supersession")
+    assert written.superseded == v1.digest and written.reason == "longer"
+    assert sorted(d.record for d in written.decisions) == sorted(record_digest(r) for r in runs)
+    assert {d.reason for d in written.decisions} == {ReasonCode.SUPERSEDED_BY_CORRECTION}
+    again = subprocess.run(command, capture_output=True, text=True)
+    assert again.returncode != 0 and "never overwritten" in json.loads(again.stdout)["error"]["message"]
