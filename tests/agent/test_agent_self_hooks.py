@@ -33,26 +33,30 @@ WRITE_BOTH = (
     f"printf '%s' '{json.dumps(HOOKS)}' > {WORKSPACE}/.claude/settings.json && "
     f"printf '%s' '{json.dumps(HOOKS)}' > {USER_HOME}/.claude/settings.json"
 )
-POLICY = {
-    "rules": [{"name": "write-hooks", "when": {"turn": 1}, "reply": [
-        {"type": "tool_use", "name": "Bash", "input": {"command": WRITE_BOTH}}
-    ]}],
-    "default": [{"type": "text", "text": "done"}],
-}  # fmt: skip
+
+
+def _bash_then_done(command: str) -> bytes:
+    """A policy whose first turn runs ``command`` and whose every later turn ends."""
+    return json.dumps({
+        "rules": [{"name": "bash", "when": {"turn": 1}, "reply": [
+            {"type": "tool_use", "name": "Bash", "input": {"command": command}}
+        ]}],
+        "default": [{"type": "text", "text": "done"}],
+    }).encode()  # fmt: skip
+
+
+def _arm_run(inputs: Inputs, backend: SandboxBackend, command: str, follow_up: bool) -> ArmRun:
+    return ArmRun(
+        backend, workspace_tree(inputs.store), challenge(follow_up=follow_up), MODEL, Mode.POLICY,
+        policy=_bash_then_done(command),
+    )  # fmt: skip
 
 
 def test_hooks_the_agent_wrote_in_step_one_get_no_delivery_credit(
     inputs: Inputs, backend: SandboxBackend, agent_image: str
 ) -> None:
     store = inputs.store
-    run = ArmRun(
-        backend,
-        workspace_tree(store),
-        challenge(follow_up=True),
-        MODEL,
-        Mode.POLICY,
-        policy=json.dumps(POLICY).encode(),
-    )
+    run = _arm_run(inputs, backend, WRITE_BOTH, follow_up=True)
     record = run_arm(run, "control", arm_spec(run, agent_image, None))
     assert record.session is not None and len(record.steps) == 2
     exchanges = read_exchange_log(store, record.exchanges)
@@ -79,20 +83,7 @@ def test_the_control_arms_harness_settings_are_a_read_only_empty_file(
     write_user = (
         f"printf '%s' '{json.dumps(HOOKS)}' > {USER_HOME}/.claude/settings.json; cat {USER_HOME}/.claude/settings.json"
     )
-    policy = {
-        "rules": [{"name": "write", "when": {"turn": 1}, "reply": [
-            {"type": "tool_use", "name": "Bash", "input": {"command": write_user}}
-        ]}],
-        "default": [{"type": "text", "text": "done"}],
-    }  # fmt: skip
-    run = ArmRun(
-        backend,
-        workspace_tree(store),
-        challenge(follow_up=False),
-        MODEL,
-        Mode.POLICY,
-        policy=json.dumps(policy).encode(),
-    )
+    run = _arm_run(inputs, backend, write_user, follow_up=False)
     staging = neutral_dir()  # a mount's source is agent-visible: the test's own name would be refused
     record = run_arm(run, "control", arm_spec(run, agent_image, control_attachment(staging)))
     assert record.session is not None
