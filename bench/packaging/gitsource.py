@@ -21,17 +21,24 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from dulwich.bundle import read_bundle
+from dulwich.bundle import Bundle, read_bundle, write_bundle
 from dulwich.errors import NotGitRepository, ObjectFormatException
 from dulwich.object_store import BaseObjectStore, MemoryObjectStore
 from dulwich.objects import Commit, ObjectID, ShaFile, Tag, Tree, TreeEntry, parse_tree
-from dulwich.pack import PackData
+from dulwich.pack import PackData, UnpackedObject, full_unpacked_object
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from ..errors import SourceError
 
-__all__ = ["CommitNotFound", "GitSource", "GitSourceCorrupt", "open_source", "resolve_commit"]
+__all__ = [
+    "CommitNotFound",
+    "GitSource",
+    "GitSourceCorrupt",
+    "open_source",
+    "resolve_commit",
+    "write_commit_bundle",
+]
 
 FULL_ID = re.compile(r"[0-9a-f]{40}")
 _ABBREVIATED = re.compile(r"[0-9a-fA-F]{4,39}")
@@ -176,3 +183,65 @@ def _peel(source: GitSource, sha: bytes, spec: str) -> str:
     if not isinstance(obj, Commit):
         raise CommitNotFound(f"{spec!r} names a {obj.type_name.decode()}, not a commit, in {source.repository}")
     return obj.id.decode()
+
+
+_BUNDLE_REF = b"refs/heads/main"
+_SUBMODULE = 0o160000
+
+
+class _Objects:
+    """The pack data a bundle is written from: the given objects, whole (no deltas), in order."""
+
+    def __init__(self, objects: list[ShaFile], object_format: object) -> None:
+        self.objects = objects
+        self.object_format = object_format  # dulwich writes the bundle in the source repository's hash format
+
+    def __len__(self) -> int:
+        return len(self.objects)
+
+    def iter_unpacked(self) -> Iterator[UnpackedObject]:
+        return (full_unpacked_object(obj) for obj in self.objects)
+
+    def close(self) -> None:
+        pass
+
+
+def _tree_objects(source: GitSource, tree_id: bytes, found: list[ShaFile]) -> None:
+    tree = source.get(tree_id)
+    if not isinstance(tree, Tree):
+        raise GitSourceCorrupt(source.repository, f"tree {tree_id.decode()}", KeyError("missing"))
+    found.append(tree)
+    for entry in source.tree_items(tree):
+        if entry.mode == _SUBMODULE:  # another repository's commit: not an object of this one
+            continue
+        if entry.mode & 0o040000:
+            _tree_objects(source, entry.sha, found)
+            continue
+        blob = source.get(entry.sha)
+        if blob is None:
+            raise GitSourceCorrupt(source.repository, f"blob {entry.sha.decode()}", KeyError("missing"))
+        found.append(blob)
+
+
+def write_commit_bundle(repository: str, spec: str, target: Path) -> str:
+    """Write a git bundle holding the commit ``spec`` names and its whole tree, without its history (a corpus is
+    built from the tree alone); its parents are the bundle's prerequisites, so git reads it as what it is. Returns
+    the commit's full id."""
+    with open_source(repository) as source:
+        commit_id = resolve_commit(source, spec)
+        commit = source.get(commit_id.encode())
+        assert isinstance(commit, Commit)  # resolve_commit peeled it to one
+        objects: list[ShaFile] = [commit]
+        _tree_objects(source, commit.tree, objects)
+        bundle = Bundle()
+        bundle.version = 2
+        bundle.capabilities = {}
+        bundle.prerequisites = [(parent, b"") for parent in commit.parents]
+        bundle.references = {Ref(_BUNDLE_REF): ObjectID(commit_id.encode())}
+        bundle.pack_data = _Objects(objects, getattr(source.objects, "object_format", None))
+        try:
+            with _reading(repository, "the objects written to the bundle"), target.open("wb") as handle:
+                write_bundle(handle, bundle)
+        finally:
+            bundle.close()  # dulwich closes a bundle's pack data from __del__ otherwise, late at exit
+    return commit_id

@@ -68,6 +68,7 @@ class PlanBuilder:
         params: ContractModel,
         *,
         refs: Mapping[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
         **inputs: Link | Digest | Mapping[str, Link | Digest],
     ) -> Handle[O]:
         if not isinstance(params, stage.params):
@@ -93,6 +94,7 @@ class PlanBuilder:
                 inputs=links,
                 sources=sources,
                 refs=dict(refs or {}),
+                labels=dict(labels or {}),
             )
         )
         self._stages[stage.name] = stage

@@ -146,12 +146,14 @@ def _challenge(
         graph=dict(surfaces.graph),
         challenge=owned.challenge,
         runner={**surfaces.runner, **owned.runner},
+        labels={"challenge": name},
     )
     prebuilt = plan.add(
         f"prebuild-{name}",
         prebuild_stage,
         PrebuildParams(image_id=run.image_id, environment=manifest.environment),
         redacted=redacted["tree"],
+        labels={"challenge": name},
     )
     calibrated = plan.add(
         f"calibrate-{name}",
@@ -163,6 +165,7 @@ def _challenge(
             image_id=run.image_id,
         ),
         start=prebuilt["start"],
+        labels={"challenge": name},
     )
     published.files[f"receipts/{name}/certification.json"] = certified["report"]
     published.files[f"receipts/{name}/calibration.json"] = calibrated["calibration"]
@@ -188,6 +191,7 @@ def _challenge(
             pair=pair["pair"],
             control=grades[Condition.CONTROL]["grade"],
             treatment=grades[Condition.TREATMENT]["grade"],
+            labels={"challenge": name, "attempt": str(attempt)},
         )
         admission = plan.add(
             f"admit-{name}-{attempt}",
@@ -197,6 +201,7 @@ def _challenge(
             pair=pair["pair"],
             certification=certified["report"],
             calibration=calibrated["calibration"],
+            labels={"challenge": name, "attempt": str(attempt)},
         )
         published.records[f"{name}-{attempt}"] = record["record"]
         published.admissions[f"{name}-{attempt}"] = admission["admission"]
@@ -237,6 +242,7 @@ def _attempt(
         challenge=gates.challenge,
         fixture=run.fixture,
         policy=gates.policy,
+        labels={"challenge": name, "attempt": str(attempt)},
     )
     published.files[f"receipts/{name}/{attempt}/snapshot.json"] = pair["snapshot"]
     memory = run.suite.memory(name)
@@ -244,6 +250,7 @@ def _attempt(
     grades: dict[Condition, Handle[GradeOutputs]] = {}
     for arm in ARMS:
         label = f"{name}-{attempt}-{arm.value}"
+        labels = {"challenge": name, "attempt": str(attempt), "arm": arm.value}
         final = pair[f"{arm.value}_final"]
         verified = plan.add(
             f"verify-{label}",
@@ -255,6 +262,7 @@ def _attempt(
                 attempt=attempt,
             ),
             final=final,
+            labels=labels,
         )
         audited = plan.add(
             f"audit-{label}",
@@ -262,6 +270,7 @@ def _attempt(
             AuditParams(allowed_output_paths=manifest.allowed_output_paths),
             start=gates.prebuilt["start"],
             final=final,
+            labels=labels,
         )
         graded = grades[arm] = plan.add(
             f"grade-{label}",
@@ -270,6 +279,7 @@ def _attempt(
             arm=pair[arm.value],
             verifier=verified["verifier"],
             audit=audited["audit"],
+            labels=labels,
         )
         receipts = f"receipts/{name}/{attempt}/{arm.value}"
         published.files[f"{receipts}-verifier.json"] = verified["verifier"]

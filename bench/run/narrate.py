@@ -1,0 +1,111 @@
+"""What the progress lines say about a suite run's stages as they land, read from the documents they stored.
+
+An arm's grade says pass or fail and whether the memory reached the model; a pair says whether it is valid and,
+in forward mode, what each arm spent; calibration and certification say their verdicts (a fresh scaffold's
+template verifier is refused here, visibly); an admission says admitted or why not; publication ends the run
+with the headline (:mod:`bench.analysis.headline`). Reading a document must never stop a run, so a document that
+cannot be read is said to be unreadable rather than raised.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+from ..agent.arm_record import PairRecord
+from ..analysis.admission import AdmissionDecision
+from ..contracts import Digest
+from ..errors import BenchError
+from ..packaging.certify import CertificationReport
+from ..pipeline.progress import TaskView
+from ..results import load_bundle
+from ..sandbox.calibrate import CalibrationReport
+from ..store import Store
+from .grade import ArmGrade, arm_result
+
+__all__ = ["SuiteNarrator", "arm_spend"]
+
+Describe = Callable[[Store, dict[str, str]], str | None]
+
+
+def _grade(store: Store, outputs: dict[str, str]) -> str:
+    graded = store.get_document(Digest(outputs["grade"]), ArmGrade)
+    result = arm_result(store, graded)
+    delivered = f"memory delivered ({', '.join(result.delivered_via)})" if result.delivered else "memory not delivered"
+    return f"{graded.condition.value}: {result.outcome.value}, {delivered}"
+
+
+def arm_spend(store: Store, arm: Digest) -> Decimal | None:
+    """What an arm spent at its gateway, when its record carries the gateway's ArmSpend (forward mode)."""
+    record: dict[str, Any] = json.loads(store.get_bytes(arm))
+    for value in record.values():
+        if isinstance(value, dict) and "spent_usd" in value:
+            return Decimal(str(value["spent_usd"]))
+    return None
+
+
+def _pair(store: Store, outputs: dict[str, str]) -> str:
+    pair = store.get_document(Digest(outputs["pair"]), PairRecord)
+    said = f"pair {pair.verdict.value}" + (f" ({'; '.join(pair.reasons)})" if pair.reasons else "")
+    spent = {str(arm): arm_spend(store, arm) for arm in pair.arms}
+    if any(value is not None for value in spent.values()):
+        total = sum((value for value in spent.values() if value is not None), Decimal(0))
+        said += f", spent ${total:.4f}"
+    return said
+
+
+def _calibration(store: Store, outputs: dict[str, str]) -> str:
+    report = store.get_document(Digest(outputs["calibration"]), CalibrationReport)
+    oracle = report.oracle_outcome.value if report.oracle_outcome else "not run"
+    return f"{report.verdict.value}: verifier {report.untouched_outcome.value} untouched, {oracle} with the oracle"
+
+
+def _certification(store: Store, outputs: dict[str, str]) -> str:
+    report = store.get_document(Digest(outputs["report"]), CertificationReport)
+    return f"{report.verdict.value} ({len(report.findings)} findings)"
+
+
+def _admission(store: Store, outputs: dict[str, str]) -> str:
+    decision = store.get_document(Digest(outputs["admission"]), AdmissionDecision)
+    return decision.decision.value if decision.decision.value == "admitted" else f"excluded: {decision.reason.value}"
+
+
+@functools.cache
+def _store(location: str) -> Store:
+    return Store(location)
+
+
+_DESCRIBERS: dict[str, Describe] = {
+    "grade": _grade,
+    "paired-attempt": _pair,
+    "calibrate": _calibration,
+    "certify": _certification,
+    "admit": _admission,
+}
+
+
+class SuiteNarrator:
+    """The :class:`~bench.pipeline.progress.Narrator` of suite plans."""
+
+    def landed(self, task: TaskView) -> str | None:
+        describe = _DESCRIBERS.get(task.stage)
+        if describe is None or not task.store:
+            return None
+        try:
+            return describe(_store(task.store), task.outputs)
+        except (BenchError, KeyError, ValueError) as exc:
+            return f"(its record cannot be read: {exc})"
+
+    def finale(self, tasks: list[TaskView]) -> list[str]:
+        published = [task for task in tasks if task.stage == "publish" and "published" in task.outputs]
+        lines: list[str] = []
+        for task in published:
+            try:
+                bundle = load_bundle(task.outputs["published"], _store(task.store))
+                lines += bundle.headline.lines()
+            except BenchError as exc:
+                lines.append(f"the published bundle {task.outputs['published']} cannot be summarised: {exc}")
+        return lines
