@@ -30,6 +30,7 @@ from ..results import load_bundle
 from ..run.dodo import plan_variables
 from ..run.run_record import RunRecord, record_run
 from ..sandbox.images import ImageName, build_image
+from ..sandbox.images.build import build_layer
 from ..scaffold.unwritten import refuse_unwritten
 from ..store import Store, export_tree
 from ..store.actions import ActionKey, recorded_from
@@ -91,12 +92,15 @@ def _preflight(request: SuiteRequest) -> Suite:
     suite = open_suite(request.base / request.suite)
     refuse_unwritten(suite, request.suite)
     manifest = suite.manifest
-    declared = getattr(manifest, "memory_systems", None)
-    if request.memory and declared is None:
+    declared = [system.name for system in manifest.memory_systems]
+    unknown = [name for name in request.memory if name not in declared]
+    if unknown:
         raise UsageError(
-            f"--memory {' '.join(request.memory)}: suite {manifest.suite_id!r} declares no memory systems (its "
-            "manifest has no memory_systems); it runs the reference memory only",
+            f"--memory {' '.join(unknown)}: suite {manifest.suite_id!r} declares no such memory system",
             field="--memory",
+            expected=declared,
+            actual=unknown,
+            hint=f"choose among: {', '.join(declared)}",
         )
     directory = request.base / "manifests" / manifest.suite_id
     frozen = load_preregistrations(directory) if directory.is_dir() else {}
@@ -129,11 +133,17 @@ def _variables(request: SuiteRequest, store: Store) -> dict[str, str]:
     return variables
 
 
-def _images(out: Output) -> None:
+def _images(out: Output, suite: Suite, memory: tuple[str, ...]) -> None:
+    """The images the plan pins, built (or found) here so that the wait is announced before the stages start."""
     for name in (ImageName.BASE, ImageName.AGENT):
         out.progress(f"image {name.value}: building unless built (the first build takes a few minutes)")
         result = build_image(name)
         out.progress(f"image {name.value}: {result.record.image_id[:19]} ({'built' if result.built else 'reused'})")
+    for system in suite.manifest.memory_systems:
+        if system.attachment.image is not None and (not memory or system.name in memory):
+            out.progress(f"image layer of {system.name}: building unless built")
+            layer = build_layer(system.attachment.image)
+            out.progress(f"image layer of {system.name}: {layer.record.image_id[:19]} ({'built' if layer.built else 'reused'})")
 
 
 def _run_doit(request: SuiteRequest, variables: dict[str, str], debug: bool) -> None:
@@ -175,7 +185,7 @@ def run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next
     suite = _preflight(request)
     suite_id = suite.manifest.suite_id
     store = open_store(args, create=True)
-    _images(out)
+    _images(out, suite, request.memory)
     variables = _variables(request, store)
     plan_variables(variables, request.base)  # the plan the pipeline process will build, checked here first
     started = time.time()

@@ -10,15 +10,14 @@ cannot be read is said to be unreadable rather than raised.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
 
-from ..agent.arm_record import PairRecord
+from ..agent.arm_record import ArmRecord, PairRecord
 from ..analysis.admission import AdmissionDecision
 from ..contracts import Digest
 from ..errors import BenchError
+from ..gateway.config import Mode
 from ..packaging.certify import CertificationReport
 from ..pipeline.progress import TaskView
 from ..results import load_bundle
@@ -26,7 +25,7 @@ from ..sandbox.calibrate import CalibrationReport
 from ..store import Store
 from .grade import ArmGrade, arm_result
 
-__all__ = ["SuiteNarrator", "arm_spend"]
+__all__ = ["SuiteNarrator"]
 
 Describe = Callable[[Store, dict[str, str]], str | None]
 
@@ -35,26 +34,23 @@ def _grade(store: Store, outputs: dict[str, str]) -> str:
     graded = store.get_document(Digest(outputs["grade"]), ArmGrade)
     result = arm_result(store, graded)
     delivered = f"memory delivered ({', '.join(result.delivered_via)})" if result.delivered else "memory not delivered"
-    return f"{graded.condition.value}: {result.outcome.value}, {delivered}"
-
-
-def arm_spend(store: Store, arm: Digest) -> Decimal | None:
-    """What an arm spent at its gateway, when its record carries the gateway's ArmSpend (forward mode)."""
-    record: dict[str, Any] = json.loads(store.get_bytes(arm))
-    for value in record.values():
-        if isinstance(value, dict) and "spent_usd" in value:
-            return Decimal(str(value["spent_usd"]))
-    return None
+    return f"{graded.condition}: {result.outcome.value}, {delivered}"
 
 
 def _pair(store: Store, outputs: dict[str, str]) -> str:
-    pair = store.get_document(Digest(outputs["pair"]), PairRecord)
-    said = f"pair {pair.verdict.value}" + (f" ({'; '.join(pair.reasons)})" if pair.reasons else "")
-    spent = {str(arm): arm_spend(store, arm) for arm in pair.arms}
-    if any(value is not None for value in spent.values()):
-        total = sum((value for value in spent.values() if value is not None), Decimal(0))
-        said += f", spent ${total:.4f}"
-    return said
+    """Each system's pair verdict; in forward mode, what the attempt's arms spent at their gateways."""
+    pairs = {name.split("/", 1)[1]: Digest(value) for name, value in outputs.items() if name.startswith("pairs/")}
+    said = []
+    forward = False
+    for system, digest in sorted(pairs.items()):
+        pair = store.get_document(digest, PairRecord)
+        forward = forward or pair.gateway_mode is Mode.FORWARD
+        said.append(f"{system}: {pair.verdict.value}" + (f" ({'; '.join(pair.reasons)})" if pair.reasons else ""))
+    if forward:
+        arms = [Digest(value) for name, value in outputs.items() if name == "control" or name.startswith("treatments/")]
+        spent = sum((store.get_document(arm, ArmRecord).spent_usd for arm in arms), Decimal(0))
+        said.append(f"spent ${spent:.4f}")
+    return ", ".join(said)
 
 
 def _calibration(store: Store, outputs: dict[str, str]) -> str:

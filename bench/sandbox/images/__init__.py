@@ -1,6 +1,6 @@
 """Locally built images: tiny (busybox), base (Debian with python3 and git), agent (base plus the agent CLI)."""
 
-from .build import BuildResult, build_image, cache_dir
+from .build import BuildResult, build_image, build_layer, cache_dir
 from .registry import ImageName, ImageRecord, find_image, list_images, newest_image_id, require_image
 
 __all__ = [
@@ -8,6 +8,7 @@ __all__ = [
     "ImageName",
     "ImageRecord",
     "build_image",
+    "build_layer",
     "cache_dir",
     "find_image",
     "list_images",
