@@ -66,7 +66,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "supersede",
         "two_sided_binomial_half",
     ],
-    "bench.cli": ["main"],
+    "bench.cli": ["ENVIRONMENT", "build_parser", "main"],
     "bench.contracts": [
         "BlobDigest",
         "ContractModel",
@@ -82,6 +82,8 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "canonical_bytes",
         "canonical_json",
     ],
+    "bench.interop": ["inspect_log", "write_inspect_log"],
+    "bench.scaffold": ["UNWRITTEN_MARKER", "new_suite", "pin_suite", "refuse_unwritten", "unwritten_assets"],
     "bench.fence": [
         "ArmCap",
         "CheckName",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..contracts import ImageId
+from ..contracts import ImageId, TreeDigest
 from ..sandbox import calibrate, default_backend, require_calibrated
 from ..sandbox.images import ImageName, newest_image_id, require_image
 from ..store import tree_from_directory
@@ -35,7 +35,9 @@ def _calibrate(args: argparse.Namespace, out: Output) -> int:
     with default_backend(store) as backend:
         image_id = require_image(args.image, backend) if args.image else newest_image_id(ImageName.BASE, backend)
         redacted = (
-            resolve_digest(store, args.tree) if args.tree is not None else tree_from_directory(store, args.workspace)
+            TreeDigest(resolve_digest(store, args.tree))
+            if args.tree is not None
+            else tree_from_directory(store, args.workspace)
         )
         out.progress(f"calibrating {manifest.challenge_id} in {image_id[:19]}")
         report = calibrate(backend, store, args.challenge, manifest, ImageId(image_id), redacted)

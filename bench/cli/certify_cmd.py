@@ -6,6 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
+from ..contracts import TreeDigest
 from ..packaging import UNCHECKED_CORPUS_VARIABLE, CertificationReport, CertifyInputs, CertifyParams, Verdict, certify
 from ..packaging.surfaces import challenge_inputs, fixture_inputs
 from ..provision.fixture import load_fixture
@@ -27,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--source",
         type=digest_argument,
-        help=f"the redacted source tree: a digest, a unique prefix or a ref (required unless {UNCHECKED_CORPUS_VARIABLE}=1)",
+        help="the redacted source tree: a digest, a unique prefix or a ref "
+        f"(required unless {UNCHECKED_CORPUS_VARIABLE}=1)",
     )
     parser.add_argument("--fixture", type=Path, required=True, help="the fixture root (evidence corpus, graph arms)")
     parser.add_argument("--challenge", type=Path, required=True, help="the challenge directory")
@@ -40,7 +42,7 @@ def _certify(args: argparse.Namespace, out: Output) -> int:
     fixture = fixture_inputs(store, args.fixture, load_fixture(args.fixture))
     owned = challenge_inputs(store, args.challenge, load_challenge(args.challenge))
     inputs = CertifyInputs(
-        source=None if args.source is None else resolve_digest(store, args.source),
+        source=None if args.source is None else TreeDigest(resolve_digest(store, args.source)),
         evidence=fixture.evidence,
         graph=fixture.graph,
         challenge=owned.challenge,

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.prereg import load_preregistrations
+from ..contracts import TreeDigest
 from ..errors import ContractError, StageError, UsageError
 from ..project import Project
 from ..publish.manifest import MANIFEST_NAME
@@ -133,17 +134,21 @@ def _variables(request: SuiteRequest, store: Store) -> dict[str, str]:
     return variables
 
 
+def _verb(built: bool) -> str:
+    return "built" if built else "reused"
+
+
 def _images(out: Output, suite: Suite, memory: tuple[str, ...]) -> None:
     """The images the plan pins, built (or found) here so that the wait is announced before the stages start."""
     for name in (ImageName.BASE, ImageName.AGENT):
         out.progress(f"image {name.value}: building unless built (the first build takes a few minutes)")
         result = build_image(name)
-        out.progress(f"image {name.value}: {result.record.image_id[:19]} ({'built' if result.built else 'reused'})")
+        out.progress(f"image {name.value}: {result.record.image_id[:19]} ({_verb(result.built)})")
     for system in suite.manifest.memory_systems:
         if system.attachment.image is not None and (not memory or system.name in memory):
             out.progress(f"image layer of {system.name}: building unless built")
             layer = build_layer(system.attachment.image)
-            out.progress(f"image layer of {system.name}: {layer.record.image_id[:19]} ({'built' if layer.built else 'reused'})")
+            out.progress(f"image layer of {system.name}: {layer.record.image_id[:19]} ({_verb(layer.built)})")
 
 
 def _run_doit(request: SuiteRequest, variables: dict[str, str], debug: bool) -> None:
@@ -203,7 +208,7 @@ def run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next
         ended=time.time(),
         executed=len(executed),
         stages=tuple(sorted(set(executed))),
-        published=tree,
+        published=TreeDigest(tree),
         verified=not differences,
     )
     run_ref = record_run(store, record)

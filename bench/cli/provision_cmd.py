@@ -147,7 +147,7 @@ def _snapshot(args: argparse.Namespace, out: Output) -> int:
         },
         "\n".join(lines),
     )
-    return 0 if assessment.verdict is PairVerdict.VALID else 3
+    return 0 if assessment.verdict is PairVerdict.VALID else 1  # a check that answered no
 
 
 def _destroy(args: argparse.Namespace, out: Output) -> int:

@@ -17,7 +17,7 @@ from ..store import export_tree, tree_from_directory
 from ..store.fsck import FsckStatus, fsck
 from ..store.gc import DEFAULT_GRACE_SECONDS, gc
 from .digests import digest_argument, resolve_digest
-from .locate import open_store
+from .locate import open_store, store_path
 from .output import Output
 
 __all__ = ["register"]
@@ -55,12 +55,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _fsck(args: argparse.Namespace, out: Output) -> int:
-    store = open_store(args, create=False)
+    where = store_path(args).resolve()
     try:
+        store = open_store(args, create=False)
         report = fsck(store)
     except StoreCorrupt as exc:  # the index itself is damaged: fsck's answer is "corrupt", with the reason
-        data = {"store": store.location, "status": "corrupt", "index": exc.path, "problem": exc.message}
-        out.result(data, str(exc))
+        corrupt = {"store": str(where), "status": "corrupt", "index": exc.path, "problem": exc.message}
+        out.result(corrupt, str(exc))
         return int(FsckStatus.CORRUPT)
     data: dict[str, Any] = {
         "store": store.location,

@@ -32,6 +32,7 @@ from ..results import BundleResults, results_of
 from ..run.grade import ArmGrade, arm_result
 from ..store import Store
 from ..store.actions import ActionResult, producers
+from ..suite.memory_system import CONTROL
 
 __all__ = ["inspect_log", "write_inspect_log"]
 
@@ -41,17 +42,19 @@ _FORMAT_VERSION = 2
 def _grades(files: Mapping[PortablePath, bytes]) -> dict[PortablePath, ArmGrade]:
     found = {}
     for path, data in files.items():
-        if path.endswith(".json") and b'"arm-grade"' in data:
-            if parse_json_object(data, path).get("kind") == "arm-grade":
-                found[path] = parse_document(path, data, ArmGrade)
+        # The byte test skips most files unparsed; the parse decides.
+        if b'"arm-grade"' in data and parse_json_object(data, path).get("kind") == "arm-grade":
+            found[path] = parse_document(path, data, ArmGrade)
     return found
 
 
 def _pair_of(store: Store, arm: Digest) -> PairRecord:
+    """A pair the arm belongs to (the control arm belongs to every system's pair of its attempt)."""
     for result_digest in producers(store, arm):
         outputs = store.get_document(result_digest, ActionResult).outputs
-        if "pair" in outputs:
-            return store.get_document(outputs["pair"], PairRecord)
+        pairs = sorted(name for name in outputs if name.startswith("pairs/"))
+        if pairs:
+            return store.get_document(outputs[pairs[0]], PairRecord)
     raise ContractError(f"arm record {arm} was produced by no recorded paired attempt in the store {store.location}")
 
 
@@ -88,19 +91,17 @@ def _sample(store: Store, grade: ArmGrade, bundle: BundleResults) -> dict[str, A
     pair = _pair_of(store, grade.arm)
     transcript = store.get_document(grade.transcript, Transcript)
     result = arm_result(store, grade)
-    record = next(
-        (
-            (digest, r)
-            for digest, r in bundle.records.items()
-            if (r.key.challenge, r.attempt) == (pair.challenge_id, pair.attempt)
-        ),
-        None,
-    )
-    decision = bundle.admissions.get(record[0]) if record is not None else None
+    condition = grade.condition
+    records = [
+        digest
+        for digest, record in bundle.records.items()
+        if (record.key.challenge, record.attempt) == (pair.challenge_id, pair.attempt)
+        and (condition == CONTROL or record.key.treatment_condition.split(":", 1)[0] == condition)
+    ]
+    decisions = [bundle.admissions[digest] for digest in records if digest in bundle.admissions]
     messages = _messages(transcript)
     prompt = next((m["content"] for m in messages if m["metadata"].get("source") == StepSource.USER.value), "")
     answer = next((m["content"] for m in reversed(messages) if m["role"] == "assistant" and m["content"]), "")
-    condition = grade.condition.value
     return {
         "id": f"{pair.challenge_id}-{pair.attempt}-{condition}",
         "epoch": pair.attempt,
@@ -119,9 +120,9 @@ def _sample(store: Store, grade: ArmGrade, bundle: BundleResults) -> dict[str, A
             "condition": condition,
             "tokens": result.tokens,
             "wall_seconds": result.wall_seconds,
-            "admitted": decision is not None and decision.decision.value == "admitted",
-            "admission_reason": None if decision is None else decision.reason.value,
-            "record": None if record is None else str(record[0]),
+            "admitted": any(decision.decision.value == "admitted" for decision in decisions),
+            "admission_reasons": sorted({decision.reason.value for decision in decisions}),
+            "records": [str(digest) for digest in records],
             "arm_record": str(grade.arm),
             "transcript": str(grade.transcript),
         },

@@ -238,7 +238,8 @@ def write_commit_bundle(repository: str, spec: str, target: Path) -> str:
         bundle.capabilities = {}
         bundle.prerequisites = [(parent, b"") for parent in commit.parents]
         bundle.references = {Ref(_BUNDLE_REF): ObjectID(commit_id.encode())}
-        bundle.pack_data = _Objects(objects, getattr(source.objects, "object_format", None))
+        # write_bundle reads only len(), iter_unpacked() and object_format of its pack data.
+        bundle.pack_data = _Objects(objects, getattr(source.objects, "object_format", None))  # type: ignore[assignment]
         try:
             with _reading(repository, "the objects written to the bundle"), target.open("wb") as handle:
                 write_bundle(handle, bundle)

@@ -167,9 +167,8 @@ class ProgressReporter:
             self.counts["failed"] += 1
             message = fail.get_msg() if hasattr(fail, "get_msg") else str(fail)
             took = elapsed(time.monotonic() - began)
-            self._line(
-                f"{self._place(place)} {view.title()} · {took} {self.style.paint('FAILED', '31;1')}: {_last_line(message)}"
-            )
+            failed = self.style.paint("FAILED", "31;1")
+            self._line(f"{self._place(place)} {view.title()} · {took} {failed}: {_last_line(message)}")
             if self.full_failures:
                 self._line(message.rstrip())
 

@@ -108,7 +108,8 @@ def restore(home, request):
 
 
 def _documents(root):
-    return {path.relative_to(root).as_posix(): path.read_text(errors="replace") for path in sorted(root.rglob("*")) if path.is_file()}
+    paths = sorted(path for path in root.rglob("*") if path.is_file())
+    return {path.relative_to(root).as_posix(): path.read_text(errors="replace") for path in paths}
 
 
 def _answer(probe, documents):
@@ -126,8 +127,9 @@ def snapshot(home, request):
     documents = _documents(target / "evidence") if target.is_dir() else {}
     probes = json.loads((target / "probes.json").read_text()) if target.is_dir() else []
     listing = "".join(f"{doc}\\t{hashlib.sha256(text.encode()).hexdigest()}\\n" for doc, text in documents.items())
+    fingerprint = hashlib.sha256(listing.encode()).hexdigest()
     return {
-        "state": {"present": bool(documents), "items": len(documents), "fingerprint": hashlib.sha256(listing.encode()).hexdigest()},
+        "state": {"present": bool(documents), "items": len(documents), "fingerprint": fingerprint},
         "probes": [_answer(probe, documents) for probe in probes],
         "queue_after_count": 0,
         "snapshot_seconds": time.monotonic() - started,
