@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import subprocess
@@ -192,7 +193,8 @@ def run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next
     store = open_store(args, create=True)
     _images(out, suite, request.memory)
     variables = _variables(request, store)
-    plan_variables(variables, request.base)  # the plan the pipeline process will build, checked here first
+    with contextlib.chdir(request.base):  # the plan the pipeline process will build, checked here first
+        plan_variables(variables)
     started = time.time()
     _run_doit(request, variables, args.debug)
     executed = [store.get_document(result.key, ActionKey).stage for result in recorded_from(store, started)]

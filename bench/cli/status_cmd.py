@@ -7,6 +7,7 @@ checked against the action cache without running anything (:mod:`bench.pipeline.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from collections import Counter
 from pathlib import Path
 
@@ -47,7 +48,8 @@ def _status(args: argparse.Namespace, out: Output) -> int:
     variables = {"suite": suite.as_posix(), "store": store.location}
     if args.attempts is not None:
         variables["attempts"] = str(args.attempts)
-    _, plan = plan_variables(variables, base)
+    with contextlib.chdir(base):  # the plan's paths start there, as in the pipeline process
+        _, plan = plan_variables(variables)
     statuses = plan_status(plan, store_runtime(args, create=False))
     counts = Counter(status.freshness for status in statuses)
     shown = [status for status in statuses if args.all or status.freshness is not Freshness.UP_TO_DATE]

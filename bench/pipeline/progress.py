@@ -3,7 +3,8 @@
 A doit reporter (doit calls it as stages are selected, start, succeed or fail, in the main process whatever the
 number of workers, and however a task executes), so nothing here knows how a stage runs. It prints:
 
-- a line when a stage starts and one when it lands, with its place among the plan's N stages and its time;
+- a line when a stage lands, with its place among the plan's N stages and its time; one when it starts only if
+  it is still running ten seconds later (on a terminal the running stages tick in a status line instead);
   what landed is described by a :class:`Narrator` the composing layer provides (an arm's pass or fail and whether
   the memory was delivered, a pair's spend, a calibration's verdict);
 - cached stages quietly: one dim ``[k/N] 12 cached`` line when a run of them ends, not a line each;
@@ -30,6 +31,7 @@ from doit.exceptions import UnmetDependency
 __all__ = ["Narrator", "ProgressReporter", "TaskView", "elapsed"]
 
 _TICK_SECONDS = 1.0
+_ANNOUNCE_SECONDS = 10.0  # off a terminal, a stage still running after this gets a line of its own
 _REMINDER_SECONDS = 60.0
 _CLEAR = "\r\x1b[K"
 
@@ -119,6 +121,7 @@ class ProgressReporter:
         self.counts = {"ran": 0, "cached": 0, "failed": 0, "not run": 0}
         self.started = time.monotonic()
         self.running: dict[str, tuple[int, float, TaskView]] = {}
+        self.announced: dict[str, float] = {}  # running stages given a line of their own, and when
         self.views: dict[str, TaskView] = {}
         self.tasks: dict[str, Any] = {}
         self._stop = threading.Event()
@@ -144,7 +147,8 @@ class ProgressReporter:
             self._flush_cached()
             self.position += 1
             self.running[task.name] = (self.position, time.monotonic(), view)
-            self._line(f"{self._place(self.position)} {view.title()} ...")
+            self._status()
+            self.out.flush()
 
     def add_success(self, task: Any) -> None:
         with self.lock:
@@ -225,6 +229,7 @@ class ProgressReporter:
     def _finish(self, task: Any) -> tuple[int, float, TaskView]:
         self._flush_cached()
         found = self.running.pop(task.name, None)
+        self.announced.pop(task.name, None)
         if found is None:  # failed before it started (an unmet dependency): it takes a place of its own
             self.position += 1
             return self.position, time.monotonic(), self._view(task)
@@ -248,7 +253,21 @@ class ProgressReporter:
 
     def note(self, text: str) -> None:
         with self.lock:
+            if not self.style.live:
+                self._announce(time.monotonic(), 0.0)  # a note belongs under the stage it comes from
             self._line(self.style.paint(f"        · {text}", "2"))
+
+    def _announce(self, now: float, after: float) -> None:
+        """Off a terminal: a line for each stage running longer than ``after`` seconds without one yet, and a
+        reminder for each that has gone a minute since its last line."""
+        for name, (place, began, view) in self.running.items():
+            said = self.announced.get(name)
+            if said is None and now - began >= after:
+                self.announced[name] = now
+                self._line(f"{self._place(place)} {view.title()} running ...")
+            elif said is not None and now - said >= _REMINDER_SECONDS:
+                self.announced[name] = now
+                self._line(f"        ... {view.title()} still running · {elapsed(now - began)}")
 
     def _status(self) -> None:
         if not (self.style.live and self.running):
@@ -258,17 +277,13 @@ class ProgressReporter:
         self.out.write(f"{_CLEAR}{self._place(self.position)} running: {', '.join(parts)}")
 
     def _tick(self) -> None:
-        last_reminder = time.monotonic()
         while not self._stop.wait(_TICK_SECONDS):
             with self.lock:
                 if self.style.live:
                     self._status()
                     self.out.flush()
-                elif self.running and time.monotonic() - last_reminder >= _REMINDER_SECONDS:
-                    last_reminder = time.monotonic()
-                    now = time.monotonic()
-                    for _, began, view in self.running.values():
-                        self._line(f"        ... {view.title()} still running · {elapsed(now - began)}")
+                else:
+                    self._announce(time.monotonic(), _ANNOUNCE_SECONDS)
 
 
 class _NoteHandler(logging.Handler):

@@ -65,9 +65,9 @@ DOIT_CONFIG: dict[str, Any] = {
 _PREPARED: dict[str, tuple[Path, Plan]] = {}  # the store and plan main() built before doit started
 
 
-def plan_variables(variables: Mapping[str, str], base: Path = Path(".")) -> tuple[Path, Plan]:
-    """The store and the checked plan that ``name=value`` variables describe, with the plan's paths starting at
-    ``base``; every refusal is a BenchError."""
+def plan_variables(variables: Mapping[str, str]) -> tuple[Path, Plan]:
+    """The store and the checked plan that ``name=value`` variables describe, the plan's paths starting at the
+    working directory (as in the pipeline process); every refusal is a BenchError."""
     store = _store_location(variables.get("store"))
     overrides: dict[str, Any] = {}
     if variables.get("attempts"):
@@ -76,10 +76,9 @@ def plan_variables(variables: Mapping[str, str], base: Path = Path(".")) -> tupl
         overrides["memory"] = tuple(name for name in variables["memory"].split(",") if name)
     opened = runtime(store).open_store()
     if variables.get("suite"):
-        spec = {"builder": "suite", "args": {"suite": variables["suite"]}, "base": str(base)}
+        spec = {"builder": "suite", "args": {"suite": variables["suite"]}}
         return store, build_plan(spec, "suite=" + variables["suite"], opened, PLAN_BUILDERS, STAGES, overrides)
-    spec_path = base / (variables.get("plan") or EXAMPLE_PLAN)
-    return store, load_plan(spec_path, opened, PLAN_BUILDERS, STAGES, overrides)
+    return store, load_plan(Path(variables.get("plan") or EXAMPLE_PLAN), opened, PLAN_BUILDERS, STAGES, overrides)
 
 
 def _attempts(text: str) -> int:
