@@ -101,9 +101,10 @@ def _attempts(store: Store) -> tuple[list[dict[str, Any]], list[str]]:
                 "admission": None if decision is None else decision.model_dump(mode="json"),
             }
         )
+        system = record.key.treatment_condition.split(":", 1)[0]
         lines.append(
             f"  {digest.short}  {record.key.challenge:<20} #{record.attempt:<3} control {_arm(record.control):<16} "
-            f"treatment {_arm(record.treatment):<16} {admitted}"
+            f"{system} {_arm(record.treatment):<16} {admitted}"
         )
     return rows, lines
 

@@ -34,7 +34,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="a suite directory inside the project (default: the bundled example the demo runs)",
     )
     parser.add_argument("--attempts", type=positive_int, metavar="N", help="as `run --attempts` (default: the suite's)")
-    parser.add_argument("--all", action="store_true", help="also list the stages that are up to date")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="list every stage, the up to date and the waiting ones too (default: the stale)",
+    )
     parser.set_defaults(handler=_status)
 
 
@@ -52,7 +56,7 @@ def _status(args: argparse.Namespace, out: Output) -> int:
         _, plan = plan_variables(variables)
     statuses = plan_status(plan, store_runtime(args, create=False))
     counts = Counter(status.freshness for status in statuses)
-    shown = [status for status in statuses if args.all or status.freshness is not Freshness.UP_TO_DATE]
+    shown = [status for status in statuses if args.all or status.freshness is Freshness.STALE]
     lines = [
         f"{suite.as_posix()} in store {store.location}: {counts[Freshness.UP_TO_DATE]} up to date, "
         f"{counts[Freshness.STALE]} stale, {counts[Freshness.WAITING]} waiting on those"
