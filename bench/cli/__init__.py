@@ -130,6 +130,7 @@ ENVIRONMENT: dict[str, str] = {
     "XDG_CACHE_HOME": "the cache root when STELE_BENCH_CACHE is unset",
     "STELE_BENCH_EMBEDDING_MODEL_DIR": "the all-MiniLM-L6-v2 weights for the memory's semantic probe",
     "STELE_BENCH_UNCHECKED_CORPUS_ALLOWED": "1 lets `certify` run without a source tree, saying so in its report",
+    "RECALL_HOME": "where the bundled reference memory's provisioner keeps per-run state (default <temp>/recall)",
     "SANDBOX_LEASE_DIR": "where runners keep the lease files `sandbox sweep` reads (default: the temp directory)",
     "NO_COLOR": "any value turns colour off in progress lines",
     "TERM": "dumb turns colour off in progress lines",

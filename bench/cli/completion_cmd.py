@@ -25,10 +25,10 @@ _SCRIPT = """\
 {table}
 )
 _stele_bench() {{
-    local cur="${{COMP_WORDS[COMP_CWORD]}}" path="" word
+    local cur="${{COMP_WORDS[COMP_CWORD]}}" path="stele-bench" word
     for word in "${{COMP_WORDS[@]:1:COMP_CWORD-1}}"; do
-        if [[ -n "${{_stele_bench_words[${{path:+$path }}$word]+set}}" ]]; then
-            path="${{path:+$path }}$word"
+        if [[ -n "${{_stele_bench_words[$path $word]+set}}" ]]; then
+            path="$path $word"
         fi
     done
     COMPREPLY=($(compgen -W "${{_stele_bench_words[$path]}}" -- "$cur"))
@@ -51,7 +51,7 @@ def _words(parser: argparse.ArgumentParser, path: str, table: dict[str, list[str
         if isinstance(action, argparse._SubParsersAction):
             for name, child in action.choices.items():
                 words.append(name)
-                _words(child, f"{path} {name}".strip(), table)
+                _words(child, f"{path} {name}", table)
         elif not action.option_strings and action.choices:
             words += [str(choice) for choice in action.choices]
     table[path] = sorted(set(words))
@@ -59,7 +59,7 @@ def _words(parser: argparse.ArgumentParser, path: str, table: dict[str, list[str
 
 def script(parser: argparse.ArgumentParser, shell: Shell) -> str:
     table: dict[str, list[str]] = {}
-    _words(parser, "", table)
+    _words(parser, "stele-bench", table)  # bash refuses an empty key, so the top is the program's name
     rows = "\n".join(f'    ["{path}"]="{" ".join(words)}"' for path, words in sorted(table.items()))
     preamble = _ZSH_PREAMBLE if shell is Shell.ZSH else ""
     return _SCRIPT.format(shell=shell.value, preamble=preamble, table=rows)
