@@ -159,7 +159,11 @@ def _run_doit(request: SuiteRequest, variables: dict[str, str], debug: bool) -> 
     if debug:
         command += ["--failure-verbosity", "2"]
     command += [f"{name}={value}" for name, value in variables.items()]
-    environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # This interpreter's directory first on PATH, as an activated virtual environment has it: a provisioner
+    # declared as `python3 -m ...` (the bundled reference memory) then runs where stele-bench is installed, even
+    # from a venv nobody activated.
+    here = str(Path(sys.executable).parent)
+    environment = {**os.environ, "PYTHONUNBUFFERED": "1", "PATH": os.pathsep.join([here, os.environ.get("PATH", "")])}
     process = subprocess.Popen(command, cwd=request.base, stdout=sys.stderr, env=environment)
     try:
         code = process.wait()
@@ -226,6 +230,7 @@ def run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next
         "verified": not differences,
         "differences": [str(difference) for difference in differences],
         "headline": load_bundle(published).headline.as_json(),
+        "next": next_step,
     }
     ran = f"executed {len(executed)} stages" if executed else "nothing to do: every stage was cached; executed 0 stages"
     lines = [f"{ran} (store {store.location})", f"report: {data['report']}"]

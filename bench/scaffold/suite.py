@@ -35,6 +35,22 @@ CHALLENGE = "first-challenge"
 GRAPH_ARM = "notes"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _MODEL = "claude-sonnet-4-5"
+# The template memory system: provisioner.py restores the evidence into one notes file, mounted into the treatment
+# container, and a prompt hook hands it to the model. A real system replaces all three (see suite.json's schema).
+_NOTES = "/opt/notes/notes.txt"
+_HOOK = (
+    "python3 -c \"import json; print(json.dumps({'hookSpecificOutput': {'hookEventName': 'UserPromptSubmit', "
+    f"'additionalContext': open('{_NOTES}').read()}}}}))\""
+)
+_MEMORY_SYSTEM: dict[str, Any] = {
+    "name": "template",
+    "version": "0.1",
+    "provisioner": ["./provisioner.py"],
+    "attachment": {
+        "settings": {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": _HOOK}]}]}},
+        "mounts": [{"location": "notes", "target": _NOTES}],
+    },
+}
 
 
 def _write_json(path: Path, document: dict[str, Any]) -> None:
@@ -141,7 +157,7 @@ def new_suite(directory: Path, repository: Path, commit: str, name: str | None =
     _write(directory / "README.md", templates.README.format(suite_id=suite_id, commit=pinned, directory=directory))
     suite = {
         "kind": "suite",
-        "schema_version": 1,
+        "schema_version": 2,
         "suite_id": suite_id,
         "project": {"bundle": "project.bundle", "commit": pinned, "repository": label},
         "fixture": {"path": "fixture", "graph_arm": GRAPH_ARM},
@@ -152,6 +168,7 @@ def new_suite(directory: Path, repository: Path, commit: str, name: str | None =
                 "policy": {"path": "policy.json", "sha256": policy},
             }
         ],
+        "memory_systems": [_MEMORY_SYSTEM],
         "attempts": 2,
         "model": _MODEL,
         "gateway_mode": "policy",

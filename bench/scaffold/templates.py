@@ -66,16 +66,19 @@ A suite of one project at a pinned commit ({commit}), one fixture and the challe
    freezes the prompts, verifiers, model and budget before the first run; `stele-bench run {directory}` runs it.
 
 `provisioner.py` is a template memory system speaking the provisioner protocol (restore, snapshot, destroy); try
-it by hand with `stele-bench provision restore --provisioner "python3 {directory}/provisioner.py --home /tmp/mem"
+it by hand with `stele-bench provision restore --provisioner "{directory}/provisioner.py --home /tmp/mem"
 --fixture-root {directory}/fixture --graph-arm notes --run-identity manual-1`.
 """
 
-PROVISIONER = '''"""A template memory system speaking the provisioner protocol: one JSON object on stdin, one on stdout.
+PROVISIONER = '''#!/usr/bin/env python3
+"""A template memory system speaking the provisioner protocol: one JSON object on stdin, one on stdout.
 
-    python3 provisioner.py --home DIR restore|snapshot|destroy
+    provisioner.py [--home DIR] restore|snapshot|destroy
 
-restore copies the fixture's evidence corpus into DIR/<project> and remembers the probes; snapshot re-reads
-what is there and answers full-text probes by counting query words per document; destroy removes the project.
+restore copies the fixture's evidence corpus into DIR/<project>, joins it into one notes file it names to the
+runner as the location ``notes`` (suite.json mounts it into the treatment container, where a prompt hook hands it
+to the model) and remembers the probes; snapshot re-reads what is there and answers full-text probes by counting
+query words per document; destroy removes the project.
 Replace the bodies with calls into your own system; keep the messages (`stele-bench schema restore-request` and
 friends give their JSON Schemas). Diagnostics go to stderr, never stdout.
 """
@@ -86,6 +89,7 @@ import json
 import re
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -104,7 +108,14 @@ def restore(home, request):
         (target / "evidence").mkdir(parents=True)
         shutil.copy(source, target / "evidence" / source.name)
     (target / "probes.json").write_text(json.dumps(request.get("probes", [])))
-    return {"project": project, "queue_before_count": 0, "restore_seconds": time.monotonic() - started}
+    notes = target / "notes.txt"
+    notes.write_text("\\n\\n".join(_documents(target / "evidence").values()))
+    return {
+        "project": project,
+        "queue_before_count": 0,
+        "restore_seconds": time.monotonic() - started,
+        "locations": {"version": 1, "paths": {"notes": str(notes)}},
+    }
 
 
 def _documents(root):
@@ -143,7 +154,8 @@ def destroy(home, request):
 
 def main():
     parser = argparse.ArgumentParser(description="a template memory system")
-    parser.add_argument("--home", type=Path, required=True, help="directory holding this system's projects")
+    default = Path(tempfile.gettempdir()) / "template-memory"
+    parser.add_argument("--home", type=Path, default=default, help="directory holding this system's projects")
     parser.add_argument("verb", choices=["restore", "snapshot", "destroy"])
     args = parser.parse_args()
     args.home.mkdir(parents=True, exist_ok=True)
