@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from inspect_ai.log import read_eval_log
 
+from bench.results import load_bundle
 from tests.run.conftest import DemoRuns, bench_command
 
 CHALLENGES = {"harbor-holds", "transaction-memo", "spreadsheet-export", "rule-letter-case"}
@@ -85,3 +86,13 @@ def test_ls_lists_what_the_demo_made_and_its_short_digests_resolve(demo_runs: De
     assert shown.returncode == 0 and json.loads(shown.stdout)["digest"].split(":")[1].startswith(shorts[0])
     if listing == "attempts":
         assert len(shorts) == 2 * len(CHALLENGES)  # one line per memory system's pair
+
+
+def test_load_bundle_gives_a_notebook_the_records_from_the_directory_or_the_store(demo_runs: DemoRuns) -> None:
+    from_directory = load_bundle(demo_runs.published)
+    from_store = load_bundle("published/example", demo_runs.store)
+    assert from_directory.records == from_store.records and len(from_directory.records) == 2 * len(CHALLENGES)
+    rows = from_directory.rows()
+    assert {row["challenge"] for row in rows} == CHALLENGES
+    systems = {system.condition for system in from_directory.headline.systems}
+    assert systems == {"reference:backfilled", "server-memory:backfilled"}
