@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..contracts import Digest
 from ..stages.lineage_graph import LineageGraph
@@ -28,8 +29,8 @@ def render(graph: LineageGraph, form: LineageFormat) -> str:
     renderers: dict[LineageFormat, Callable[[LineageGraph], str]] = {
         LineageFormat.TEXT: _text,
         LineageFormat.JSON: lambda g: json.dumps(g.as_json(), indent=2, sort_keys=True),
-        LineageFormat.DOT: _dot,
-        LineageFormat.MERMAID: _mermaid,
+        LineageFormat.DOT: lambda g: _draw(g, _DOT),
+        LineageFormat.MERMAID: lambda g: _draw(g, _MERMAID),
     }
     return renderers[form](graph)
 
@@ -64,34 +65,58 @@ def _made_here(graph: LineageGraph, key: Digest) -> list[Digest]:
     return sorted({value for value in graph.actions[key].outputs.values() if graph.producer.get(value) == key})
 
 
-def _object_label(graph: LineageGraph, digest: Digest) -> str:
-    output = graph.output_name(digest)
-    return f"{digest.short}\\n{output}" if output else f"{digest.short}\\nroot input"
+@dataclass(frozen=True)
+class _Syntax:
+    """How one graph language writes the nodes and edges :func:`_draw` lists (ids are ``o``/``a`` + hex)."""
+
+    head: tuple[str, ...]
+    tail: tuple[str, ...]
+    width: int  # hex digits of a digest in a node id
+    newline: str  # a line break inside a label
+    obj: Callable[[str, str], str]  # (id, label)
+    action: Callable[[str, str], str]  # (id, label)
+    into: Callable[[str, str, str], str]  # (object id, action id, port)
+    out_of: Callable[[str, str], str]  # (action id, object id)
 
 
-def _dot(graph: LineageGraph) -> str:
-    lines = ["digraph lineage {", "  rankdir=BT;", "  node [fontname=monospace];"]
+_DOT = _Syntax(
+    head=("digraph lineage {", "  rankdir=BT;", "  node [fontname=monospace];"),
+    tail=("}",),
+    width=64,
+    newline="\\n",
+    obj=lambda node, label: f'  "{node}" [shape=ellipse, label="{label}"];',
+    action=lambda node, label: f'  "{node}" [shape=box, label="{label}"];',
+    into=lambda source, target, port: f'  "{source}" -> "{target}" [label="{port}"];',
+    out_of=lambda source, target: f'  "{source}" -> "{target}";',
+)
+_MERMAID = _Syntax(
+    head=("flowchart BT",),
+    tail=(),
+    width=16,
+    newline="<br/>",
+    obj=lambda node, label: f'  {node}(["{label}"])',
+    action=lambda node, label: f'  {node}["{label}"]',
+    into=lambda source, target, port: f'  {source} -->|"{port}"| {target}',
+    out_of=lambda source, target: f"  {source} --> {target}",
+)
+
+
+def _draw(graph: LineageGraph, syntax: _Syntax) -> str:
+    """Every object once, every action once, an edge from each input into its action and from the action to each
+    object it is the recorded producer of."""
+
+    def node(prefix: str, digest: Digest) -> str:
+        return f"{prefix}{digest.hex[: syntax.width]}"
+
+    lines = list(syntax.head)
     for digest in graph.order:
-        lines.append(f'  "o{digest.hex}" [shape=ellipse, label="{_object_label(graph, digest)}"];')
-    for key, node in graph.actions.items():
-        lines.append(f'  "a{key.hex}" [shape=box, label="{node.stage}\\n{key.short}"];')
-        for name, value in sorted(node.inputs.items()):
-            lines.append(f'  "o{value.hex}" -> "a{key.hex}" [label="{name}"];')
+        output = graph.output_name(digest)
+        label = f"{digest.short}{syntax.newline}{output if output else 'root input'}"
+        lines.append(syntax.obj(node("o", digest), label))
+    for key, action in graph.actions.items():
+        lines.append(syntax.action(node("a", key), f"{action.stage}{syntax.newline}{key.short}"))
+        for name, value in sorted(action.inputs.items()):
+            lines.append(syntax.into(node("o", value), node("a", key), name))
         for value in _made_here(graph, key):
-            lines.append(f'  "a{key.hex}" -> "o{value.hex}";')
-    lines.append("}")
-    return "\n".join(lines)
-
-
-def _mermaid(graph: LineageGraph) -> str:
-    lines = ["flowchart BT"]
-    for digest in graph.order:
-        label = _object_label(graph, digest).replace("\\n", "<br/>")
-        lines.append(f'  o{digest.hex[:16]}(["{label}"])')
-    for key, node in graph.actions.items():
-        lines.append(f'  a{key.hex[:16]}["{node.stage}<br/>{key.short}"]')
-        for name, value in sorted(node.inputs.items()):
-            lines.append(f'  o{value.hex[:16]} -->|"{name}"| a{key.hex[:16]}')
-        for value in _made_here(graph, key):
-            lines.append(f"  a{key.hex[:16]} --> o{value.hex[:16]}")
-    return "\n".join(lines)
+            lines.append(syntax.out_of(node("a", key), node("o", value)))
+    return "\n".join([*lines, *syntax.tail])
