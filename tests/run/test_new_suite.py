@@ -98,3 +98,16 @@ def test_once_written_pinned_and_frozen_the_suite_runs_end_to_end_and_verifies(s
     assert re.search(r"^\[ *\d+/\d+\] calibrate first-challenge .* done -> calibrated", progress, re.M)
     assert re.search(r"^\[ *\d+/\d+\] paired-attempt first-challenge #1 ", progress, re.M)
     assert ran["headline"], ran
+
+
+def test_status_says_what_is_stale_and_why_without_running_anything(scaffolded: Path) -> None:
+    code, current, err = _json(scaffolded, "status", "suites/mine", "--attempts", "1")
+    assert code == 0, err
+    assert (current["counts"]["stale"], current["counts"]["waiting"]) == (0, 0) and current["counts"]["up to date"]
+    assert current["invocations"] == []  # only the stale are listed without --all
+    code, more, err = _json(scaffolded, "status", "suites/mine", "--attempts", "2")
+    (stale,) = more["invocations"]  # the second attempt of the one challenge, and why: what differs from the first
+    assert (stale["stage"], stale["labels"]["attempt"]) == ("paired-attempt", "2")
+    assert stale["reasons"] == ["param attempt: 1 -> 2"]
+    assert more["counts"]["waiting"] > 0  # its grades, records, the bundle and publication wait on it
+    assert not (scaffolded / "suites" / "mine" / "store").exists()
