@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..contracts import ImageId, TreeDigest
+from ..errors import SandboxError
 from ..sandbox import calibrate, default_backend, require_calibrated
 from ..sandbox.images import ImageName, newest_image_id, require_image
 from ..store import tree_from_directory
@@ -49,5 +50,8 @@ def _calibrate(args: argparse.Namespace, out: Output) -> int:
         f"verdict:   {report.verdict.value} (report {digest})",
     ]
     out.result(data, "\n".join(lines))
-    require_calibrated(report)
+    try:
+        require_calibrated(report)
+    except SandboxError as refused:  # the check ran and answered no: exit 1, as a rejected certification does
+        return out.error({**refused.as_json(), "exit_code": 1}, f"error: {refused}", 1)
     return 0

@@ -40,8 +40,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment with the wheel and its dependencies from the package index, nothing else."""
     root = tmp_path_factory.mktemp("venv") / "env"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=300)
-    install = [sys.executable, "-m", "pip", "--python", str(root / "bin" / "python"), "install", "-q", str(wheel)]
+    subprocess.run([sys.executable, "-m", "venv", str(root)], check=True, timeout=300)
+    install = [str(root / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)]
     subprocess.run(install, check=True, capture_output=True, timeout=900)
     return root
 
