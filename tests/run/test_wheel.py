@@ -20,6 +20,10 @@ from tests.run.conftest import REPO, DemoRuns
 EXAMPLE = ("challenges/example", "manifests/example", "manifests/plans")
 
 
+def _clean_environment() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "STELE_BENCH_", "VIRTUAL_ENV"))}
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A wheel built from a copy of the tracked files, so that the build leaves nothing in the checkout."""
@@ -42,13 +46,14 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("venv") / "env"
     subprocess.run([sys.executable, "-m", "venv", str(root)], check=True, timeout=300)
     install = [str(root / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)]
-    subprocess.run(install, check=True, capture_output=True, timeout=900)
+    # Without PYTHONPATH: a checkout on it (its stele_bench.egg-info) would make pip think the package installed.
+    subprocess.run(install, check=True, capture_output=True, timeout=900, env=_clean_environment())
     return root
 
 
 def _outside(venv: Path, cwd: Path, *argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """A command of the installed tool, from a shell that never heard of this checkout (no PYTHONPATH)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "STELE_BENCH_", "VIRTUAL_ENV"))}
+    env = _clean_environment()
     return subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
