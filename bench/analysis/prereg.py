@@ -61,8 +61,8 @@ class StatedPower(ContractModel):
     """The minimum detectable effect at the planned attempts, stated before any outcome is seen.
 
     The smallest difference in pass rates the exact test detects with the target power under the stated
-    ``assumption`` that no pair favours the reference arm (:mod:`~.power` says where that holds as a bound); a ``minimum_detectable_effect`` of None says no
-    effect is detectable at that many pairs. ``per_challenge`` is one challenge's test at the planned attempts,
+    ``assumption`` that no pair favours the reference arm (:mod:`~.power` says where that holds as a bound); a
+    ``minimum_detectable_effect`` of None says no effect is detectable at that many pairs. ``per_challenge`` is one challenge's test at the planned attempts,
     ``pooled`` the stratified test over every challenge the suite declared.
     """
 

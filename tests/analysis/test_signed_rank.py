@@ -9,8 +9,8 @@ import pytest
 from scipy import stats
 
 from bench.analysis import signed_rank_test
-from bench.errors import ContractError
 from bench.analysis.signed_rank import doubled_midranks
+from bench.errors import ContractError
 
 
 def test_matches_scipy_exact_without_ties_or_zeros() -> None:
