@@ -1,52 +1,63 @@
-"""No-op rerun of a 1,000-task plan against `doit list` on the same dodo (both load the plan the same way).
+"""No-op rerun of a 1,000-task plan against `doit list` on the same dodo (goal <= 1.2x), then at 4,000 tasks.
 
-The gap between them is what deciding "up to date" costs: one action-cache lookup per task.
+Both load the plan the same way; the gap between them is what deciding "up to date" costs: one action-cache
+lookup per task. Both run as processes, alternating, medians compared, each with its peak memory.
+Usage: python3 benchmarks/noop_rerun.py [--repeat N]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.harness import REPO, Sample, compare, growth_line, print_comparison, run_measured
+
+GOAL = 1.2
 
 
-def run(args: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "doit", *args], cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
-
-
-def main() -> None:
+def run(tasks: int, repeat: int) -> Sample:
     work = Path(tempfile.mkdtemp(prefix="noop-bench-"))
     try:
         names = []
-        for index in range(500):
-            directory = work / "inputs" / f"d{index:03}"
+        for index in range(tasks // 2):
+            directory = work / "inputs" / f"d{index:04}"
             directory.mkdir(parents=True)
             (directory / "file.txt").write_text(f"content {index}\n")
             names.append(directory.name)
         spec = work / "plan.json"
-        spec.write_text(
-            json.dumps({"builder": "directory-summaries", "base": str(work / "inputs"), "args": {"directories": names}})
-        )
-        env = {**os.environ, "STELE_BENCH_DOIT_DB": str(work / "doit.sqlite")}
+        plan = {"builder": "directory-summaries", "base": str(work / "inputs"), "args": {"directories": names}}
+        spec.write_text(json.dumps(plan))
+        env = {**os.environ, "PYTHONPATH": str(REPO), "STELE_BENCH_DOIT_DB": str(work / "doit.sqlite")}
+        doit = [sys.executable, "-m", "doit"]
         variables = [f"plan={spec}", f"store={work / 'store'}"]
-        first = run(variables, env)
-        noop = min(run(variables, env) for _ in range(3))
-        listing = min(run(["list", *variables], env) for _ in range(3))
-        print("plan: 1,000 tasks (500 directory trees + 500 summaries)")
-        print(f"first run             {first:6.2f} s")
-        print(f"no-op rerun           {noop:6.2f} s")
-        print(f"doit list             {listing:6.2f} s   ratio no-op/list = {noop / listing:5.2f}x")
+        first = run_measured([*doit, *variables], cwd=REPO, env=env)
+        print(f"\nplan: {tasks} tasks ({tasks // 2} directory trees + {tasks // 2} summaries)")
+        print(f"first run {first[0]:.2f} s ({first[1]:.0f} MB peak)")
+        comparison = compare(
+            repeat,
+            lambda _: Sample(*run_measured([*doit, *variables], cwd=REPO, env=env)[:2]),
+            lambda _: Sample(*run_measured([*doit, "list", *variables], cwd=REPO, env=env)[:2]),
+        )
+        print_comparison(f"{tasks} tasks, no-op rerun", "doit list", comparison, GOAL)
+        return comparison.ours
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    small = run(1_000, args.repeat)
+    large = run(4_000, args.repeat)
+    growth_line("no-op rerun", small, large, 4)
 
 
 if __name__ == "__main__":

@@ -372,7 +372,14 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "walk_tree",
         "write_tar",
     ],
-    "bench.store.backends": ["MemoryBackend", "ObjectInfo", "PACK_LIMIT", "SqliteBackend", "StoreBackend"],
+    "bench.store.backends": [
+        "INLINE_LIMIT",
+        "MemoryBackend",
+        "ObjectInfo",
+        "PACK_LIMIT",
+        "SqliteBackend",
+        "StoreBackend",
+    ],
     "bench.suite": [
         "Asset",
         "ChallengeManifest",
