@@ -62,8 +62,9 @@ class StatedPower(ContractModel):
 
     The smallest difference in pass rates the exact test detects with the target power under the stated
     ``assumption`` that no pair favours the reference arm (:mod:`~.power` says where that holds as a bound); a
-    ``minimum_detectable_effect`` of None says no effect is detectable at that many pairs. ``per_challenge`` is one challenge's test at the planned attempts,
-    ``pooled`` the stratified test over every challenge the suite declared.
+    ``minimum_detectable_effect`` of None says no effect is detectable at that many pairs. ``per_challenge`` is
+    one challenge's test at the planned attempts, ``pooled`` the stratified test over every challenge the suite
+    declared.
     """
 
     assumption: Literal["no-pair-favours-the-reference-arm"] = "no-pair-favours-the-reference-arm"
