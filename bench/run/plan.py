@@ -183,6 +183,7 @@ def _challenge(
             verifier_sha256=manifest.verifier.asset.sha256,
             oracle_sha256=manifest.oracle.asset.sha256 if manifest.oracle else None,
             image_id=run.image_id,
+            verifier_repeats=prereg.frozen.calibration.verifier_repeats,
         ),
         start=prebuilt["start"],
     )

@@ -14,7 +14,7 @@ from bench.packaging.certify import CertificationReport, Finding, FindingKind, V
 from bench.provision.receipt import PairVerdict
 from bench.run.admit import exclusion
 from bench.sandbox.backends import ProcessOutcome
-from bench.sandbox.calibrate import CalibrationReport, CalibrationVerdict
+from bench.sandbox.calibrate import CalibrationReport, CalibrationVerdict, VerifierRuns
 
 D = Digest.of(b"any stored object")
 SHA = "ab" * 32
@@ -34,12 +34,14 @@ def calibration(verdict: CalibrationVerdict = CalibrationVerdict.CALIBRATED) -> 
         challenge_id="c",
         image_id=f"sha256:{SHA}",
         start=D,
-        untouched=D,
-        untouched_outcome=ProcessOutcome.FAILED,
+        repeats=1,
+        untouched=VerifierRuns(results=(D,), outcomes=(ProcessOutcome.FAILED,)),
         oracle_tree=D,
-        oracle=D,
-        oracle_outcome=ProcessOutcome.SUCCEEDED,
+        oracle=VerifierRuns(results=(D,), outcomes=(ProcessOutcome.SUCCEEDED,)),
+        oracle_audit=D,
+        undeclared_outputs=(),
         verdict=verdict,
+        reason="",
     )
 
 
