@@ -185,6 +185,7 @@ def _challenge(
             image_id=run.image_id,
             verifier_repeats=prereg.frozen.calibration.verifier_repeats,
         ),
+        redacted=redacted["tree"],
         start=prebuilt["start"],
     )
     published.files[f"receipts/{name}/certification.json"] = certified["report"]

@@ -6,15 +6,16 @@ the prebuilt start tree, the same tree the arms start from.
 
 Each half runs the verifier a preregistered number of times (``CalibrationPlan.verifier_repeats``, default 5): a
 verifier whose runs on one tree disagree is flaky and refused, naming the runs, because a flaky verifier turns
-noise into discordant pairs. The oracle's tree is also audited against ``allowed_output_paths`` exactly as an
-arm's is (:func:`~.audit.audit_trees`): an oracle (or the toolchain it runs) that writes outside the allowlist
-fails calibration naming the paths, before any agent's money is spent discovering that every arm's reward is 0.
+noise into discordant pairs. What the prebuild wrote (the redacted tree against the start tree) and the oracle's
+tree are also audited against ``allowed_output_paths`` exactly as an arm's tree is (:func:`~.audit.audit_trees`):
+a prebuild or an oracle (or the toolchain either runs) that writes outside the allowlist fails calibration naming
+the paths, before any agent's money is spent discovering that every arm's reward is 0.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -54,7 +55,7 @@ class CalibrationVerdict(enum.StrEnum):
     ORACLE_FAILS = "oracle-fails"  # refused: the verifier (or the oracle) is wrong
     NO_ORACLE = "no-oracle"  # only the untouched half could be checked
     FLAKY = "flaky"  # refused: the verifier's runs on one tree disagree
-    UNDECLARED_OUTPUT = "undeclared-output"  # refused: the oracle's tree differs outside allowed_output_paths
+    UNDECLARED_OUTPUT = "undeclared-output"  # refused: the prebuild or the oracle wrote outside allowed_output_paths
 
 
 class VerifierRuns(ContractModel):
@@ -87,6 +88,8 @@ class CalibrationReport(Document):
     untouched: VerifierRuns  # on the start tree: must fail every time
     oracle_tree: Digest | None
     oracle: VerifierRuns | None  # with the oracle applied: must pass every time
+    prebuild_audit: Digest | None  # the mutation audit of the redacted tree against the start tree; None: not given
+    prebuild_undeclared: tuple[PortablePath, ...]  # what the prebuild wrote outside allowed_output_paths
     oracle_audit: Digest | None  # the mutation audit of the start tree against the oracle's
     undeclared_outputs: tuple[PortablePath, ...]  # what the oracle's tree changed outside allowed_output_paths
     verdict: CalibrationVerdict
@@ -104,7 +107,7 @@ def calibrate(
 ) -> CalibrationReport:
     """Prebuild ``redacted``, then :func:`calibrate_start` on the tree the arms would start from."""
     start = start_tree(prebuild(backend, redacted, PrebuildParams(image_id=image_id, environment=manifest.environment)))
-    return calibrate_start(backend, store, challenge_dir, manifest, image_id, start, repeats)
+    return calibrate_start(backend, store, challenge_dir, manifest, image_id, start, repeats, redacted)
 
 
 def _runs(store: Store, repeats: int, verify: Callable[[], VerifierResult]) -> VerifierRuns:
@@ -114,8 +117,14 @@ def _runs(store: Store, repeats: int, verify: Callable[[], VerifierResult]) -> V
     )
 
 
+def _audit(store: Store, before: Digest, after: Digest, manifest: ChallengeManifest) -> tuple[Digest, tuple[str, ...]]:
+    """The stored audit of ``before`` against ``after`` and the paths it found outside the allowlist."""
+    receipt = audit_trees(store, TreeDigest(before), TreeDigest(after), manifest.allowed_output_paths)
+    return store.put_document(receipt), tuple(m.path for m in receipt.mutations if not m.allowed)
+
+
 def _verdict(
-    untouched: VerifierRuns, oracle: VerifierRuns | None, undeclared: Sequence[str]
+    untouched: VerifierRuns, oracle: VerifierRuns | None, undeclared: Mapping[str, Sequence[str]]
 ) -> tuple[CalibrationVerdict, str]:
     """The first reason to refuse, in the order a reader asks: can the verifier be trusted at all, then each half."""
     halves = [("untouched", untouched)] + ([("oracle", oracle)] if oracle is not None else [])
@@ -124,12 +133,13 @@ def _verdict(
         return CalibrationVerdict.FLAKY, "the verifier disagrees with itself " + " and ".join(flaky)
     if untouched.agreed is ProcessOutcome.SUCCEEDED:
         return CalibrationVerdict.PASSES_UNTOUCHED, "the verifier passes on the untouched start tree"
+    named = [f"the {step} wrote {', '.join(paths)}" for step, paths in undeclared.items() if paths]
+    if named:
+        return CalibrationVerdict.UNDECLARED_OUTPUT, " and ".join(named) + (
+            " outside allowed_output_paths; declare what the toolchain writes"
+        )
     if oracle is None:
         return CalibrationVerdict.NO_ORACLE, "no oracle solution, so passing was never shown possible"
-    if undeclared:
-        return CalibrationVerdict.UNDECLARED_OUTPUT, f"the oracle's tree changes {', '.join(undeclared)} outside " + (
-            "allowed_output_paths; declare what the toolchain writes"
-        )
     if oracle.agreed is not ProcessOutcome.SUCCEEDED:
         return CalibrationVerdict.ORACLE_FAILS, "the verifier fails even with the oracle solution applied"
     return CalibrationVerdict.CALIBRATED, ""
@@ -143,13 +153,16 @@ def calibrate_start(
     image_id: str,
     start: Digest,
     repeats: int = DEFAULT_REPEATS,
+    redacted: Digest | None = None,
 ) -> CalibrationReport:
-    """Verify ``start`` untouched ``repeats`` times, apply the oracle, audit its tree, verify it as often."""
+    """Audit what the prebuild wrote (when ``redacted`` is given), verify ``start`` untouched ``repeats`` times,
+    apply the oracle, audit its tree and verify it as often."""
+    prebuild_audit, prebuild_undeclared = (None, ()) if redacted is None else _audit(store, redacted, start, manifest)
     untouched = _runs(store, repeats, lambda: run_verifier(backend, challenge_dir, manifest, image_id, start))
     oracle_tree: Digest | None = None
     oracle: VerifierRuns | None = None
     audit: Digest | None = None
-    undeclared: tuple[PortablePath, ...] = ()
+    undeclared: tuple[str, ...] = ()
     if manifest.oracle is not None and untouched.agreed is not ProcessOutcome.SUCCEEDED:
         script = (manifest.oracle.runtime, manifest.oracle.asset, float(manifest.oracle.timeout_seconds))
         applied = run_owned_script(backend, challenge_dir, manifest, image_id, start, script, read_back=True)
@@ -159,12 +172,10 @@ def calibrate_start(
                 f"{applied.exit_code}): {applied.output[-500:]}"
             )
         solved = applied.tree
-        receipt = audit_trees(store, TreeDigest(start), TreeDigest(solved), manifest.allowed_output_paths)
-        audit = store.put_document(receipt)
-        undeclared = tuple(m.path for m in receipt.mutations if not m.allowed)
+        audit, undeclared = _audit(store, start, solved, manifest)
         oracle_tree = solved
         oracle = _runs(store, repeats, lambda: run_verifier(backend, challenge_dir, manifest, image_id, solved))
-    verdict, reason = _verdict(untouched, oracle, undeclared)
+    verdict, reason = _verdict(untouched, oracle, {"prebuild": prebuild_undeclared, "oracle": undeclared})
     return CalibrationReport(
         challenge_id=manifest.challenge_id,
         image_id=image_id,
@@ -173,8 +184,10 @@ def calibrate_start(
         untouched=untouched,
         oracle_tree=oracle_tree,
         oracle=oracle,
+        prebuild_audit=prebuild_audit,
+        prebuild_undeclared=tuple(PortablePath(p) for p in prebuild_undeclared),
         oracle_audit=audit,
-        undeclared_outputs=undeclared,
+        undeclared_outputs=tuple(PortablePath(p) for p in undeclared),
         verdict=verdict,
         reason=reason,
     )
@@ -200,6 +213,7 @@ class CalibrateParams(ContractModel):
 
 
 class CalibrateInputs(Ports):
+    redacted: TreeDigest  # what the prebuild started from: its writes are audited too
     start: TreeDigest
 
 
@@ -217,6 +231,13 @@ def calibrate_stage(context: StageContext, inputs: CalibrateInputs, params: Cali
         raise ContractError(f"{directory} pins other verifier or oracle bytes than the plan; re-plan from the manifest")
     backend = context.service(SandboxBackend)
     report = calibrate_start(
-        backend, context.store, directory, manifest, params.image_id, inputs.start, params.verifier_repeats
+        backend,
+        context.store,
+        directory,
+        manifest,
+        params.image_id,
+        inputs.start,
+        params.verifier_repeats,
+        inputs.redacted,
     )
     return CalibrateOutputs(calibration=context.store.put_document(report))

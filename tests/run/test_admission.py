@@ -41,6 +41,8 @@ def calibration(verdict: CalibrationVerdict = CalibrationVerdict.CALIBRATED) -> 
         untouched=VerifierRuns(results=(D,), outcomes=(ProcessOutcome.FAILED,)),
         oracle_tree=D,
         oracle=VerifierRuns(results=(D,), outcomes=(ProcessOutcome.SUCCEEDED,)),
+        prebuild_audit=D,
+        prebuild_undeclared=(),
         oracle_audit=D,
         undeclared_outputs=(),
         verdict=verdict,

@@ -154,9 +154,24 @@ def test_an_oracle_that_writes_an_undeclared_lockfile_fails_calibration_naming_i
     redacted = make_tree(store, {"hello.txt": b"hello\n"})
     report = calibrate(backend, store, sloppy, load_challenge(sloppy), tiny_image, redacted, repeats=2)
     assert report.verdict is CalibrationVerdict.UNDECLARED_OUTPUT
-    assert report.undeclared_outputs == (".cache", "package-lock.json")
+    assert report.undeclared_outputs == (".cache", "package-lock.json") and report.prebuild_undeclared == ()
     assert report.oracle is not None and report.oracle.agreed is ProcessOutcome.SUCCEEDED
-    with pytest.raises(SandboxError, match=r"changes \.cache, package-lock\.json outside allowed_output_paths"):
+    with pytest.raises(
+        SandboxError, match=r"the oracle wrote \.cache, package-lock\.json outside allowed_output_paths"
+    ):
+        require_calibrated(report)
+
+
+def test_a_prebuild_that_writes_an_undeclared_lockfile_fails_calibration_naming_it(
+    store: Store, backend: DockerBackend, tiny_image: str, tmp_path: Path
+) -> None:
+    environment = {"network_mode": "none", "cpus": 1, "memory_mb": 256, "prebuild_argv": ["touch", "yarn.lock"]}
+    locking = write_challenge(tmp_path / "locking", VERIFY, oracle=SOLVE, environment=environment)
+    redacted = make_tree(store, {"hello.txt": b"hello\n"})
+    report = calibrate(backend, store, locking, load_challenge(locking), tiny_image, redacted, repeats=1)
+    assert report.verdict is CalibrationVerdict.UNDECLARED_OUTPUT
+    assert report.prebuild_undeclared == ("yarn.lock",) and report.prebuild_audit is not None
+    with pytest.raises(SandboxError, match=r"the prebuild wrote yarn\.lock outside allowed_output_paths"):
         require_calibrated(report)
 
 
