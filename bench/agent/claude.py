@@ -19,6 +19,7 @@ from ..sandbox.spec import Mount
 
 __all__ = [
     "AGENT_KEY",
+    "AUTO_MEMORY",
     "HOME_DIRS",
     "MANAGED_SETTINGS_PATH",
     "agent_env",
@@ -41,8 +42,9 @@ HOME_DIRS = (CLAUDE_DIR, CLAUDE_DIR / "projects")
 MANAGED_SETTINGS_PATH = PurePosixPath("/etc/claude-code/managed-settings.json")
 # The CLI's built-in auto memory ("# auto memory" in every request's system prompt, notes under
 # ~/.claude/projects/<slug>/memory/) is a rival memory system in every arm: off unless a memory system declares it
-# as its condition (``Attachment.builtin_memory``), which then replaces these settings in its own arm only.
-MANAGED_SETTINGS: dict[str, object] = {"autoMemoryEnabled": False}
+# as its condition (its settings say ``"autoMemoryEnabled": true``), which then replaces these in its own arm only.
+AUTO_MEMORY = "autoMemoryEnabled"
+MANAGED_SETTINGS: dict[str, object] = {AUTO_MEMORY: False}
 
 
 def base_url() -> str:

@@ -9,8 +9,10 @@ the provisioner's timeouts, and its *attachment*: everything the treatment conta
   the container;
 - ``mounts``: where the state the provisioner restored is mounted, each naming a location its restore response
   reports (:class:`~bench.provision.messages.RestoreLocations`), read-only unless declared ``writable``;
-- ``image``: Debian, npm and pip packages installed into a per-system agent image, built locally, pinned by ID;
-- ``builtin_memory``: the CLI's own auto memory, off in every other arm, is left on in this one.
+- ``image``: Debian, npm and pip packages installed into a per-system agent image, built locally, pinned by ID.
+
+The CLI's own auto memory is off in every arm (managed settings, :mod:`bench.agent.claude`); a system whose
+``settings`` say ``"autoMemoryEnabled": true`` *is* that memory, and its arm alone gets it back.
 
 The runner never learns a system's schema: it mounts what restore names where the declaration says, writes the two
 configuration files, and starts the container from the system's image. Nothing here names a particular system.
@@ -119,14 +121,10 @@ class Attachment(ContractModel):
     mcp_servers: dict[ServerName, McpServer] = Field(default_factory=dict)
     mounts: tuple[StateMount, ...] = ()
     image: ImageLayer | None = None
-    # The CLI's own built-in memory, switched off in every other arm, stays on in this one: the harness's memory
-    # benchmarked like any other system instead of running, undeclared, inside every arm.
-    builtin_memory: bool = False
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
-        adds = self.settings is not None or self.mcp_servers or self.mounts or self.image is not None
-        if not (adds or self.builtin_memory):
+        if self.settings is None and not self.mcp_servers and not self.mounts and self.image is None:
             raise ValueError("an attachment that adds nothing makes the treatment arm a second control arm")
         targets = [mount.target for mount in self.mounts]
         if len(set(targets)) != len(targets):

@@ -55,7 +55,7 @@ def test_no_request_of_an_arm_carries_the_auto_memory_section(
 def test_a_system_declaring_the_builtin_memory_has_it_in_its_own_arm_only(
     inputs: Inputs, backend: SandboxBackend, agent_image: str, builtin: MemoryAttachment
 ) -> None:
-    (mount,) = builtin.mounts
+    (mount,) = [m for m in builtin.mounts if m.target == str(MANAGED_SETTINGS_PATH)]
     assert mount.target == str(MANAGED_SETTINGS_PATH) and Path(mount.source).read_text() == (
         '{"autoMemoryEnabled": true}\n'
     )
