@@ -126,11 +126,12 @@ class Plans:
         return sum(self.by_digest[key.manifest].frozen.budget.attempts for key in keys)
 
     def baseline(self) -> str | None:
-        """The baseline every preregistration names; refused when they disagree."""
-        named = sorted({str(p.frozen.analysis.baseline) for p in (self.by_digest or {}).values()})
+        """The baseline every preregistration names; refused when they disagree (one naming none included)."""
+        named = {p.frozen.analysis.baseline for p in (self.by_digest or {}).values()}
         if len(named) > 1:
-            raise ContractError(f"the preregistrations name different baselines {named}; one suite has one baseline")
-        return None if not named or named[0] == "None" else named[0]
+            shown = sorted(str(name) for name in named)
+            raise ContractError(f"the preregistrations name different baselines {shown}; one suite has one baseline")
+        return next(iter(named), None)
 
 
 # (reference arm, compared arm) of each attempt of one stratum, under the compared condition's key.

@@ -147,3 +147,21 @@ def test_two_records_of_one_attempt_with_different_controls_are_refused(preregs:
     records[record_digest(moved)] = moved
     with pytest.raises(ContractError, match="report different control arms; one attempt has one shared control"):
         summarize(records, "0.95", list(preregs.values()))
+
+
+def test_preregistrations_naming_different_baselines_are_refused(preregs: dict[str, Preregistration]) -> None:
+    records = _records(preregs)
+    odd = preregs["add-flag"]
+    analysis = odd.frozen.analysis.model_copy(update={"baseline": None})
+    changed = odd.model_copy(update={"frozen": odd.frozen.model_copy(update={"analysis": analysis})})
+    moved = {
+        d: r.model_copy(update={"key": r.key.model_copy(update={"manifest": changed.digest})})
+        if r.key.manifest == odd.digest
+        else r
+        for d, r in records.items()
+    }
+    given = [changed, preregs["rename-config"], preregs["fix-rounding"]]
+    with pytest.raises(
+        ContractError, match=r"name different baselines \['None', 'notes'\]; one suite has one baseline"
+    ):
+        summarize(moved, "0.95", given)
