@@ -20,7 +20,9 @@ from bench.sandbox.spec import MemoryAttachment, prepare_pair
 from bench.suite.memory_system import Attachment, MemorySystem
 
 SECTION = "# auto memory"
-BUILTIN = MemorySystem(name="builtin", version="1", provisioner=("true",), attachment=Attachment(builtin_memory=True))
+BUILTIN = MemorySystem(
+    name="builtin", version="1", provisioner=("true",), attachment=Attachment(settings={"autoMemoryEnabled": True})
+)
 
 
 def _system_texts(record: ArmRecord, inputs: Inputs) -> list[str]:
