@@ -42,7 +42,7 @@ from ..suite.memory_system import CONTROL, MemorySystem
 from .arm import ArmRun, environment_value, run_arm
 from .arm_record import ArmRecord, PairRecord
 from .attachment import treatment_attachment
-from .claude import agent_env
+from .claude import agent_env, managed_settings_mount
 from .memory import LiveMemory, live_memory, system_provisioner
 
 __all__ = ["FENCE_REASON", "AttemptOutcome", "AttemptSetup", "arm_caps", "arm_order", "arm_spec", "run_attempt"]
@@ -86,7 +86,8 @@ def arm_spec(run: ArmRun, image_id: str, attachment: MemoryAttachment | None) ->
             f"challenge {run.challenge.challenge_id} declares network mode {environment.network_mode.value}; an agent "
             "arm reaches its model only through the gateway, so set environment.network_mode to model-only"
         )
-    return container_spec(image_id, environment, IDLE_COMMAND, env=agent_env(), attachment=attachment)
+    mounts = (managed_settings_mount(),)
+    return container_spec(image_id, environment, IDLE_COMMAND, env=agent_env(), mounts=mounts, attachment=attachment)
 
 
 def arm_order(attempt: int, systems: tuple[str, ...]) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from ..contracts import ImageId, TreeDigest
 from ..errors import SandboxError
 from ..sandbox import calibrate, default_backend, require_calibrated
+from ..sandbox.calibrate import DEFAULT_REPEATS
 from ..sandbox.images import ImageName, newest_image_id, require_image
 from ..store import tree_from_directory
 from ..suite.challenge import load_challenge
@@ -27,6 +28,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     source.add_argument("--workspace", type=Path, help="a directory to hash into the store as the redacted tree")
     parser.add_argument("--image", help="image ID to run in (default: the newest base image)")
+    parser.add_argument(
+        "--repeats", type=int, default=DEFAULT_REPEATS, help=f"verifier runs per tree (default {DEFAULT_REPEATS})"
+    )
     parser.set_defaults(handler=_calibrate)
 
 
@@ -41,13 +45,14 @@ def _calibrate(args: argparse.Namespace, out: Output) -> int:
             else tree_from_directory(store, args.workspace)
         )
         out.progress(f"calibrating {manifest.challenge_id} in {image_id[:19]}")
-        report = calibrate(backend, store, args.challenge, manifest, ImageId(image_id), redacted)
+        report = calibrate(backend, store, args.challenge, manifest, ImageId(image_id), redacted, args.repeats)
     digest = store.put_document(report)
     data = {**report.model_dump(mode="json"), "report": str(digest)}
+    oracle = "not run" if report.oracle is None else " ".join(o.value for o in report.oracle.outcomes)
     lines = [
-        f"untouched: verifier {report.untouched_outcome.value}",
-        f"oracle:    verifier {report.oracle_outcome.value if report.oracle_outcome else 'not run'}",
-        f"verdict:   {report.verdict.value} (report {digest})",
+        f"untouched: verifier {' '.join(o.value for o in report.untouched.outcomes)}",
+        f"oracle:    verifier {oracle}",
+        f"verdict:   {report.verdict.value} (report {digest}){': ' + report.reason if report.reason else ''}",
     ]
     out.result(data, "\n".join(lines))
     try:

@@ -55,8 +55,7 @@ def _pair(store: Store, outputs: dict[str, str]) -> str:
 
 def _calibration(store: Store, outputs: dict[str, str]) -> str:
     report = store.get_document(Digest(outputs["calibration"]), CalibrationReport)
-    oracle = report.oracle_outcome.value if report.oracle_outcome else "not run"
-    return f"{report.verdict.value}: verifier {report.untouched_outcome.value} untouched, {oracle} with the oracle"
+    return report.verdict.value
 
 
 def _certification(store: Store, outputs: dict[str, str]) -> str:

@@ -36,7 +36,7 @@ from ..packaging.redact import RedactOutputs, RedactParams, redact
 from ..packaging.surfaces import FixtureSurfaces, challenge_inputs, fixture_inputs
 from ..pipeline.builder import Handle, Link, PlanBuilder
 from ..pipeline.plan import Plan
-from ..sandbox.audit import AuditParams, audit_stage
+from ..sandbox.audit import AuditOutputs, AuditParams, audit_stage
 from ..sandbox.calibrate import CalibrateOutputs, CalibrateParams, calibrate_stage
 from ..sandbox.images.build import build_layer
 from ..sandbox.images.registry import ImageName, find_image
@@ -215,7 +215,9 @@ def _challenge(
             verifier_sha256=manifest.verifier.asset.sha256,
             oracle_sha256=manifest.oracle.asset.sha256 if manifest.oracle else None,
             image_id=run.image_id,
+            verifier_repeats=prereg.frozen.calibration.verifier_repeats,
         ),
+        redacted=redacted["tree"],
         start=prebuilt["start"],
         labels={"challenge": name},
     )
@@ -224,10 +226,10 @@ def _challenge(
     policy = store.put_bytes(run.suite.policy(name, WORKSPACE)) if _policy_mode(run) else None
     gates = _Gates(owned.challenge, policy, prebuilt, certified["report"], calibrated)
     for attempt in range(1, run.attempts + 1):
-        pair, grades = _attempt(plan, run, loaded, attempt, gates, published)
+        pair, grades, audits = _attempt(plan, run, loaded, attempt, gates, published)
         for system in run.systems:
             key = _key(run, name, system, policy, prereg.digest, owned.runner["verifier"])
-            _record(plan, run, system, key, attempt, pair, grades, gates, published)
+            _record(plan, run, system, key, attempt, pair, grades, audits, gates, published)
     prereg_path = f"{name}/v{prereg.version}.json"
     published.files[f"manifests/{prereg_path}"] = store.put_bytes((run.preregistrations / prereg_path).read_bytes())
 
@@ -270,6 +272,7 @@ def _record(
     attempt: int,
     pair: Handle[AttemptOutputs],
     grades: dict[str, Handle[GradeOutputs]],
+    audits: dict[str, Handle[AuditOutputs]],
     gates: _Gates,
     published: _Published,
 ) -> None:
@@ -294,6 +297,8 @@ def _record(
         certification=gates.certification,
         calibration=gates.calibrated["calibration"],
         labels=labels,
+        control_audit=audits[CONTROL]["audit"],
+        treatment_audit=audits[system.name]["audit"],
     )
     published.records[label] = record["record"]
     published.admissions[label] = admission["admission"]
@@ -328,7 +333,7 @@ def _grading_memory(run: SuiteRun, challenge: str, condition: str) -> MemoryDecl
 
 def _attempt(
     plan: PlanBuilder, run: SuiteRun, loaded: LoadedChallenge, attempt: int, gates: _Gates, published: _Published
-) -> tuple[Handle[AttemptOutputs], dict[str, Handle[GradeOutputs]]]:
+) -> tuple[Handle[AttemptOutputs], dict[str, Handle[GradeOutputs]], dict[str, Handle[AuditOutputs]]]:
     """One attempt: the shared control and every treatment, then each arm's verifier run, audit and grade."""
     manifest = loaded.manifest
     name = manifest.challenge_id
@@ -344,11 +349,11 @@ def _attempt(
         policy=gates.policy,
         labels={"challenge": name, "attempt": str(attempt)},
     )
-    grades = {
+    arms = {
         condition: _arm(plan, run, loaded, attempt, condition, pair, gates, published)
         for condition in (CONTROL, *(system.name for system in run.systems))
     }
-    return pair, grades
+    return pair, {c: graded for c, (graded, _) in arms.items()}, {c: audited for c, (_, audited) in arms.items()}
 
 
 def _arm(
@@ -360,7 +365,7 @@ def _arm(
     pair: Handle[AttemptOutputs],
     gates: _Gates,
     published: _Published,
-) -> Handle[GradeOutputs]:
+) -> tuple[Handle[GradeOutputs], Handle[AuditOutputs]]:
     """One arm of an attempt (the control or a system's treatment): its verifier run, audit and grade."""
     manifest = loaded.manifest
     name = manifest.challenge_id
@@ -402,4 +407,4 @@ def _arm(
     published.files[f"{receipts}-grade.json"] = graded["grade"]
     if condition != CONTROL:
         published.files[f"{receipts}-snapshot.json"] = pair[f"snapshots/{condition}"]
-    return graded
+    return graded, audited

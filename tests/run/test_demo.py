@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from bench.agent import PairRecord
+from bench.agent import ArmRecord, PairRecord, read_exchange_log
+from bench.gateway.wire import Part, RequestView
 from bench.sandbox.spec import SpecDiffReceipt
 from bench.store import Store
 from bench.store.actions import ActionKey, recorded_from
@@ -130,3 +131,17 @@ def test_every_pair_differs_from_the_shared_control_only_in_its_attachment_image
         layered = {d.field: d.second for d in diffs["server-memory"].differences}
         assert str(layered["attachment.image_id"]).startswith("sha256:")
         assert "attachment.image_id" not in {d.field for d in diffs["reference"].differences}
+
+
+def test_no_request_of_any_arm_carries_the_clis_own_memory(runs: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
+    # The CLI's built-in auto memory would be a rival memory system inside every arm; the demo declares none.
+    store = Store(runs[0] / "store")
+    attempts = [r for r in recorded_from(store, 0) if store.get_document(r.key, ActionKey).stage == "paired-attempt"]
+    arms = [r.outputs["control"] for r in attempts] + [r.outputs[f"treatments/{s}"] for r in attempts for s in SYSTEMS]
+    requests = 0
+    for arm in arms:
+        for exchange in read_exchange_log(store, store.get_document(arm, ArmRecord).exchanges):
+            texts = RequestView.of(exchange.request_body).texts(Part.SYSTEM)  # type: ignore[arg-type]
+            assert texts and not any("# auto memory" in text for text in texts), arm
+            requests += 1
+    assert len(arms) == 12 and requests >= 12
