@@ -51,12 +51,11 @@ class ReasonCode(StrEnum):
     HARNESS_FAILED = "harness-failed"  # an arm's harness exited non-zero
     CAPPED = "capped"  # a budget cap (tokens, dollars, wall seconds) stopped an arm
     MEMORY_INVALID = "memory-invalid"  # the snapshot showed the memory missing, empty or failing its probes
-    DIRTY_AUDIT = "dirty-audit"  # an arm changed something outside the challenge's allowed outputs
     TAMPERED = "tampered"  # an arm's session record disagrees with what the gateway saw
     CONTAMINATED = "contaminated"  # the control arm received a memory phrase
-    INJECTION_MISMATCH = "injection-mismatch"  # re-derived deterministic retrieval differs from what was injected
     UNDELIVERED = "undelivered"  # the treatment delivered nothing; preregistered as excluded
     UNDELIVERED_OWN_ROW = "undelivered-own-row"  # the treatment delivered nothing; preregistered for its own row
+    AUDIT_DIRTY = "audit-dirty"  # an arm's tree changed outside allowed_output_paths: thrown out, never a FAIL
 
 
 class AdmissionDecision(Document):

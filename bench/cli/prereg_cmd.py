@@ -17,13 +17,20 @@ from ..analysis.prereg import UndeliveredRule, load_preregistrations
 from ..publish.bundle import bundle_files, check_layout, load_records
 from ..run.prereg import BudgetChoice, correction_moves, freeze, record_correction, record_supersession
 from ..suite.suite import open_suite
+from .locate import project_of
 from .output import Output
 
 __all__ = ["register"]
 
 
 def _budget_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--into", type=Path, default=Path("manifests"), help="default: ./manifests/<suite id>")
+    parser.add_argument(
+        "--into",
+        type=Path,
+        metavar="DIR",
+        help="where preregistrations go, as DIR/<suite id>/<challenge>/v<N>.json (default: the project's manifests/, "
+        "which is where `run` reads them)",
+    )
     parser.add_argument("--attempts", type=int, help="the most attempts a run may make (default 5)")
     parser.add_argument("--max-tokens-per-arm", type=int, help="token cap of each arm (default 2,000,000)")
     parser.add_argument("--max-wall-seconds-per-arm", type=int, help="wall-time cap of each arm (default: the timeout)")
@@ -59,7 +66,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--version", type=int, help="the replaced version (default: the one before the newest)"
     )
     supersede_parser.add_argument(
-        "--into", type=Path, default=Path("manifests"), help="default: ./manifests/<suite id>"
+        "--into",
+        type=Path,
+        metavar="DIR",
+        help="where preregistrations go, as DIR/<suite id>/<challenge>/v<N>.json (default: the project's manifests/, "
+        "which is where `run` reads them)",
     )
     supersede_parser.set_defaults(handler=_supersede)
 
@@ -76,7 +87,7 @@ def _choice(args: argparse.Namespace) -> BudgetChoice:
 
 def _freeze(args: argparse.Namespace, out: Output) -> int:
     suite = open_suite(args.suite)
-    written = freeze(suite, args.into / suite.manifest.suite_id, _choice(args))
+    written = freeze(suite, _into(args) / suite.manifest.suite_id, _choice(args))
     text = "\n".join(f"froze {path}" for path in written) or "every challenge already has a preregistration"
     out.result({"written": [str(path) for path in written]}, text)
     return 0
@@ -84,7 +95,7 @@ def _freeze(args: argparse.Namespace, out: Output) -> int:
 
 def _correct(args: argparse.Namespace, out: Output) -> int:
     suite = open_suite(args.suite)
-    directory = args.into / suite.manifest.suite_id
+    directory = _into(args) / suite.manifest.suite_id
     loaded = suite.challenge(args.challenge)
     path, old, corrected = record_correction(suite, loaded, directory, args.reason, _choice(args))
     moved = correction_moves(old, corrected)
@@ -95,7 +106,7 @@ def _correct(args: argparse.Namespace, out: Output) -> int:
 
 def _supersede(args: argparse.Namespace, out: Output) -> int:
     suite = open_suite(args.suite)
-    directory = args.into / suite.manifest.suite_id
+    directory = _into(args) / suite.manifest.suite_id
     loaded = suite.challenge(args.challenge)
     files = bundle_files(args.published)
     check_layout(files, str(args.published))
@@ -105,3 +116,7 @@ def _supersede(args: argparse.Namespace, out: Output) -> int:
     path = record_supersession(loaded, directory, version, records)
     out.result({"written": str(path), "version": version}, f"wrote {path}")
     return 0
+
+
+def _into(args: argparse.Namespace) -> Path:
+    return Path(args.into) if args.into is not None else project_of(args).manifests

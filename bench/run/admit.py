@@ -3,14 +3,17 @@
 The reasons are checked in the order a reader would ask them: was the challenge allowed to run at all
 (certification, calibration), did the money fence stop it, did both arms finish (each way of not finishing has its
 own code: :mod:`.ending`), was the memory actually there (the snapshot verdict: an empty memory is an invalid
-pair, never a clean null), does each arm's session file agree with the gateway (tampered), did an arm change
-something outside its allowed outputs (dirty audit), did the control arm receive a memory phrase (contaminated),
-and did the treatment deliver anything (what an undelivered treatment means is preregistered: excluded, excluded
-under its own code, or, on a low-memory control, counted as the expected null). Only a record that
+pair, never a clean null), does each arm's session file agree with the gateway (tampered), did either arm's tree
+stay inside the allowlist (a dirty audit is thrown out, as the seed did, never scored as a FAIL), did the control
+arm receive a memory phrase (contaminated), and did the treatment deliver anything (what an undelivered treatment
+means is preregistered: excluded, excluded under its own code, or, on a low-memory control, counted as the
+expected null). Only a record that
 passes all of them is admitted. Excluded records are kept whole.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from ..agent.arm_record import PairRecord
 from ..analysis.admission import AdmissionDecision, ReasonCode, decide
@@ -20,6 +23,7 @@ from ..contracts import ContractModel, Ref
 from ..fence.fence_record import FenceOutcome, FenceRecord
 from ..packaging.certify import CertificationReport, Verdict
 from ..provision.receipt import PairVerdict
+from ..sandbox.audit import AuditReceipt
 from ..sandbox.calibrate import CalibrationReport, CalibrationVerdict
 from ..stages import Ports, StageContext, StageKind, stage
 from .ending import not_completed
@@ -33,15 +37,18 @@ class AdmitParams(ContractModel):
     undelivered: UndeliveredRule
 
 
-def _validity(record: PairedAttempt, undelivered: UndeliveredRule) -> tuple[ReasonCode, str] | None:
-    """The exclusions a completed record can still have: tampered, dirty, contaminated, undelivered."""
+def _validity(
+    record: PairedAttempt, audits: Mapping[str, AuditReceipt], undelivered: UndeliveredRule
+) -> tuple[ReasonCode, str] | None:
+    """The exclusions a completed record can still have: tampered, dirty audit, contaminated, undelivered."""
     arms: dict[str, ArmResult] = {"control": record.control, "treatment": record.treatment}  # type: ignore[dict-item]
     for name, arm in arms.items():
         if arm.tampered:
             return ReasonCode.TAMPERED, f"the {name} arm's session file disagrees with the gateway: {arm.tampered[0]}"
-    for name, arm in arms.items():
-        if not arm.audit_clean:
-            return ReasonCode.DIRTY_AUDIT, f"the {name} arm changed files outside the allowed outputs"
+    dirty = {arm: [m.path for m in audit.mutations if not m.allowed] for arm, audit in sorted(audits.items())}
+    named = "; ".join(f"{arm} arm changed {', '.join(paths)}" for arm, paths in dirty.items() if paths)
+    if named:
+        return ReasonCode.AUDIT_DIRTY, f"outside allowed_output_paths: {named}"
     if arms["control"].received_phrases:
         return ReasonCode.CONTAMINATED, f"the control arm received {list(arms['control'].received_phrases)}"
     if not arms["treatment"].delivered and undelivered is not UndeliveredRule.INCLUDE:
@@ -57,9 +64,11 @@ def exclusion(
     fence: FenceRecord,
     pair: PairRecord,
     record: PairedAttempt,
+    audits: Mapping[str, AuditReceipt],
     undelivered: UndeliveredRule = UndeliveredRule.EXCLUDE,
 ) -> tuple[ReasonCode, str] | None:
-    """Why the record must be excluded, or None when it may be admitted."""
+    """Why the record must be excluded, or None when it may be admitted. ``audits`` are the arms' mutation audits
+    by arm ("control", "treatment")."""
     if certification.verdict is not Verdict.CERTIFIED:
         return ReasonCode.CERTIFICATION_FAILED, f"certification verdict {certification.verdict.value}"
     if calibration.verdict is not CalibrationVerdict.CALIBRATED:
@@ -71,7 +80,7 @@ def exclusion(
         return unfinished
     if pair.verdict is not PairVerdict.VALID:
         return ReasonCode.MEMORY_INVALID, f"memory snapshot {pair.verdict.value}: {'; '.join(pair.reasons)}"
-    return _validity(record, undelivered)
+    return _validity(record, audits, undelivered)
 
 
 class AdmitInputs(Ports):
@@ -79,6 +88,8 @@ class AdmitInputs(Ports):
     pair: Ref[PairRecord]
     certification: Ref[CertificationReport]
     calibration: Ref[CalibrationReport]
+    control_audit: Ref[AuditReceipt]
+    treatment_audit: Ref[AuditReceipt]
 
 
 class AdmitOutputs(Ports):
@@ -96,6 +107,10 @@ def admit(context: StageContext, inputs: AdmitInputs, params: AdmitParams) -> Ad
         store.get_document(pair.fence, FenceRecord),
         pair,
         record,
+        {
+            "control": store.get_document(inputs.control_audit, AuditReceipt),
+            "treatment": store.get_document(inputs.treatment_audit, AuditReceipt),
+        },
         params.undelivered,
     )
     reason, note = excluded or (ReasonCode.PREREGISTERED_COMPLETE, "completed under an unmoved preregistration")

@@ -24,7 +24,7 @@ class Ending:
     note: str  # what happened, in the record's words
 
 
-def arm_ending(arm: ArmRecord, budget: Budget, tokens: int) -> Ending:
+def arm_ending(arm: ArmRecord, budget: Budget | None, tokens: int) -> Ending:
     """The arm's ending; the first that applies of crashed, timed out, capped, harness failed, finished."""
     exits = [(step.exit_code, step.timed_out) for step in arm.steps]
     if arm.session is None:
@@ -34,17 +34,20 @@ def arm_ending(arm: ArmRecord, budget: Budget, tokens: int) -> Ending:
     cents = arm.spent_usd * 100
     wall = sum(step.seconds for step in arm.steps)
     caps = [
-        (tokens > budget.max_tokens_per_arm, f"{tokens} tokens, cap {budget.max_tokens_per_arm}"),
-        (wall > budget.max_wall_seconds_per_arm, f"{wall:.1f} wall seconds, cap {budget.max_wall_seconds_per_arm}"),
         (
             arm.cap_usd is not None and arm.spent_usd >= arm.cap_usd,
             f"spent {arm.spent_usd} USD, reaching the arm's cap {arm.cap_usd}",
-        ),
-        (
-            budget.max_usd_cents_per_arm > 0 and cents > budget.max_usd_cents_per_arm,
-            f"spent {arm.spent_usd} USD, cap {budget.max_usd_cents_per_arm} cents",
-        ),
+        )
     ]
+    if budget is not None:  # None: a reader without the preregistration (the gateway's own cap still shows)
+        caps += [
+            (tokens > budget.max_tokens_per_arm, f"{tokens} tokens, cap {budget.max_tokens_per_arm}"),
+            (wall > budget.max_wall_seconds_per_arm, f"{wall:.1f} wall s, cap {budget.max_wall_seconds_per_arm}"),
+            (
+                budget.max_usd_cents_per_arm > 0 and cents > budget.max_usd_cents_per_arm,
+                f"spent {arm.spent_usd} USD, cap {budget.max_usd_cents_per_arm} cents",
+            ),
+        ]
     hit = [note for capped, note in caps if capped]
     if hit:  # first: a cap the gateway enforced makes the harness exit non-zero, and the cap is why
         return Ending(ArmEnding.CAPPED, "; ".join(hit))

@@ -99,8 +99,11 @@ def grade_arm(
     )
 
 
-def arm_result(store: Store, graded: ArmGrade, budget: Budget) -> ArmResult:
-    """The analysis's view of one graded arm: how it ended, the three layers, the validity facts and the measures."""
+def arm_result(store: Store, graded: ArmGrade, budget: Budget | None = None) -> ArmResult:
+    """The analysis's view of one graded arm: how it ended, the three layers, the validity facts and the measures.
+
+    ``budget`` is the preregistration's; a reader with none at hand (narration, inspection) gets the ending
+    without the budget's caps."""
     arm = store.get_document(graded.arm, ArmRecord)
     usage = store.get_document(graded.transcript, Transcript).usage
     tokens = sum(usage.model_dump().values())  # every counted token, cached ones included

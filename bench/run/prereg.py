@@ -32,6 +32,7 @@ from ..analysis.prereg import (
     field_digests,
     load_preregistrations,
     moved_fields,
+    stated_power,
     supersession,
 )
 from ..contracts import ContractModel, Digest, canonical_json
@@ -134,7 +135,7 @@ def _budget(suite: Suite, loaded: LoadedChallenge, choice: BudgetChoice, old: Bu
     )
 
 
-def _analysis(loaded: LoadedChallenge, choice: BudgetChoice, old: AnalysisPlan | None) -> AnalysisPlan:
+def _analysis(suite: Suite, loaded: LoadedChallenge, choice: BudgetChoice, old: AnalysisPlan | None) -> AnalysisPlan:
     # A low-memory control is chosen because memory should not help: an undelivered treatment there is the
     # expected null, counted; elsewhere a pair whose memory never arrived says nothing about memory.
     default = (
@@ -147,7 +148,13 @@ def _analysis(loaded: LoadedChallenge, choice: BudgetChoice, old: AnalysisPlan |
         update["confidence"] = choice.confidence
     if choice.undelivered is not None:
         update["undelivered_treatment"] = choice.undelivered
-    base = old or AnalysisPlan(confidence=DEFAULT_CONFIDENCE, undelivered_treatment=default)
+    base = old or AnalysisPlan(
+        confidence=DEFAULT_CONFIDENCE,
+        undelivered_treatment=default,
+        # stated now, before any outcome: what this many attempts per challenge can detect, alone and pooled
+        minimum_detectable_effect=stated_power(DEFAULT_CONFIDENCE, "0.8", MAX_ATTEMPTS, len(suite.challenges)),
+        baseline=suite.manifest.baseline,
+    )
     return AnalysisPlan.model_validate({**base.model_dump(), **update})
 
 
@@ -174,7 +181,7 @@ def freeze(suite: Suite, directory: Path, choice: BudgetChoice = BudgetChoice())
         frozen = FrozenInputs(
             **dict(observed_inputs(suite, loaded)),
             budget=_budget(suite, loaded, choice, None),
-            analysis=_analysis(loaded, choice, None),
+            analysis=_analysis(suite, loaded, choice, None),
         )
         prereg = Preregistration(challenge=challenge, version=1, frozen=frozen)
         written.append(_write_new(directory / challenge / "v1.json", prereg))
@@ -216,7 +223,7 @@ def record_correction(
     frozen = FrozenInputs(
         **dict(observed_inputs(suite, loaded)),
         budget=_budget(suite, loaded, choice, old.frozen.budget),
-        analysis=_analysis(loaded, choice, old.frozen.analysis),
+        analysis=_analysis(suite, loaded, choice, old.frozen.analysis),
     )
     corrected = correct(old, frozen, reason)
     path = directory / corrected.challenge / f"v{corrected.version}.json"
