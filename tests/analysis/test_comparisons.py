@@ -10,10 +10,8 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 from bench.analysis import (
     AnalysisPlan,
-    Budget,
     Build,
     ComparisonKind,
-    FrozenInputs,
     Preregistration,
     stated_power,
     summarize,
@@ -22,7 +20,7 @@ from bench.analysis.stratified import stratified_exact
 from bench.contracts import Digest
 from bench.errors import ContractError
 from bench.publish.render import render_report
-from tests.analysis.attempt_factory import arm, attempt, key, record_digest
+from tests.analysis.attempt_factory import arm, attempt, frozen_inputs, key, record_digest
 
 CHALLENGES = ("add-flag", "rename-config", "fix-rounding")
 ATTEMPTS = 5
@@ -40,14 +38,9 @@ def _prereg(challenge: str) -> Preregistration:
         minimum_detectable_effect=stated_power("0.95", "0.8", ATTEMPTS, len(CHALLENGES)),
         baseline="notes",
     )
-    frozen = FrozenInputs(
-        prompt=Digest.of(challenge.encode()),
-        verifier=Digest.of(b"verifier " + challenge.encode()),
-        model="claude-sonnet-4-5",
-        memory_systems={"notes": Digest.of(b"notes"), "recall": Digest.of(b"recall")},
-        budget=Budget(attempts=ATTEMPTS, max_usd_cents_per_pair=0, max_tokens_per_arm=10, max_wall_seconds_per_arm=9),
-        analysis=analysis,
-    )
+    base = frozen_inputs(b"verifier " + challenge.encode(), attempts=ATTEMPTS)
+    systems = {"notes": Digest.of(b"notes"), "recall": Digest.of(b"recall")}
+    frozen = base.model_copy(update={"memory_systems": systems, "analysis": analysis})
     return Preregistration(challenge=challenge, version=1, frozen=frozen)
 
 
