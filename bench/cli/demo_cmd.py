@@ -16,12 +16,12 @@ from pathlib import Path
 
 from ..errors import BenchError, StageError
 from ..publish.manifest import MANIFEST_NAME
-from ..publish.verify import verify
 from ..sandbox.images import ImageName, build_image, build_layer
 from ..store import Store, export_tree
 from ..store.actions import ActionKey, recorded_from
 from ..suite.suite import load_suite
 from .output import Output
+from .publish_cmd import verification_json, verification_lines, verify_bundle
 from .signals import end_child
 
 __all__ = ["register"]
@@ -60,20 +60,18 @@ def _demo(args: argparse.Namespace, out: Output) -> int:
     store = Store(store_path)
     executed = [store.get_document(result.key, ActionKey).stage for result in recorded_from(store, started)]
     published = _export_published(store, args.published)
-    differences = verify(published / MANIFEST_NAME)
+    verification = verify_bundle(published / MANIFEST_NAME)
     data = {
         "executed_stages": len(executed),
         "stages": sorted(set(executed)),
         "published": str(published),
         "report": str(published / "report" / "index.html"),
-        "verified": not differences,
-        "differences": [str(difference) for difference in differences],
+        **verification_json(verification),
     }
     ran = f"executed {len(executed)} stages" if executed else "nothing to do: every stage was cached; executed 0 stages"
-    lines = [ran, f"report: {data['report']}", "verified" if not differences else "NOT verified:"]
-    lines += [f"  {difference}" for difference in differences]
+    lines = [ran, f"report: {data['report']}", *verification_lines(verification)]
     out.result(data, "\n".join(lines))
-    return 0 if not differences else 1
+    return 0 if verification.verified else 1
 
 
 def _run_doit(store: Path, attempts: int | None, workers: int) -> None:

@@ -4,7 +4,7 @@
       -> per attempt: paired-attempt (the shared control, one treatment per memory system)
          -> per arm: verify, audit -> grade
          -> per memory system: paired-record (control and that system's treatment) -> admit
-    -> bundle -> publish
+    -> analyze -> report -> bundle (with the lineage of everything in it) -> publish
 
 Any suite directory makes a plan: every path the suite names is relative to it, and paths in params are relative
 to ``base`` (where the pipeline runs), so the same code plans the bundled example or a suite elsewhere.
@@ -35,6 +35,7 @@ from ..packaging.redact import RedactOutputs, RedactParams, redact
 from ..packaging.surfaces import FixtureSurfaces, challenge_inputs, fixture_inputs
 from ..pipeline.builder import Handle, Link, PlanBuilder
 from ..pipeline.plan import Plan
+from ..publish.bundle import REPORT_PATH, SUMMARY_PATH
 from ..sandbox.audit import AuditParams, audit_stage
 from ..sandbox.calibrate import CalibrateOutputs, CalibrateParams, calibrate_stage
 from ..sandbox.images.build import build_layer
@@ -47,11 +48,13 @@ from ..store import Store, tree_from_directory
 from ..suite.memory_system import CONTROL, MemorySystem, resolve_provisioner
 from ..suite.suite import LoadedChallenge, Suite, open_suite
 from .admit import admit
+from .analyze import AnalyzeParams, analyze
 from .bundle import bundle
 from .grade import GradeOutputs, GradeParams, grade_stage
 from .paired_record import RecordParams, paired_record
 from .prereg import current_preregistration
-from .publish import PublishParams, publish_stage
+from .publish import publish_stage
+from .report import report
 
 __all__ = ["SuiteRun", "suite_plan"]
 
@@ -132,13 +135,18 @@ def suite_plan(base: Path, store: Store, suite: str, attempts: int | None = None
     published = _Published()
     for loaded in opened.challenges:
         _challenge(plan, run, loaded, redacted, surfaces, published)
-    bundled = plan.add(
-        "bundle", bundle, NoParams(), records=published.records, admissions=published.admissions, files=published.files
+    records, admissions = published.records, published.admissions
+    summary = plan.add("analyze", analyze, AnalyzeParams(confidence="0.95"), records=records, admissions=admissions)
+    rendered = plan.add(
+        "report", report, NoParams(), records=records, admissions=admissions, summary=summary["summary"]
     )
+    published.files[SUMMARY_PATH] = summary["summary"]
+    published.files[REPORT_PATH] = rendered["report"]
+    bundled = plan.add("bundle", bundle, NoParams(), records=records, admissions=admissions, files=published.files)
     plan.add(
         "publish",
         publish_stage,
-        PublishParams(confidence="0.95"),
+        NoParams(),
         bundle=bundled["bundle"],
         refs={"published": f"published/{opened.manifest.suite_id}"},
     )
