@@ -26,6 +26,7 @@ from ..publish.manifest import PublicationManifest
 from ..publish.release import seal
 from ..stages import NoParams, Ports, StageContext, StageKind, stage
 from ..stages.engine import execute
+from ..sandbox.layout import RUNNER_SCRATCH
 from ..store import Store, export_tree, tree_from_directory
 from .analyze import AnalyzeParams, analyze
 from .report import report
@@ -44,7 +45,7 @@ class PublishOutputs(Ports):
 @stage("publish", version=3, kind=StageKind.DETERMINISTIC)
 def publish_stage(context: StageContext, inputs: PublishInputs, params: NoParams) -> PublishOutputs:
     """Every publication check passed, or the stage fails naming the findings."""
-    with tempfile.TemporaryDirectory(prefix="publish-") as scratch:
+    with tempfile.TemporaryDirectory(prefix=RUNNER_SCRATCH["publication"]) as scratch:
         root = Path(scratch) / "bundle"
         export_tree(context.store, inputs.bundle, root)
         seal(root)
