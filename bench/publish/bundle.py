@@ -32,6 +32,7 @@ from .manifest import MANIFEST_NAME
 
 __all__ = [
     "ADMISSIONS",
+    "ATTEMPT_PAGES",
     "OBJECTS",
     "PROVENANCE_NAME",
     "RECORDS",
@@ -51,6 +52,7 @@ OBJECTS = "objects"
 PROVENANCE_NAME = "provenance.intoto.json"
 SUMMARY_PATH = PortablePath("receipts/statistics-summary.json")
 REPORT_PATH = PortablePath("report/index.html")
+ATTEMPT_PAGES = "report/attempts"  # <challenge>-<attempt>.html, linked from the report
 FOLDERS = (RECORDS, ADMISSIONS, "manifests", "receipts", "report", OBJECTS)
 ROOT_FILES = (MANIFEST_NAME, PROVENANCE_NAME)  # beside the files they describe, not covered by the manifest
 

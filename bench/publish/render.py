@@ -10,7 +10,7 @@ order, so the same inputs always give byte-identical HTML.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from html import escape
 
 from ..analysis import (
@@ -26,6 +26,7 @@ from ..analysis import (
 from ..contracts import Digest, PortablePath
 from ..errors import ContractError
 from ..gateway.config import Mode
+from .bundle import ATTEMPT_PAGES
 from .svg import CONTROL_COLOUR, TREATMENT_COLOUR, TrendLine, interval_plot, layer_bars, trend_plot
 
 __all__ = ["render_report"]
@@ -135,8 +136,18 @@ def _model_note(summary: StatisticsSummary) -> str:
     return f'<p class="note">Model: {models}, reached through the gateway in forward mode; metered per arm.</p>'
 
 
+def _page_link(record: PairedAttempt, pages: Collection[str]) -> str:
+    """The record's attempt page, when the report was given one (a bundle assembled by hand has none)."""
+    label = f"{record.key.challenge}-{record.attempt}"
+    if label not in pages:
+        return ""
+    return f'<a href="{ATTEMPT_PAGES.removeprefix("report/")}/{escape(label)}.html">transcripts</a>'
+
+
 def _admissions(
-    records: Mapping[Digest, tuple[PortablePath, PairedAttempt]], admissions: Mapping[PortablePath, AdmissionDecision]
+    records: Mapping[Digest, tuple[PortablePath, PairedAttempt]],
+    admissions: Mapping[PortablePath, AdmissionDecision],
+    pages: Collection[str],
 ) -> str:
     entries = []
     for decision_path, decision in admissions.items():
@@ -148,10 +159,10 @@ def _admissions(
     rows = [
         [escape(challenge), escape(record.build.label), str(attempt), record.completion.value,
          decision.decision.value, decision.reason.value, escape(decision.note),
-         f'<code title="{escape(path)}">{escape(path[:20])}&#8230;</code>']
+         f'<code title="{escape(path)}">{escape(path[:20])}&#8230;</code>', _page_link(record, pages)]
         for challenge, _, attempt, path, record, decision in entries
     ]  # fmt: skip
-    header = ["challenge", "build", "attempt", "completion", "decision", "reason", "note", "record"]
+    header = ["challenge", "build", "attempt", "completion", "decision", "reason", "note", "record", "transcripts"]
     return _table(header, rows, [e[5].decision.value for e in entries])
 
 
@@ -175,13 +186,15 @@ def render_report(
     summary: StatisticsSummary,
     records: Mapping[Digest, tuple[PortablePath, PairedAttempt]],
     admissions: Mapping[PortablePath, AdmissionDecision],
+    pages: Collection[str] = frozenset(),
 ) -> str:
+    """The report; ``pages`` names the attempts (``<challenge>-<attempt>``) that have a transcript page."""
     admitted = sum(d.decision is Admission.ADMITTED for d in admissions.values())
     sections = [
         ("outcomes", "Per-challenge paired outcomes", _outcomes(summary)),
         ("layers", "Grading layers: delivered, used, outcome", _layers(summary)),
         ("continuous", "Continuous measures", _continuous(summary)),
-        ("admissions", "Admission decisions", _admissions(records, admissions)),
+        ("admissions", "Admission decisions", _admissions(records, admissions, pages)),
         ("trends", "Trends per comparability key across builds", _trends(summary)),
     ]
     body = "".join(f'<section id="{id_}"><h2>{title}</h2>{content}</section>' for id_, title, content in sections)

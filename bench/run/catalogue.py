@@ -56,6 +56,7 @@ from .paired_record import paired_record
 from .plan import suite_plan
 from .publish import publish_stage
 from .report import report
+from .view import view
 
 __all__ = ["CONTRACTS", "PLAN_BUILDERS", "STAGES", "runtime", "services"]
 
@@ -78,6 +79,7 @@ STAGES = Catalogue(
         publish_stage,
         analyze,
         report,
+        view,
     ]
 )
 

@@ -2,7 +2,7 @@
 
     corpus -> redact -> per challenge: certify, prebuild -> calibrate
       -> per attempt: paired-attempt (the shared control, one treatment per memory system)
-         -> per arm: verify, audit -> grade
+         -> per arm: verify, audit -> grade; -> view (the attempt's transcript page)
          -> per memory system: paired-record (control and that system's treatment) -> admit
     -> analyze -> report -> bundle (with the lineage of everything in it) -> publish
 
@@ -35,7 +35,7 @@ from ..packaging.redact import RedactOutputs, RedactParams, redact
 from ..packaging.surfaces import FixtureSurfaces, challenge_inputs, fixture_inputs
 from ..pipeline.builder import Handle, Link, PlanBuilder
 from ..pipeline.plan import Plan
-from ..publish.bundle import REPORT_PATH, SUMMARY_PATH
+from ..publish.bundle import ATTEMPT_PAGES, REPORT_PATH, SUMMARY_PATH
 from ..sandbox.audit import AuditParams, audit_stage
 from ..sandbox.calibrate import CalibrateOutputs, CalibrateParams, calibrate_stage
 from ..sandbox.images.build import build_layer
@@ -55,6 +55,7 @@ from .paired_record import RecordParams, paired_record
 from .prereg import current_preregistration
 from .publish import publish_stage
 from .report import report
+from .view import ViewParams, page_label, view
 
 __all__ = ["SuiteRun", "suite_plan"]
 
@@ -87,6 +88,7 @@ class _Published:
     records: dict[str, Link] = field(default_factory=dict)
     admissions: dict[str, Link] = field(default_factory=dict)
     files: dict[str, Link | Digest] = field(default_factory=dict)
+    pages: dict[str, Link] = field(default_factory=dict)  # attempt label -> its transcript page
 
 
 def _agent_image() -> ImageId:
@@ -138,8 +140,15 @@ def suite_plan(base: Path, store: Store, suite: str, attempts: int | None = None
     records, admissions = published.records, published.admissions
     summary = plan.add("analyze", analyze, AnalyzeParams(confidence="0.95"), records=records, admissions=admissions)
     rendered = plan.add(
-        "report", report, NoParams(), records=records, admissions=admissions, summary=summary["summary"]
+        "report",
+        report,
+        NoParams(),
+        records=records,
+        admissions=admissions,
+        summary=summary["summary"],
+        pages=published.pages,
     )
+    published.files.update({f"{ATTEMPT_PAGES}/{label}.html": page for label, page in published.pages.items()})
     published.files[SUMMARY_PATH] = summary["summary"]
     published.files[REPORT_PATH] = rendered["report"]
     bundled = plan.add("bundle", bundle, NoParams(), records=records, admissions=admissions, files=published.files)
@@ -318,6 +327,14 @@ def _attempt(
         condition: _arm(plan, run, loaded, attempt, condition, pair, gates, published)
         for condition in (CONTROL, *(system.name for system in run.systems))
     }
+    label = page_label(name, attempt)
+    page = plan.add(
+        f"view-{label}",
+        view,
+        ViewParams(challenge=name, attempt=attempt, memory=_grading_memory(run, name, CONTROL)),
+        grades={condition: graded["grade"] for condition, graded in grades.items()},
+    )
+    published.pages[label] = page["page"]
     return pair, grades
 
 

@@ -24,9 +24,9 @@ from ..publish.checks import PublicationRefused, all_findings
 from ..publish.lineage import lineage_files
 from ..publish.manifest import PublicationManifest
 from ..publish.release import seal
+from ..sandbox.layout import RUNNER_SCRATCH
 from ..stages import NoParams, Ports, StageContext, StageKind, stage
 from ..stages.engine import execute
-from ..sandbox.layout import RUNNER_SCRATCH
 from ..store import Store, export_tree, tree_from_directory
 from .analyze import AnalyzeParams, analyze
 from .report import report

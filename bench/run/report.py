@@ -14,18 +14,19 @@ __all__ = ["ReportInputs", "ReportOutputs", "report"]
 
 class ReportInputs(Verdicts):
     summary: Ref[StatisticsSummary]
+    pages: dict[str, BlobDigest] = {}  # attempt label (view.page_label) -> its transcript page, linked per record
 
 
 class ReportOutputs(Ports):
     report: BlobDigest  # static HTML
 
 
-@stage("report", version=3, kind=StageKind.DETERMINISTIC)
+@stage("report", version=4, kind=StageKind.DETERMINISTIC)
 def report(context: StageContext, inputs: ReportInputs, params: NoParams) -> ReportOutputs:
     store = context.store
     records, decisions = verdicts(store, inputs)
     summary = store.get_document(inputs.summary, StatisticsSummary)
     placed = {digest: (PortablePath(f"{RECORDS}/{digest.hex}.json"), record) for digest, record in records.items()}
     decided = {PortablePath(f"{ADMISSIONS}/{decision.record.hex}.json"): decision for decision in decisions}
-    html = render_report(summary, placed, decided)
+    html = render_report(summary, placed, decided, frozenset(inputs.pages))
     return ReportOutputs(report=store.put_bytes(html.encode("utf-8")))
