@@ -28,6 +28,7 @@ from ..stages import Stage, StageContext, StageKind
 from ..stages.catalogue import Catalogue
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult
+from ..store.references import references
 from .bundle import OBJECTS, PROVENANCE_NAME, bundle_files, check_layout, iter_bundle_files
 from .difference import first_difference
 from .manifest import LINEAGE_PATH, PublicationManifest, PublishedAction, read_manifest
@@ -120,6 +121,7 @@ class _Lineage:
             for path, data in files.items():
                 self.paths.setdefault(self.store.put_bytes(data, document=path.endswith(".json")), path)
         self.present = set(self.paths)
+        self._referrers: dict[Digest, list[Digest]] | None = None
         self.actions: list[tuple[PublishedAction, ActionKey, ActionResult]] = []
         self.missing: list[Difference] = []
         for action in read_lineage(files).actions:
@@ -144,14 +146,41 @@ class _Lineage:
     def where(self, digest: Digest) -> str:
         return self.paths.get(digest) or f"{OBJECTS}/{digest.hex}"
 
-    def roles(self, digest: Digest) -> tuple[str, ...]:
-        """Which actions read and wrote ``digest``: how a difference in one file reaches the claims."""
+    def _direct(self, digest: Digest) -> list[str]:
         lines = []
         for action, spec, outcome in self.actions:
             read = [name for name, value in spec.inputs.items() if value == digest]
             wrote = [name for name, value in outcome.outputs.items() if value == digest]
             lines += [f"read by {action.stage} as {name} (action {action.key.short})" for name in read]
             lines += [f"written by {action.stage} as {name} (action {action.key.short})" for name in wrote]
+        return lines
+
+    def _named_by(self) -> dict[Digest, list[Digest]]:
+        """Which documents of the bundle name each digest (made once, when a difference needs it)."""
+        if self._referrers is None:
+            self._referrers = {}
+            for digest in self.paths:
+                try:
+                    named = set(references(self.store, digest))  # none for a blob
+                except ValueError:  # a .json file that is not JSON (altered): it names nothing
+                    continue
+                for target in named:
+                    self._referrers.setdefault(target, []).append(digest)
+        return self._referrers
+
+    def roles(self, digest: Digest) -> tuple[str, ...]:
+        """Which actions read and wrote ``digest``, or read a document that names it (a session file is named by
+        its arm record, which grade reads): how a difference in one file reaches the claims."""
+        direct = self._direct(digest)
+        if direct:
+            return tuple(direct)
+        lines: list[str] = []
+        seen, frontier = {digest}, [digest]
+        while frontier and not lines:
+            frontier = sorted({r for d in frontier for r in self._named_by().get(d, [])} - seen)
+            seen.update(frontier)
+            for referrer in frontier:
+                lines += [f"{line} via {self.where(referrer)}" for line in self._direct(referrer)]
         return tuple(lines)
 
 

@@ -9,9 +9,9 @@ import pytest
 
 from bench.analysis import AdmissionDecision
 from bench.cli import main
+from bench.cli.publish_cmd import verify_bundle as verify
 from bench.contracts import Digest, canonical_bytes
 from bench.errors import ContractError
-from bench.cli.publish_cmd import verify_bundle as verify
 from bench.publish import BundleError, PublicationRefused, check_bundle
 from bench.publish.manifest import MANIFEST_NAME
 from bench.run.publish import publish_directory as publish

@@ -10,8 +10,8 @@ import pytest
 
 from bench.analysis import StatisticsSummary
 from bench.cli import main
-from bench.contracts import Digest, canonical_bytes
 from bench.cli.publish_cmd import verify_bundle
+from bench.contracts import Digest, canonical_bytes
 from bench.publish import Check, ClaimKind, PublicationRefused, check_bundle, check_leaks, read_manifest
 from bench.publish.manifest import write_manifest
 from bench.run.publish import publish_directory as publish

@@ -11,8 +11,8 @@ import pytest
 
 from bench.analysis import StatisticsSummary
 from bench.publish import MixedKeysError, TrendLine
-from bench.run.publish import publish_directory as publish
 from bench.publish.svg import BAND_COLOURS, CONTROL_COLOUR, TREATMENT_COLOUR
+from bench.run.publish import publish_directory as publish
 from tests.publish.bundle_factory import write_bundle
 from tests.publish.png import colour_counts
 

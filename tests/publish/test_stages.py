@@ -26,7 +26,9 @@ def test_store_stages_match_the_published_directory(tmp_path: Path, store: Store
     first = execute(StageContext(store, services()), analyze, verdicts, AnalyzeParams(confidence="0.95"))
     again = execute(StageContext(store, services()), analyze, verdicts, AnalyzeParams(confidence="0.95"))
     assert first.executed and not again.executed and again.outputs == first.outputs
-    html = execute(StageContext(store, services()), report, {**verdicts, "summary": first.outputs["summary"]}, NoParams())
+    html = execute(
+        StageContext(store, services()), report, {**verdicts, "summary": first.outputs["summary"]}, NoParams()
+    )
     publish_directory(root)
     assert store.get_bytes(first.outputs["summary"]) == (root / "receipts/statistics-summary.json").read_bytes()
     assert store.get_bytes(html.outputs["report"]) == (root / "report/index.html").read_bytes()
