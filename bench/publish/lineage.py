@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ..contracts import Digest, PortablePath, canonical_bytes
 from ..contracts.strict_json import parse_json
 from ..stages.lineage import producer
-from ..store import EntryKind, Store, TreeObject
+from ..store import EntryKind, Store, read_tree
 from ..store.actions import ActionKey, ActionResult
 from ..store.references import walk_digests
 from .bundle import OBJECTS
@@ -72,7 +72,7 @@ def _named(store: Store, digest: Digest) -> list[Digest]:
     parsed = parse_json(data, f"stored document {digest}", max_bytes=len(data))
     kind = parsed.get("kind") if isinstance(parsed, dict) else None
     if kind == "tree":
-        tree = TreeObject.model_validate(parsed)
+        tree = read_tree(store, digest)
         return [entry.digest for entry in tree.entries if entry.kind is EntryKind.DIRECTORY]
     if kind in _NOT_FOLLOWED:
         return []

@@ -135,7 +135,7 @@ def test_each_tampering_in_place_is_named_with_its_file_and_stage(bundle: Path, 
 FORGED = {
     "hook attachment deleted": ("grade", "output transcript"),
     "gateway line changed": ("grade", "output grade: grade.delivered"),
-    "verifier flipped": ("grade", "output grade: grade.outcome.verifier_passed"),
+    "verifier flipped": ("grade", "output grade: grade.outcome."),
     "record edited": ("paired-record", "output record: treatment.outcome"),
 }
 
@@ -151,7 +151,6 @@ def test_each_tampering_with_every_digest_made_to_agree_is_caught_by_re_grading(
             if found is not None:
                 data = found.read_bytes()
                 forge(bundle, str(found.relative_to(bundle)), data.replace(b" hook additional context: ", b" x: "))
-        path = next(str(p.relative_to(bundle)) for p in [bundle / path] if p.exists())
     forge(bundle, path, altered)
     verification = verify_bundle(bundle / "MANIFEST.json")
     stage, field = FORGED[tampering]
