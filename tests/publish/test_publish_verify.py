@@ -130,6 +130,8 @@ def test_leak_scan_leaves_ordinary_content_alone() -> None:
     assert check_leaks("x/root/y", b"") == []  # a relative path is not a host path
     assert [f.check for f in check_leaks("a.json", b'{"cwd":"/root/x"}')] == [Check.HOST_PATH]
     assert check_leaks("a.json", b'{"cwd":"/home/dev/.claude/projects/-workspace"}') == []  # the container's home
+    assert check_leaks("a.json", b'{"ANTHROPIC_API_KEY":"sk-local-0000000000000000"}') == []  # the arm's local key
+    assert [f.check for f in check_leaks("a.json", b'"sk-local-0000000000000000X1"')] == [Check.SECRET]
     assert [f.check for f in check_leaks("a.json", b'{"cwd":"/home/devon/x"}')] == [Check.HOST_PATH]
     assert [f.check for f in check_leaks("a.json", b'"C:\\\\Users\\\\bob"')] == [Check.HOST_PATH]
 
