@@ -4,7 +4,8 @@ The bundle is a large study's worth of published files: records, admissions, per
 lineage's objects (JSON of 1-40 KB) and a report page, with a MANIFEST.json listing each file's digest. Both
 sides read the same files from RAM (/dev/shm): ours reads the manifest and re-hashes every file against it
 (``rehash``, the first pass of ``verify``, which also checks each object against its name; the second re-runs
-the lineage's deterministic stages and is not compared); b3sum reads a check file listing the same digests. Then the same at 4x the bundle, for the growth line. Usage: python3 benchmarks/verify.py [--repeat N]
+the lineage's deterministic stages and is not compared); b3sum reads a check file listing the same digests.
+Then the same at 4x the bundle, for the growth line. Usage: python3 benchmarks/verify.py [--repeat N]
 """
 
 from __future__ import annotations
