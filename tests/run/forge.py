@@ -30,7 +30,9 @@ def forge(root: Path, path: str, data: bytes) -> str:
     """Replace the file at ``path`` with ``data`` and cascade; return where it now lives."""
     old = (root / path).read_bytes()
     mapping = {Digest.of(old): Digest.of(data)}
-    (root / path).write_bytes(data)
+    for relative, content in bundle_files(root).items():
+        if content == old:  # one object can be published at two paths (two arms' identical verifier results)
+            (root / relative).write_bytes(data)
     changed = True
     while changed:
         changed = False
