@@ -14,11 +14,13 @@ import sys
 import time
 from pathlib import Path
 
+from ..contracts import canonical_bytes
 from ..errors import BenchError, StageError
 from ..publish.manifest import MANIFEST_NAME
 from ..sandbox.images import ImageName, build_image, build_layer
 from ..store import Store, export_tree
 from ..store.actions import ActionKey, recorded_from
+from ..store.versions import version_index
 from ..suite.suite import load_suite
 from .output import Output
 from .publish_cmd import verification_json, verification_lines, verify_bundle
@@ -30,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 PLAN = Path("manifests/plans/example.json")
 SUITE = Path("challenges/example")
 PUBLISHED = Path("manifests/published/example")
+PUBLISHED_REF = "published/example"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -59,7 +62,7 @@ def _demo(args: argparse.Namespace, out: Output) -> int:
     _run_doit(store_path, args.attempts, args.workers)
     store = Store(store_path)
     executed = [store.get_document(result.key, ActionKey).stage for result in recorded_from(store, started)]
-    published = _export_published(store, args.published)
+    published = export_published(store, PUBLISHED_REF, args.published)
     verification = verify_bundle(published / MANIFEST_NAME)
     data = {
         "executed_stages": len(executed),
@@ -88,15 +91,23 @@ def _run_doit(store: Path, attempts: int | None, workers: int) -> None:
         raise StageError(f"the pipeline stopped (doit exit {code}); the log above names the failing task")
 
 
-def _export_published(store: Store, target: Path) -> Path:
-    """Replace ``target`` with the published tree the store's ref names; the old bundle goes only once the new
-    one is whole."""
-    tree = store.get_ref("published/example")
+def export_published(store: Store, ref: str, target: Path) -> Path:
+    """Replace ``target`` with the published tree ``ref`` names (the old bundle goes only once the new one is
+    whole), and write every superseded version beside it, ``<target>-versions/v<N>/``, with ``index.json``
+    listing them all: a re-grade never reinterprets a published bundle, it adds one."""
+    tree = store.get_ref(ref)
     if tree is None:
-        raise BenchError("the pipeline finished without publishing; expected the ref published/example")
+        raise BenchError(f"the pipeline finished without publishing; expected the ref {ref}")
     staging = target.with_name(target.name + ".new")
     shutil.rmtree(staging, ignore_errors=True)
     export_tree(store, tree, staging)
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
+    index = version_index(store, ref)
+    kept = target.with_name(target.name + "-versions")
+    for version in index.versions:
+        if version.superseded and not (kept / f"v{version.version}").is_dir():
+            export_tree(store, version.digest, kept / f"v{version.version}")
+    kept.mkdir(parents=True, exist_ok=True)
+    (kept / "index.json").write_bytes(canonical_bytes(index))
     return target

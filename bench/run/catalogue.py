@@ -46,6 +46,7 @@ from ..stages.directory_tree import directory_tree
 from ..stages.tree_summary import tree_summary
 from ..store import actions as store_actions
 from ..store import trees as store_trees
+from ..store import versions as store_versions
 from ..suite import suite as suite_suite
 from . import grade as run_grade
 from .admit import admit
@@ -87,6 +88,7 @@ CONTRACTS = ContractRegistry(
     [
         *store_trees.PUBLIC_CONTRACTS,
         *store_actions.PUBLIC_CONTRACTS,
+        *store_versions.PUBLIC_CONTRACTS,
         *pipeline_plan.PUBLIC_CONTRACTS,
         *stages_tree_summary.PUBLIC_CONTRACTS,
         *fence_config.PUBLIC_CONTRACTS,
