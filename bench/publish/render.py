@@ -27,12 +27,21 @@ from ..contracts import Digest, PortablePath
 from ..errors import ContractError
 from ..gateway.config import Mode
 from .bundle import ATTEMPT_PAGES
+from .headline import headlines, report_title
 from .svg import CONTROL_COLOUR, TREATMENT_COLOUR, TrendLine, interval_plot, layer_bars, trend_plot
 
 __all__ = ["render_report"]
 
 _STYLE = """
 body{font-family:sans-serif;margin:24px;color:#222;background:#fff;max-width:1100px}
+@media (max-width:600px){body{margin:8px}}
+.scroll{overflow-x:auto;max-width:100%}svg{max-width:100%;height:auto;background:#fff}
+caption{text-align:left;font-size:12px;color:#555;padding:2px 0}
+figure{margin:8px 0}p,h1,h3,li{overflow-wrap:anywhere}
+.headline{font-size:15px}.headline li{margin:2px 0}
+@media (prefers-color-scheme:dark){body{background:#111;color:#eee}th{background:#333}.note,caption{color:#bbb}
+a{color:#8cf}.control{color:#f0a060}.treatment{color:#8cb8f0}.excluded{background:#3a2222}
+.admitted{background:#223a22}.stand-in{background:#3a3218;border-color:#806a20}}
 h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}
 h3{font-size:14px;margin-bottom:4px}
 table{border-collapse:collapse;font-size:12px;margin:8px 0}
@@ -52,13 +61,21 @@ def _cell_title(cell: Cell) -> str:
     return f"{cell.key.challenge}: {cell.build.label}"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], row_classes: Sequence[str] | None = None) -> str:
-    head = "".join(f"<th>{h}</th>" for h in header)
+def _table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], caption: str, row_classes: Sequence[str] | None = None
+) -> str:
+    """A captioned table with column headers, in a box that scrolls sideways on a narrow screen."""
+    head = "".join(f'<th scope="col">{h}</th>' for h in header)
     body = []
     for index, row in enumerate(rows):
         css = f' class="{row_classes[index]}"' if row_classes else ""
         body.append(f"<tr{css}>" + "".join(f"<td>{value}</td>" for value in row) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return (
+        # A box that scrolls must be reachable from the keyboard: focusable, and named by its table's caption.
+        f'<div class="scroll" tabindex="0" role="region" aria-label="{escape(caption)}"><table>'
+        f"<caption>{escape(caption)}</caption><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
 
 
 def _outcomes(summary: StatisticsSummary) -> str:
@@ -72,7 +89,7 @@ def _outcomes(summary: StatisticsSummary) -> str:
             f"{c.control.passes}/{c.control.attempts} {_interval(c.control.pass_rate)}",
             f"{c.treatment.passes}/{c.treatment.attempts} {_interval(c.treatment.pass_rate)}",
             f"{c.paired.treatment_only} / {c.paired.control_only}",
-            f"{c.paired.mcnemar_p:.4g}",
+            f"{c.paired.mcnemar_p:.4g}" + (" (exploratory: fewer than 5 pairs)" if len(c.attempts) < 5 else ""),
             _interval(c.paired.discordant_share),
             _interval(c.paired.odds_ratio, 2),
         ]
@@ -84,7 +101,8 @@ def _outcomes(summary: StatisticsSummary) -> str:
             high = 1.0 if s.pass_rate.high is None else s.pass_rate.high
             plot_rows.append((f"{_cell_title(c)} {arm}", s.pass_rate.low, high, s.passes / s.attempts, colour))
     plot = interval_plot(plot_rows, f"pass rates with exact {summary.confidence} intervals")
-    return _table(header, rows) + f'<figure id="outcome-intervals">{plot}</figure>'
+    table = _table(header, rows, "Paired outcomes per challenge and memory system, against the shared control")
+    return table + f'<figure id="outcome-intervals">{plot}</figure>'
 
 
 def _layers(summary: StatisticsSummary) -> str:
@@ -95,7 +113,10 @@ def _layers(summary: StatisticsSummary) -> str:
             rows.append((f"{arm} delivered", s.delivered, s.attempts, colour))
             rows += [(f"{arm} · via {channel}", n, s.attempts, colour) for channel, n in s.delivered_via.items()]
             rows += [(f"{arm} used", s.used, s.attempts, colour), (f"{arm} outcome", s.passes, s.attempts, colour)]
-        parts.append(f"<h3>{escape(_cell_title(c))}</h3>{layer_bars(rows, f'grading layers, {_cell_title(c)}')}")
+        counts = [[escape(label), f"{n} of {total}"] for label, n, total, _ in rows]
+        chart = layer_bars(rows, f"grading layers, {_cell_title(c)}")
+        table = _table(["layer", "arms"], counts, f"Grading layers, {_cell_title(c)}")
+        parts.append(f"<h3>{escape(_cell_title(c))}</h3>{chart}{table}")
     return "".join(parts)
 
 
@@ -118,7 +139,7 @@ def _continuous(summary: StatisticsSummary) -> str:
     ]
     header = ["challenge", "memory system", "tokens (treatment - control)", "USD (treatment - control)",
               "wall seconds (treatment - control)"]  # fmt: skip
-    return _table(header, rows)
+    return _table(header, rows, "Continuous measures, treatment minus control")
 
 
 def _model_note(summary: StatisticsSummary) -> str:
@@ -159,11 +180,12 @@ def _admissions(
     rows = [
         [escape(challenge), escape(record.build.label), str(attempt), record.completion.value,
          decision.decision.value, decision.reason.value, escape(decision.note),
-         f'<code title="{escape(path)}">{escape(path[:20])}&#8230;</code>', _page_link(record, pages)]
+         f'<a href="../{escape(path)}"><code>{escape(path)}</code></a>', _page_link(record, pages)]
         for challenge, _, attempt, path, record, decision in entries
     ]  # fmt: skip
     header = ["challenge", "build", "attempt", "completion", "decision", "reason", "note", "record", "transcripts"]
-    return _table(header, rows, [e[5].decision.value for e in entries])
+    caption = "Every record, admitted or excluded, with the reason"
+    return _table(header, rows, caption, [e[5].decision.value for e in entries])
 
 
 def _trends(summary: StatisticsSummary) -> str:
@@ -187,8 +209,9 @@ def render_report(
     records: Mapping[Digest, tuple[PortablePath, PairedAttempt]],
     admissions: Mapping[PortablePath, AdmissionDecision],
     pages: Collection[str] = frozenset(),
+    suite: str = "",
 ) -> str:
-    """The report; ``pages`` names the attempts (``<challenge>-<attempt>``) that have a transcript page."""
+    """The report of ``suite``; ``pages`` names the attempts (``<challenge>-<attempt>``) with a transcript page."""
     admitted = sum(d.decision is Admission.ADMITTED for d in admissions.values())
     sections = [
         ("outcomes", "Per-challenge paired outcomes", _outcomes(summary)),
@@ -198,6 +221,7 @@ def render_report(
         ("trends", "Trends per comparability key across builds", _trends(summary)),
     ]
     body = "".join(f'<section id="{id_}"><h2>{title}</h2>{content}</section>' for id_, title, content in sections)
+    title = escape(report_title(summary, suite))
     legend = (
         f'<p class="note"><span class="control">&#9632; control</span> <span class="treatment">&#9632; treatment '
         "(each memory system against the shared control)</span>"
@@ -206,7 +230,8 @@ def render_report(
         "</p>"
     )
     return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Paired run report</title>'
-        f"<style>{_STYLE}</style></head><body><h1>Paired run report</h1>{_model_note(summary)}{legend}{body}"
-        "</body></html>\n"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{title}</title><style>{_STYLE}</style></head><body><main><h1>{title}</h1>"
+        f"{_model_note(summary)}{headlines(summary)}{legend}{body}</main></body></html>\n"
     )

@@ -54,7 +54,7 @@ from .grade import GradeOutputs, GradeParams, grade_stage
 from .paired_record import RecordParams, paired_record
 from .prereg import current_preregistration
 from .publish import publish_stage
-from .report import report
+from .report import ReportParams, report
 from .view import ViewParams, page_label, view
 
 __all__ = ["SuiteRun", "suite_plan"]
@@ -142,7 +142,7 @@ def suite_plan(base: Path, store: Store, suite: str, attempts: int | None = None
     rendered = plan.add(
         "report",
         report,
-        NoParams(),
+        ReportParams(suite=opened.manifest.suite_id),
         records=records,
         admissions=admissions,
         summary=summary["summary"],

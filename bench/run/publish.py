@@ -29,7 +29,7 @@ from ..stages import NoParams, Ports, StageContext, StageKind, stage
 from ..stages.engine import execute
 from ..store import Store, export_tree, tree_from_directory
 from .analyze import AnalyzeParams, analyze
-from .report import report
+from .report import ReportParams, report
 
 __all__ = ["PublishInputs", "PublishOutputs", "publish_directory", "publish_stage"]
 
@@ -69,7 +69,7 @@ def publish_directory(root: Path, confidence: str = "0.95") -> PublicationManife
             files[path], document=True
         )
     summary = execute(context, analyze, verdicts, AnalyzeParams(confidence=confidence))
-    html = execute(context, report, {**verdicts, "summary": summary.outputs["summary"]}, NoParams())
+    html = execute(context, report, {**verdicts, "summary": summary.outputs["summary"]}, ReportParams(suite=root.name))
     derived = {SUMMARY_PATH: summary.outputs["summary"], REPORT_PATH: html.outputs["report"]}
     roots = [*verdicts.values(), *derived.values()]
     written = {PortablePath(path): store.get_bytes(digest) for path, digest in derived.items()}

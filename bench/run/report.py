@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from ..analysis import StatisticsSummary
-from ..contracts import BlobDigest, PortablePath, Ref
+from ..contracts import BlobDigest, ContractModel, PortablePath, Ref
 from ..publish.bundle import ADMISSIONS, RECORDS
 from ..publish.render import render_report
-from ..stages import NoParams, Ports, StageContext, StageKind, stage
+from ..stages import Ports, StageContext, StageKind, stage
 from .analyze import Verdicts, verdicts
 
-__all__ = ["ReportInputs", "ReportOutputs", "report"]
+__all__ = ["ReportInputs", "ReportOutputs", "ReportParams", "report"]
+
+
+class ReportParams(ContractModel):
+    suite: str  # what the title names
 
 
 class ReportInputs(Verdicts):
@@ -22,11 +26,11 @@ class ReportOutputs(Ports):
 
 
 @stage("report", version=4, kind=StageKind.DETERMINISTIC)
-def report(context: StageContext, inputs: ReportInputs, params: NoParams) -> ReportOutputs:
+def report(context: StageContext, inputs: ReportInputs, params: ReportParams) -> ReportOutputs:
     store = context.store
     records, decisions = verdicts(store, inputs)
     summary = store.get_document(inputs.summary, StatisticsSummary)
     placed = {digest: (PortablePath(f"{RECORDS}/{digest.hex}.json"), record) for digest, record in records.items()}
     decided = {PortablePath(f"{ADMISSIONS}/{decision.record.hex}.json"): decision for decision in decisions}
-    html = render_report(summary, placed, decided, frozenset(inputs.pages))
+    html = render_report(summary, placed, decided, frozenset(inputs.pages), params.suite)
     return ReportOutputs(report=store.put_bytes(html.encode("utf-8")))

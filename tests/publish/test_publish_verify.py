@@ -156,7 +156,7 @@ def test_record_without_a_decision_fails(tmp_path: Path) -> None:
 
 
 def test_same_inputs_give_byte_identical_derivations(tmp_path: Path) -> None:
-    first, second = tmp_path / "a", tmp_path / "b"
+    first, second = tmp_path / "a" / "bundle", tmp_path / "b" / "bundle"  # the title names the directory
     write_bundle(first)
     write_bundle(second)
     publish(first)

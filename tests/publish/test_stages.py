@@ -8,8 +8,8 @@ from bench.contracts import Digest
 from bench.run.analyze import AnalyzeParams, analyze
 from bench.run.catalogue import services
 from bench.run.publish import publish_directory
-from bench.run.report import report
-from bench.stages import NoParams, StageContext
+from bench.run.report import ReportParams, report
+from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import Store
 from tests.publish.bundle_factory import write_bundle
@@ -26,9 +26,8 @@ def test_store_stages_match_the_published_directory(tmp_path: Path, store: Store
     first = execute(StageContext(store, services()), analyze, verdicts, AnalyzeParams(confidence="0.95"))
     again = execute(StageContext(store, services()), analyze, verdicts, AnalyzeParams(confidence="0.95"))
     assert first.executed and not again.executed and again.outputs == first.outputs
-    html = execute(
-        StageContext(store, services()), report, {**verdicts, "summary": first.outputs["summary"]}, NoParams()
-    )
+    inputs = {**verdicts, "summary": first.outputs["summary"]}
+    html = execute(StageContext(store, services()), report, inputs, ReportParams(suite=root.name))
     publish_directory(root)
     assert store.get_bytes(first.outputs["summary"]) == (root / "receipts/statistics-summary.json").read_bytes()
     assert store.get_bytes(html.outputs["report"]) == (root / "report/index.html").read_bytes()
