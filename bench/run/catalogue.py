@@ -34,7 +34,6 @@ from ..provision import fixture as provision_fixture
 from ..provision import messages as provision_messages
 from ..provision import receipt as provision_receipt
 from ..publish import manifest as publish_manifest
-from ..publish import versions as publish_versions
 from ..sandbox.audit import audit_stage
 from ..sandbox.backends import SandboxBackend, default_backend
 from ..sandbox.calibrate import calibrate_stage
@@ -47,6 +46,7 @@ from ..stages.directory_tree import directory_tree
 from ..stages.tree_summary import tree_summary
 from ..store import actions as store_actions
 from ..store import trees as store_trees
+from ..store import versions as store_versions
 from ..suite import suite as suite_suite
 from . import grade as run_grade
 from .admit import admit
@@ -57,6 +57,7 @@ from .paired_record import paired_record
 from .plan import suite_plan
 from .publish import publish_stage
 from .report import report
+from .view import view
 
 __all__ = ["CONTRACTS", "PLAN_BUILDERS", "STAGES", "runtime", "services"]
 
@@ -79,6 +80,7 @@ STAGES = Catalogue(
         publish_stage,
         analyze,
         report,
+        view,
     ]
 )
 
@@ -86,6 +88,7 @@ CONTRACTS = ContractRegistry(
     [
         *store_trees.PUBLIC_CONTRACTS,
         *store_actions.PUBLIC_CONTRACTS,
+        *store_versions.PUBLIC_CONTRACTS,
         *pipeline_plan.PUBLIC_CONTRACTS,
         *stages_tree_summary.PUBLIC_CONTRACTS,
         *fence_config.PUBLIC_CONTRACTS,
@@ -96,7 +99,6 @@ CONTRACTS = ContractRegistry(
         *analysis_prereg.PUBLIC_CONTRACTS,
         *analysis_summary.PUBLIC_CONTRACTS,
         *publish_manifest.PUBLIC_CONTRACTS,
-        *publish_versions.PUBLIC_CONTRACTS,
         *provision_messages.PUBLIC_CONTRACTS,
         *provision_fixture.PUBLIC_CONTRACTS,
         *provision_receipt.PUBLIC_CONTRACTS,
