@@ -156,9 +156,9 @@ def _scan_tree(
         if entry.kind is not EntryKind.DIRECTORY:
             paths_by_blob[entry.digest].append(path)
     scanned = 0
-    # Read in the order the walk met them, which is the order they were stored in (so neighbours in a pack
-    # are read together), in a worker thread while this one scans.
-    for digest, data in prefetched(store.get_many(list(paths_by_blob))):
+    # Read in the order they lie in the store (neighbours in a pack in one read), in a worker thread while
+    # this one scans.
+    for digest, data in prefetched(store.get_unordered(list(paths_by_blob))):
         scanned += len(data)
         for hit in scanner.scan(data):
             for path in paths_by_blob[digest]:
