@@ -13,7 +13,6 @@ from pathlib import Path
 
 from ..contracts import Digest, PortablePath
 from ..errors import BenchError
-from ..store.prefetch import prefetched
 from .bundle import bundle_files, check_layout, iter_bundle_files
 from .manifest import PublicationManifest, read_manifest
 from .receipts import derive
@@ -57,8 +56,7 @@ def _consumers(manifest: PublicationManifest, path: str) -> tuple[str, ...]:
 
 def rehash(manifest: PublicationManifest, root: Path) -> list[Difference]:
     """The hashing pass: every file of the bundle at ``root`` re-hashed against ``manifest``."""
-    # A worker thread reads and hashes (system calls and BLAKE3, which release the GIL) while this one collects.
-    actual = dict(prefetched((path, Digest.of(data)) for path, data in iter_bundle_files(root)))
+    actual = {path: Digest.of(data) for path, data in iter_bundle_files(root)}
     differences = []
     for entry in manifest.files:
         found = actual.get(entry.path)

@@ -63,12 +63,6 @@ class Store:
         self.backend.put_many(list(zip(digests, datas, strict=True)), document=document)
         return digests
 
-    def put_hashed(self, items: Sequence[tuple[BlobDigest, bytes]]) -> None:
-        """:meth:`put_many` of raw bytes already named with ``BlobDigest.of``, where the hashing was better done
-        elsewhere (a tree built from disk hashes each file in the thread that reads it). A wrong name fails
-        closed: every read re-hashes, so the bytes would be refused as corrupt, never served under it."""
-        self.backend.put_many(items, document=False)
-
     def get_bytes(self, digest: Digest) -> bytes:
         """The bytes named by ``digest``, re-hashed; a mismatch is refused as corrupt."""
         return _verified(digest, self.backend.get(digest))

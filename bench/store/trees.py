@@ -19,10 +19,9 @@ from typing import Literal, NamedTuple
 
 from pydantic import field_validator, model_validator
 
-from ..contracts import BlobDigest, ContractModel, Digest, Document, PortablePath, TreeDigest, canonical_json
+from ..contracts import ContractModel, Digest, Document, PortablePath, TreeDigest, canonical_json
 from ..contracts.paths import check_entry_name
 from ..errors import ContractError, SourceError
-from .prefetch import prefetched
 from .store import Store
 
 __all__ = [
@@ -133,14 +132,13 @@ class TreeBuilder:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.root = _Dir()
-        self._pending: list[tuple[_Dir, str, EntryKind, bytes, BlobDigest | None]] = []
+        self._pending: list[tuple[_Dir, str, EntryKind, bytes]] = []
         self._pending_bytes = 0
         # Every directory by its path: a corpus's leaves arrive in the order git stores them, not grouped by
         # directory, and walking each one's path from the root was a tenth of building its tree.
         self._nodes: dict[str, _Dir] = {"": self.root}
 
-    def add(self, path: PortablePath, kind: EntryKind, data: bytes, digest: BlobDigest | None = None) -> None:
-        """Add a leaf (``digest``: its ``BlobDigest.of``, when the caller hashed it already) or a directory."""
+    def add(self, path: PortablePath, kind: EntryKind, data: bytes) -> None:
         if kind is _DIRECTORY:
             self.directory(path)
             return
@@ -149,7 +147,7 @@ class TreeBuilder:
         if name in node.leaves or name in node.dirs:
             raise ContractError(f"{path!r} appears twice in the tree")
         node.leaves[name] = None
-        self._pending.append((node, name, kind, data, digest))
+        self._pending.append((node, name, kind, data))
         self._pending_bytes += len(data)
         if len(self._pending) >= _BATCH_ITEMS or self._pending_bytes >= _BATCH_BYTES:
             self._store_pending()
@@ -165,9 +163,8 @@ class TreeBuilder:
         return node
 
     def _store_pending(self) -> None:
-        items = [(digest or BlobDigest.of(data), data) for _, _, _, data, digest in self._pending]
-        self.store.put_hashed(items)
-        for (node, name, kind, _, _), (digest, data) in zip(self._pending, items, strict=True):
+        digests = self.store.put_many([data for _, _, _, data in self._pending])
+        for (node, name, kind, data), digest in zip(self._pending, digests, strict=True):
             node.leaves[name] = (kind, digest, len(data))
         self._pending = []
         self._pending_bytes = 0
@@ -203,20 +200,11 @@ def tree_from_directory(store: Store, root: Path) -> TreeDigest:
         raise SourceError(f"{root} is not a directory")
     with store.batch():
         builder = TreeBuilder(store)
-        # A worker thread lists, reads and hashes (system calls and BLAKE3, which release the GIL) while this
-        # one builds the tree and writes the store.
-        for path, kind, data, digest in prefetched(_hashed(scan_directory(root))):
+        for path, kind, data in scan_directory(root):
             if kind is None:
                 raise SourceError(f"{root / path} is neither a file, a directory nor a symlink")
-            builder.add(path, kind, data, digest)
+            builder.add(path, kind, data)
         return builder.finish()
-
-
-def _hashed(
-    entries: Iterator[tuple[PortablePath, EntryKind | None, bytes]],
-) -> Iterator[tuple[PortablePath, EntryKind | None, bytes, BlobDigest | None]]:
-    for path, kind, data in entries:
-        yield path, kind, data, None if kind is _DIRECTORY or kind is None else BlobDigest.of(data)
 
 
 def scan_directory(root: Path) -> Iterator[tuple[PortablePath, EntryKind | None, bytes]]:
