@@ -72,12 +72,6 @@ class Store:
         for digest, data in zip(digests, self.backend.get_many(digests), strict=True):
             yield digest, _verified(digest, data)
 
-    def get_unordered(self, digests: Sequence[Digest]) -> Iterator[tuple[Digest, bytes]]:
-        """Verified bytes of many objects, each with its digest, in the order the backend reads them cheapest
-        (for a scan that needs no order: certify reads a whole corpus this way)."""
-        for digest, data in self.backend.get_unordered(digests):
-            yield digest, _verified(digest, data)
-
     def has(self, digest: Digest) -> bool:
         return self.backend.stat(digest) is not None
 

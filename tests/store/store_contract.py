@@ -113,18 +113,6 @@ class StoreContract(abc.ABC):
         with pytest.raises(ObjectMissing):
             list(store.get_many([Digest.of(b"never stored")]))
 
-    def test_get_unordered_reads_each_object_once_and_verifies_each(self, store: Store) -> None:
-        with store.batch():
-            packed = store.put_many([os.urandom(2000 + index) for index in range(1200)])
-        digests = [store.put_bytes(b"one read in any order"), store.put_bytes(os.urandom(PACK_LIMIT)), *reversed(packed)]
-        found = dict(store.get_unordered(digests))
-        assert sorted(found) == sorted(digests) and all(Digest.of(data) == digest for digest, data in found.items())
-        self.corrupt(store, digests[0])
-        with pytest.raises(ObjectCorrupt, match=digests[0].hex):
-            list(store.get_unordered(digests))
-        with pytest.raises(ObjectMissing):
-            list(store.get_unordered([digests[1], Digest.of(b"never stored")]))
-
     def test_a_bulk_write_stores_each_object_once_and_shows_it_only_when_it_ends(self, store: Store) -> None:
         before = store.put_bytes(b"already stored")
         datas = [b"already stored", os.urandom(PACK_LIMIT + 1), b"", *(os.urandom(5000) for _ in range(600))]

@@ -70,11 +70,6 @@ class StoreBackend(abc.ABC):
         for digest in digests:
             yield self.get(digest)
 
-    def get_unordered(self, digests: Sequence[Digest]) -> Iterator[tuple[Digest, bytes | None]]:
-        """Each digest with what :meth:`get` returns for it, in the order reading them is cheapest (a caller
-        that needs no order: a scan of a whole tree); override where the order matters to the cost."""
-        yield from zip(digests, self.get_many(digests), strict=True)
-
     @abc.abstractmethod
     def stat(self, digest: Digest) -> ObjectInfo | None:
         """The facts of a stored object without its bytes; None if absent. This is the presence check."""

@@ -192,54 +192,25 @@ class SqliteBackend(StoreBackend):
                 yield from self._get_batch(digests[start : start + _BATCH], reader)
 
     def _get_batch(self, batch: Sequence[Digest], reader: PackReader) -> list[bytes | None]:
-        found: list[bytes | None] = [None] * len(batch)
-        packed: list[tuple[int, tuple[str, int, int]]] = []
-        for index, (_, stored) in enumerate(self._stored(batch)):
-            if isinstance(stored, tuple):
-                packed.append((index, stored))
-            else:
-                found[index] = stored
-        for (index, _), data in zip(packed, reader.read_many([where for _, where in packed]), strict=True):
-            found[index] = data
-        return found
-
-    def get_unordered(self, digests: Sequence[Digest]) -> Iterator[tuple[Digest, bytes | None]]:
-        """Rows' and loose objects' bytes first, then the packed ones in pack order, each pack front to back: a
-        corpus is written in the order git stores it, not in tree order, so reading a tree's files in tree
-        order took a ``pread`` per 4 files, and in pack order one per 4 MiB. Only where each object lies is
-        held for the whole call; bytes are read a batch at a time."""
-        located: list[tuple[str, int, int, Digest]] = []
-        for start in range(0, len(digests), _BATCH):
-            for digest, stored in self._stored(digests[start : start + _BATCH]):
-                if isinstance(stored, tuple):
-                    located.append((*stored, digest))
-                else:
-                    yield digest, stored
-        located.sort()
-        with PackReader(self.packs) as reader:
-            for start in range(0, len(located), _BATCH):
-                batch = located[start : start + _BATCH]
-                datas = reader.read_many([(pack, offset, size) for pack, offset, size, _ in batch])
-                yield from zip((digest for *_, digest in batch), datas, strict=True)
-
-    def _stored(self, batch: Sequence[Digest]) -> Iterator[tuple[Digest, bytes | tuple[str, int, int] | None]]:
-        """Each digest of ``batch`` (one query) with its bytes where a row or a loose file holds them, where its
-        pack holds them (pack, offset, size), or None when it is absent."""
         hexes = [digest.hex for digest in batch]
         query = f"SELECT hex, size, data, pack, pack_offset FROM objects WHERE hex IN {_marks(hexes)}"
         rows = {row[0]: row[1:] for row in self._execute(query, hexes)}
-        for digest, hex_ in zip(batch, hexes, strict=True):
+        found: list[bytes | None] = [None] * len(batch)
+        packed: list[tuple[int, tuple[str, int, int]]] = []
+        for index, (digest, hex_) in enumerate(zip(batch, hexes, strict=True)):
             row = rows.get(hex_)
             if row is None or row[0] != digest.size:
-                yield digest, None
                 continue
             size, inline, pack, offset = row
             if inline is not None:
-                yield digest, inline
+                found[index] = inline
             elif pack is not None:
-                yield digest, (pack, offset, size)
+                packed.append((index, (pack, offset, size)))
             else:
-                yield digest, self._loose(hex_)
+                found[index] = self._loose(hex_)
+        for (index, _), data in zip(packed, reader.read_many([where for _, where in packed]), strict=True):
+            found[index] = data
+        return found
 
     def _loose(self, hex_: str) -> bytes | None:
         try:
