@@ -35,9 +35,10 @@ def run_invocation(runtime: Runtime, invocation_json: str, **upstream: str) -> d
     outcome = execute(context, stage, _inputs(invocation, upstream), invocation.params)
     for output, ref in invocation.refs.items():
         context.store.set_ref(ref, outcome.outputs[output])
-    verb = "ran" if outcome.executed else "cached"
-    print(f"{verb} {invocation.stage} -> {', '.join(f'{k}={v.short}' for k, v in outcome.outputs.items())}")
-    return {name: str(digest) for name, digest in outcome.outputs.items()}
+    # `_executed` tells the progress reporter whether the stage ran or its result was found cached (doit's own
+    # database may have been lost); names starting with "_" are not outputs (see ActionCached).
+    values = {name: str(digest) for name, digest in outcome.outputs.items()}
+    return {**values, "_executed": "true" if outcome.executed else "false"}
 
 
 class ActionCached(UptodateCalculator):  # type: ignore[misc]
@@ -83,4 +84,5 @@ def doit_tasks(plan: Plan, runtime: Runtime) -> Iterator[dict[str, Any]]:
             "task_dep": sorted(invocation.upstream),
             "uptodate": [ActionCached(runtime, invocation)],
             "verbosity": 2,
+            "meta": {"stage": invocation.stage, "labels": dict(invocation.labels), "store": runtime.store},
         }

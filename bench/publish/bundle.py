@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from ..analysis import AdmissionDecision, PairedAttempt
+from ..analysis import AdmissionDecision, PairedAttempt, Preregistration
 from ..contracts import Digest, PortablePath
 from ..contracts.files import parse_contract
 from ..errors import ContractError
@@ -30,6 +30,7 @@ from .manifest import MANIFEST_NAME
 
 __all__ = [
     "ADMISSIONS",
+    "MANIFESTS",
     "RECORDS",
     "REPORT_PATH",
     "SUMMARY_PATH",
@@ -37,15 +38,17 @@ __all__ = [
     "bundle_files",
     "check_layout",
     "load_admissions",
+    "load_preregistrations",
     "load_records",
     "parse_document",
 ]
 
 RECORDS = "records"
 ADMISSIONS = "admissions"
+MANIFESTS = "manifests"
 SUMMARY_PATH = PortablePath("receipts/statistics-summary.json")
 REPORT_PATH = PortablePath("report/index.html")
-FOLDERS = (RECORDS, ADMISSIONS, "manifests", "receipts", "report")
+FOLDERS = (RECORDS, ADMISSIONS, MANIFESTS, "receipts", "report")
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -120,3 +123,15 @@ def load_records(files: Mapping[PortablePath, bytes]) -> dict[Digest, tuple[Port
 
 def load_admissions(files: Mapping[PortablePath, bytes]) -> dict[PortablePath, AdmissionDecision]:
     return {path: parse_document(path, data, AdmissionDecision) for path, data in _in_folder(files, ADMISSIONS).items()}
+
+
+def load_preregistrations(files: Mapping[PortablePath, bytes]) -> list[Preregistration]:
+    """The preregistrations the records ran under, ``manifests/<challenge>/v<N>.json``, each where it belongs."""
+    found = []
+    for path, data in sorted(_in_folder(files, MANIFESTS).items()):
+        prereg = parse_document(path, data, Preregistration)
+        expected = f"{MANIFESTS}/{prereg.challenge}/v{prereg.version}.json"
+        if path != expected:
+            raise BundleError(path, f"holds {prereg.challenge} v{prereg.version}; name it {expected}")
+        found.append(prereg)
+    return found

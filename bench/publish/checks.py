@@ -66,6 +66,8 @@ class PublicationFinding:
 class PublicationRefused(BenchError):
     """Publication checks failed; ``findings`` names every offending file."""
 
+    exit_code = 14
+
     def __init__(self, findings: list[PublicationFinding]) -> None:
         lines = "\n  ".join(str(f) for f in findings)
         super().__init__(

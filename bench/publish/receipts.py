@@ -11,7 +11,17 @@ from collections.abc import Callable, Mapping
 from ..analysis import StatisticsSummary, admitted, summarize
 from ..contracts import PortablePath, canonical_bytes
 from ..errors import ContractError
-from .bundle import ADMISSIONS, RECORDS, REPORT_PATH, SUMMARY_PATH, load_admissions, load_records, parse_document
+from .bundle import (
+    ADMISSIONS,
+    MANIFESTS,
+    RECORDS,
+    REPORT_PATH,
+    SUMMARY_PATH,
+    load_admissions,
+    load_preregistrations,
+    load_records,
+    parse_document,
+)
 from .manifest import Receipt, ReceiptStage
 from .render import render_report
 
@@ -23,7 +33,7 @@ Files = Mapping[PortablePath, bytes]
 def _analyze(inputs: Files, params: Mapping[str, str]) -> bytes:
     records = {digest: record for digest, (_, record) in load_records(inputs).items()}
     chosen = admitted(records, load_admissions(inputs).values())
-    return canonical_bytes(summarize(chosen, params["confidence"]))
+    return canonical_bytes(summarize(chosen, params["confidence"], load_preregistrations(inputs)))
 
 
 def _report(inputs: Files, params: Mapping[str, str]) -> bytes:
@@ -32,8 +42,8 @@ def _report(inputs: Files, params: Mapping[str, str]) -> bytes:
 
 
 _DERIVERS: dict[ReceiptStage, tuple[int, Callable[[Files, Mapping[str, str]], bytes]]] = {
-    ReceiptStage.ANALYZE: (1, _analyze),
-    ReceiptStage.REPORT: (1, _report),
+    ReceiptStage.ANALYZE: (2, _analyze),  # 2: comparisons across challenges, power from the preregistrations
+    ReceiptStage.REPORT: (2, _report),
 }
 STAGE_VERSIONS = {stage: version for stage, (version, _) in _DERIVERS.items()}
 
@@ -59,7 +69,7 @@ def derive(receipt: Receipt, files: Files) -> bytes:
 
 def plan_receipts(files: Files, confidence: str) -> list[Receipt]:
     """The receipts a bundle with these records and admissions publishes, in derivation order."""
-    sources = sorted(p for p in files if p.parts[0] in (RECORDS, ADMISSIONS))
+    sources = sorted(p for p in files if p.parts[0] in (RECORDS, ADMISSIONS, MANIFESTS))
     return [
         Receipt(
             path=SUMMARY_PATH,

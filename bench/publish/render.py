@@ -17,10 +17,13 @@ from ..analysis import (
     Admission,
     AdmissionDecision,
     Cell,
+    Comparison,
+    ComparisonKind,
     ContinuousStatus,
     ContinuousSummary,
     Interval,
     PairedAttempt,
+    PowerStatement,
     StatisticsSummary,
 )
 from ..contracts import Digest, PortablePath
@@ -98,11 +101,78 @@ def _layers(summary: StatisticsSummary) -> str:
     return "".join(parts)
 
 
+def _effect(effect: float | None) -> str:
+    return "none detectable" if effect is None else f"{effect:.3f}"
+
+
+def _power_text(power: PowerStatement) -> str:
+    """The result's reading beside what the design could detect: a null never passes for "no difference"."""
+    planned = "" if power.planned is None else f"planned {_effect(power.planned.minimum_detectable_effect)} at "
+    planned += "" if power.planned is None else f"{power.planned.pairs} pairs; "
+    design = f"{planned}admitted {_effect(power.admitted.minimum_detectable_effect)} at {power.admitted.pairs} pairs"
+    if power.significant:
+        verdict = f"detected at alpha {power.alpha}"
+    elif power.admitted.minimum_detectable_effect is None:
+        verdict = "<strong>underpowered</strong>: no effect was detectable at these pairs"
+    elif power.underpowered:
+        verdict = "<strong>underpowered</strong>: fewer pairs admitted than planned"
+    else:
+        verdict = "no difference detected"
+    return f"{verdict} ({design}; minimum detectable effect at power {power.target_power})"
+
+
+def _comparison(comparison: Comparison) -> str:
+    against = "the shared control" if comparison.kind is ComparisonKind.VERSUS_CONTROL else "the static baseline"
+    title = f"{comparison.treatment.label} against {against} ({comparison.reference})"
+    rows = [
+        [escape(s.challenge), str(len(s.attempts)), f"{s.paired.treatment_only} / {s.paired.control_only}",
+         f"{s.paired.mcnemar_p:.4g}", _interval(s.paired.odds_ratio, 2), "", _power_text(s.power)]
+        for s in comparison.strata
+    ]  # fmt: skip
+    pooled = comparison.pooled
+    estimate = "&#8734;" if pooled.odds_ratio_estimate is None else f"{pooled.odds_ratio_estimate:.3g}"
+    across = "exploratory" if pooled.across_challenges_p is None else f"sign test p {pooled.across_challenges_p:.4g}"
+    directions = (
+        f"{pooled.challenges_favouring_treatment} favour {escape(comparison.treatment.label)}, "
+        f"{pooled.challenges_favouring_reference} the reference, {pooled.challenges_favouring_neither} neither "
+        f"({across})"
+    )
+    rows.append(
+        ["<strong>pooled (stratified exact)</strong>", str(pooled.pairs),
+         f"{pooled.treatment_only} / {pooled.reference_only}", f"{pooled.p_value:.4g}",
+         f"{_interval(pooled.odds_ratio, 2)} estimate {estimate}", directions, _power_text(pooled.power)]
+    )  # fmt: skip
+    header = ["challenge", "pairs", "T only / R only", "exact p", "conditional odds ratio", "challenges",
+              "power"]  # fmt: skip
+    return f"<h3>{escape(title)}</h3>" + _table(header, rows)
+
+
+def _comparisons(summary: StatisticsSummary) -> str:
+    if not summary.comparisons:
+        return '<p class="note">No comparison: no admitted pair.</p>'
+    baseline = (
+        "No preregistration names a static baseline."
+        if summary.baseline is None
+        else f"Each memory system is also compared with the static baseline {escape(summary.baseline)}, attempt by "
+        "attempt."
+    )
+    note = (
+        '<p class="note">Per challenge: exact McNemar. Pooled: the exact conditional test of a common odds ratio '
+        "over the challenges as strata, with its exact interval. Beside each, the minimum detectable effect (the "
+        "smallest difference in pass rates detected with the target power when no pair favours the reference) at "
+        f"the preregistered and at the admitted pairs. {baseline}</p>"
+    )
+    return note + "".join(_comparison(c) for c in summary.comparisons)
+
+
 def _continuous_text(measure: ContinuousSummary) -> str:
     if measure.status is ContinuousStatus.NOT_TESTED:
         return "not tested (policy mode: the stand-in model's tokens are estimates and it spends nothing)"
     if measure.status is ContinuousStatus.EXPLORATORY:
-        return "exploratory (fewer than 5 pairs: no test computed)"
+        return (
+            f"exploratory ({measure.nonzero_pairs} non-zero differences, {measure.zero_pairs} zero: fewer than 5 "
+            "non-zero, no test computed)"
+        )
     return (
         f"median difference {measure.median_difference:.4g}; sign test p {measure.sign_test_p:.4g}; "
         f"signed-rank p {measure.signed_rank_p:.4g} ({measure.nonzero_pairs} non-zero pairs)"
@@ -179,6 +249,7 @@ def render_report(
     admitted = sum(d.decision is Admission.ADMITTED for d in admissions.values())
     sections = [
         ("outcomes", "Per-challenge paired outcomes", _outcomes(summary)),
+        ("comparisons", "Effects across challenges, with the power to find them", _comparisons(summary)),
         ("layers", "Grading layers: delivered, used, outcome", _layers(summary)),
         ("continuous", "Continuous measures", _continuous(summary)),
         ("admissions", "Admission decisions", _admissions(records, admissions)),

@@ -16,7 +16,7 @@ from .code import store_code_manifest
 from .context import StageContext
 from .stage import StageKind
 
-__all__ = ["Lineage", "RederiveResult", "RederiveVerdict", "lineage", "rederive"]
+__all__ = ["Lineage", "RederiveResult", "RederiveVerdict", "lineage", "producer_of", "rederive"]
 
 
 @dataclass
@@ -49,7 +49,7 @@ class Lineage:
         return [head, *body]
 
 
-def _producer(store: Store, digest: Digest) -> tuple[Digest, ActionResult, ActionKey] | None:
+def producer_of(store: Store, digest: Digest) -> tuple[Digest, ActionResult, ActionKey] | None:
     """The earliest recorded action that output ``digest``, if any."""
     found = [(result, store.get_document(result, ActionResult)) for result in producers(store, digest)]
     if not found:
@@ -59,7 +59,7 @@ def _producer(store: Store, digest: Digest) -> tuple[Digest, ActionResult, Actio
 
 
 def lineage(store: Store, digest: Digest) -> Lineage:
-    produced = _producer(store, digest)
+    produced = producer_of(store, digest)
     if produced is None:
         if not store.has(digest):
             raise StageError(f"{digest} is neither stored nor produced by any recorded action")
@@ -109,7 +109,7 @@ def rederive(
     Nothing new is recorded in the action cache: this re-checks a receipt, it does not produce one.
     """
     store = context.store
-    produced = _producer(store, digest)
+    produced = producer_of(store, digest)
     if produced is None:
         raise StageError(f"{digest} was not produced by any recorded action, so there is nothing to re-derive")
     _, result, key = produced

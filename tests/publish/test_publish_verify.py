@@ -71,7 +71,7 @@ def test_altered_receipt_is_named_with_its_lineage(bundle: Path, capsys: pytest.
     assert main(["verify", str(bundle / "MANIFEST.json")]) == 1
     out = capsys.readouterr().out
     assert out.startswith(f"{SUMMARY}: recorded {Digest.of(altered)}, re-derived blake3:")
-    assert "<- analyze v1 (confidence=0.95)" in out and "<- records/" in out and "<- admissions/" in out
+    assert "<- analyze v2 (confidence=0.95)" in out and "<- records/" in out and "<- admissions/" in out
 
 
 def test_altered_record_is_named_with_what_it_feeds(bundle: Path) -> None:

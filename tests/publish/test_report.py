@@ -31,10 +31,11 @@ def test_report_is_self_contained(bundle: Path) -> None:
     assert "<script" not in html
     assert not re.search(r"""(src|href)=["']?(https?:|//|file:)""", html), "the report must need no external asset"
     assert html.count("<svg") == 1 + 4 + 2  # outcome intervals, four cells' layers, two trend keys
-    for section in ("outcomes", "layers", "continuous", "admissions", "trends"):
+    for section in ("outcomes", "comparisons", "layers", "continuous", "admissions", "trends"):
         assert f'<section id="{section}">' in html
     assert "superseded-by-correction" in html and "not-completed" in html
-    assert "exploratory (fewer than 5 pairs: no test computed)" in html
+    assert re.search(r"exploratory \(\d non-zero differences, \d zero: fewer than 5 non-zero, no test computed\)", html)
+    assert "pooled (stratified exact)" in html and "minimum detectable effect at power 0.8" in html
 
 
 def test_trend_line_refuses_two_keys(bundle: Path) -> None:

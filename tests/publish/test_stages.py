@@ -21,8 +21,8 @@ def test_store_stages_match_the_bundle_receipts(tmp_path: Path, store: Store) ->
     write_bundle(root)
     entries = [
         FileEntry(PortablePath(p.relative_to(root).as_posix()), EntryKind.FILE, p.read_bytes())
-        for folder in ("records", "admissions")
-        for p in sorted((root / folder).iterdir())
+        for folder in ("records", "admissions", "manifests")
+        for p in sorted((root / folder).rglob("*.json"))
     ]
     tree = tree_from_entries(store, entries)
     first = execute(StageContext(store, services()), analyze, {"bundle": tree}, AnalyzeParams(confidence="0.95"))
