@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.prereg import load_preregistrations
-from ..contracts import TreeDigest
+from ..contracts import TreeDigest, canonical_bytes
 from ..errors import ContractError, StageError, UsageError
 from ..project import Project
 from ..publish.manifest import MANIFEST_NAME
-from ..publish.verify import verify
 from ..results import load_bundle
 from ..run.dodo import plan_variables
 from ..run.run_record import RunRecord, record_run
@@ -36,12 +35,14 @@ from ..sandbox.images.build import build_layer
 from ..scaffold.unwritten import refuse_unwritten
 from ..store import Store, export_tree
 from ..store.actions import ActionKey, recorded_from
+from ..store.versions import version_index
 from ..suite.suite import Suite, open_suite
 from .locate import open_store
 from .output import Output
+from .publish_cmd import verification_json, verification_lines, verify_bundle
 from .signals import end_child
 
-__all__ = ["SuiteRequest", "add_run_options", "positive_int", "run_suite"]
+__all__ = ["SuiteRequest", "add_run_options", "export_published", "positive_int", "run_suite"]
 
 
 @dataclass(frozen=True)
@@ -178,16 +179,25 @@ def _doit_db(project: Project) -> Path:
     return Path(named) if named else project.doit_db
 
 
-def _export(store: Store, suite_id: str, target: Path) -> Path:
-    """Replace ``target`` with the published tree; the old bundle goes only once the new one is whole."""
-    tree = store.get_ref(f"published/{suite_id}")
+def export_published(store: Store, ref: str, target: Path) -> Path:
+    """Replace ``target`` with the published tree (the old bundle goes only once the new one is whole), and write
+    every superseded version beside it, ``<target>-versions/v<N>/``, with ``index.json`` listing them all: a
+    re-grade never reinterprets a published bundle, it adds one."""
+    tree = store.get_ref(ref)
     if tree is None:
-        raise StageError(f"the pipeline finished without publishing: the store has no ref published/{suite_id}")
+        raise StageError(f"the pipeline finished without publishing: the store has no ref {ref}")
     staging = target.with_name(target.name + ".new")
     shutil.rmtree(staging, ignore_errors=True)
     export_tree(store, tree, staging)
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
+    index = version_index(store, ref)
+    kept = target.with_name(target.name + "-versions")
+    for version in index.versions:
+        if version.superseded and not (kept / f"v{version.version}").is_dir():
+            export_tree(store, version.digest, kept / f"v{version.version}")
+    kept.mkdir(parents=True, exist_ok=True)
+    (kept / "index.json").write_bytes(canonical_bytes(index))
     return target
 
 
@@ -202,10 +212,12 @@ def run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next
     started = time.time()
     _run_doit(request, variables, args.debug)
     executed = [store.get_document(result.key, ActionKey).stage for result in recorded_from(store, started)]
-    published = _export(store, suite_id, request.published or request.project.published(suite_id))
-    differences = verify(published / MANIFEST_NAME)
+    published = export_published(
+        store, f"published/{suite_id}", request.published or request.project.published(suite_id)
+    )
+    verification = verify_bundle(published / MANIFEST_NAME)
     tree = store.get_ref(f"published/{suite_id}")
-    assert tree is not None  # _export refused otherwise
+    assert tree is not None  # export_published refused otherwise
     record = RunRecord(
         suite_id=suite_id,
         plan=f"suite={variables['suite']}",
@@ -215,7 +227,7 @@ def run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next
         executed=len(executed),
         stages=tuple(sorted(set(executed))),
         published=TreeDigest(tree),
-        verified=not differences,
+        verified=verification.verified,
     )
     run_ref = record_run(store, record)
     data: dict[str, Any] = {
@@ -227,14 +239,13 @@ def run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next
         "stages": sorted(set(executed)),
         "published": str(published),
         "report": str(published / "report" / "index.html"),
-        "verified": not differences,
-        "differences": [str(difference) for difference in differences],
+        **verification_json(verification),
         "headline": load_bundle(published).headline.as_json(),
         "next": next_step,
     }
     ran = f"executed {len(executed)} stages" if executed else "nothing to do: every stage was cached; executed 0 stages"
     lines = [f"{ran} (store {store.location})", f"report: {data['report']}"]
-    lines += ["verified"] if not differences else ["NOT verified:", *(f"  {d}" for d in differences)]
+    lines += verification_lines(verification)
     lines.append(f"next: {next_step}")
     out.result(data, "\n".join(lines))
-    return 0 if not differences else 1
+    return 0 if verification.verified else 1

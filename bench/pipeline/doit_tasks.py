@@ -15,6 +15,7 @@ from doit.dependency import UptodateCalculator
 
 from ..contracts import Digest
 from ..stages.engine import action_key, cached_result, execute
+from ..store.versions import set_versioned_ref
 from .plan import Invocation, Plan
 from .runtime import Runtime
 
@@ -33,8 +34,8 @@ def run_invocation(runtime: Runtime, invocation_json: str, **upstream: str) -> d
     stage = runtime.catalogue.get(invocation.stage)
     context = runtime.context()
     outcome = execute(context, stage, _inputs(invocation, upstream), invocation.params)
-    for output, ref in invocation.refs.items():
-        context.store.set_ref(ref, outcome.outputs[output])
+    for output, ref in invocation.refs.items():  # every value a plan ref names is kept: nothing is reinterpreted
+        set_versioned_ref(context.store, ref, outcome.outputs[output])
     # `_executed` tells the progress reporter whether the stage ran or its result was found cached (doit's own
     # database may have been lost); names starting with "_" are not outputs (see ActionCached).
     values = {name: str(digest) for name, digest in outcome.outputs.items()}

@@ -6,8 +6,10 @@ Layout (every file except ``MANIFEST.json`` is covered by the manifest)::
     admissions/<hex>.json           the AdmissionDecision about records/<hex>.json
     manifests/<challenge>/v<N>.json preregistrations
     receipts/statistics-summary.json (and the stages' receipts, receipts/<challenge>/...)
-    report/index.html
-    MANIFEST.json
+    receipts/lineage.json           every action below the records and the report (PublicationLineage)
+    objects/<hex>[.json]            every object those actions read or wrote, by digest (.json: a document)
+    report/index.html, report/attempts/<challenge>-<attempt>.html
+    MANIFEST.json, provenance.intoto.json (the two files the manifest does not cover)
 
 A directory is a bundle only when it has this layout and at least one record (:func:`check_layout`): publication
 and verification refuse anything else rather than manifest whatever happens to be there.
@@ -30,7 +32,10 @@ from .manifest import MANIFEST_NAME
 
 __all__ = [
     "ADMISSIONS",
+    "ATTEMPT_PAGES",
     "MANIFESTS",
+    "OBJECTS",
+    "PROVENANCE_NAME",
     "RECORDS",
     "REPORT_PATH",
     "SUMMARY_PATH",
@@ -46,9 +51,13 @@ __all__ = [
 RECORDS = "records"
 ADMISSIONS = "admissions"
 MANIFESTS = "manifests"
+OBJECTS = "objects"
+PROVENANCE_NAME = "provenance.intoto.json"
 SUMMARY_PATH = PortablePath("receipts/statistics-summary.json")
 REPORT_PATH = PortablePath("report/index.html")
-FOLDERS = (RECORDS, ADMISSIONS, MANIFESTS, "receipts", "report")
+ATTEMPT_PAGES = "report/attempts"  # <challenge>-<attempt>.html, linked from the report
+FOLDERS = (RECORDS, ADMISSIONS, MANIFESTS, "receipts", "report", OBJECTS)
+ROOT_FILES = (MANIFEST_NAME, PROVENANCE_NAME)  # beside the files they describe, not covered by the manifest
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -75,7 +84,7 @@ def iter_bundle_files(root: Path) -> Iterator[tuple[PortablePath, bytes]]:
                 continue
             if kind not in (EntryKind.FILE, EntryKind.EXECUTABLE):
                 raise BundleError(path, f"in {root} is not a regular file; a bundle holds only files and folders")
-            if path != MANIFEST_NAME:
+            if path not in ROOT_FILES:
                 yield path, data
     except OSError as exc:  # unreadable, or removed while the bundle is read: a refusal, not a traceback
         raise BundleError(str(exc.filename or root), f"cannot be read ({exc.strerror}); check the bundle") from exc

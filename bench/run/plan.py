@@ -2,9 +2,9 @@
 
     corpus -> redact -> per challenge: certify, prebuild -> calibrate
       -> per attempt: paired-attempt (the shared control, one treatment per memory system)
-         -> per arm: verify, audit -> grade
+         -> per arm: verify, audit -> grade; -> view (the attempt's transcript page)
          -> per memory system: paired-record (control and that system's treatment) -> admit
-    -> bundle -> publish
+    -> analyze -> report -> bundle (with the lineage of everything in it) -> publish
 
 Any suite directory makes a plan: every path the suite names is relative to it, and paths in params are relative
 to ``base`` (where the pipeline runs), so the same code plans the bundled example or a suite elsewhere.
@@ -36,6 +36,7 @@ from ..packaging.redact import RedactOutputs, RedactParams, redact
 from ..packaging.surfaces import FixtureSurfaces, challenge_inputs, fixture_inputs
 from ..pipeline.builder import Handle, Link, PlanBuilder
 from ..pipeline.plan import Plan
+from ..publish.bundle import ATTEMPT_PAGES, REPORT_PATH, SUMMARY_PATH
 from ..sandbox.audit import AuditOutputs, AuditParams, audit_stage
 from ..sandbox.calibrate import CalibrateOutputs, CalibrateParams, calibrate_stage
 from ..sandbox.images.build import build_layer
@@ -48,11 +49,14 @@ from ..store import Store, tree_from_directory
 from ..suite.memory_system import CONTROL, MemorySystem, resolve_provisioner
 from ..suite.suite import LoadedChallenge, Suite, open_suite
 from .admit import admit
+from .analyze import AnalyzeParams, analyze
 from .bundle import bundle
 from .grade import GradeOutputs, GradeParams, grade_stage
 from .paired_record import RecordParams, paired_record
 from .prereg import current_preregistration
-from .publish import PublishParams, publish_stage
+from .publish import publish_stage
+from .report import ReportParams, report
+from .view import ViewParams, page_label, view
 
 __all__ = ["SuiteRun", "suite_plan"]
 
@@ -87,6 +91,8 @@ class _Published:
     records: dict[str, Link] = field(default_factory=dict)
     admissions: dict[str, Link] = field(default_factory=dict)
     files: dict[str, Link | Digest] = field(default_factory=dict)
+    pages: dict[str, Link] = field(default_factory=dict)  # attempt label -> its transcript page
+    preregistrations: dict[str, Digest] = field(default_factory=dict)  # "<challenge>/v<N>" -> its frozen bytes
 
 
 def _agent_image() -> ImageId:
@@ -162,13 +168,32 @@ def suite_plan(
     published = _Published()
     for loaded in opened.challenges:
         _challenge(plan, run, loaded, redacted, surfaces, published)
-    bundled = plan.add(
-        "bundle", bundle, NoParams(), records=published.records, admissions=published.admissions, files=published.files
+    records, admissions = published.records, published.admissions
+    summary = plan.add(
+        "analyze",
+        analyze,
+        AnalyzeParams(confidence="0.95"),
+        records=records,
+        admissions=admissions,
+        preregistrations=published.preregistrations,
     )
+    rendered = plan.add(
+        "report",
+        report,
+        ReportParams(suite=opened.manifest.suite_id),
+        records=records,
+        admissions=admissions,
+        summary=summary["summary"],
+        pages=published.pages,
+    )
+    published.files.update({f"{ATTEMPT_PAGES}/{label}.html": page for label, page in published.pages.items()})
+    published.files[SUMMARY_PATH] = summary["summary"]
+    published.files[REPORT_PATH] = rendered["report"]
+    bundled = plan.add("bundle", bundle, NoParams(), records=records, admissions=admissions, files=published.files)
     plan.add(
         "publish",
         publish_stage,
-        PublishParams(confidence="0.95"),
+        NoParams(),
         bundle=bundled["bundle"],
         refs={"published": f"published/{opened.manifest.suite_id}"},
     )
@@ -231,7 +256,9 @@ def _challenge(
             key = _key(run, name, system, policy, prereg.digest, owned.runner["verifier"])
             _record(plan, run, system, key, attempt, pair, grades, audits, gates, published)
     prereg_path = f"{name}/v{prereg.version}.json"
-    published.files[f"manifests/{prereg_path}"] = store.put_bytes((run.preregistrations / prereg_path).read_bytes())
+    frozen = store.put_bytes((run.preregistrations / prereg_path).read_bytes())
+    published.preregistrations[f"{name}/v{prereg.version}"] = frozen
+    published.files[f"manifests/{prereg_path}"] = frozen
 
 
 @dataclass(frozen=True)
@@ -353,7 +380,16 @@ def _attempt(
         condition: _arm(plan, run, loaded, attempt, condition, pair, gates, published)
         for condition in (CONTROL, *(system.name for system in run.systems))
     }
-    return pair, {c: graded for c, (graded, _) in arms.items()}, {c: audited for c, (_, audited) in arms.items()}
+    grades = {c: graded for c, (graded, _) in arms.items()}
+    label = page_label(name, attempt)
+    page = plan.add(
+        f"view-{label}",
+        view,
+        ViewParams(challenge=name, attempt=attempt, memory=_grading_memory(run, name, CONTROL)),
+        grades={condition: graded["grade"] for condition, graded in grades.items()},
+    )
+    published.pages[label] = page["page"]
+    return pair, grades, {c: audited for c, (_, audited) in arms.items()}
 
 
 def _arm(

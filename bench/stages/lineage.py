@@ -50,11 +50,15 @@ class Lineage:
 
 
 def producer_of(store: Store, digest: Digest) -> tuple[Digest, ActionResult, ActionKey] | None:
-    """The earliest recorded action that output ``digest``, if any."""
+    """The earliest recorded action that output ``digest``, if any (ties broken by the result's digest).
+
+    Action keys are content-addressed, so once recorded the action behind a digest does not change; when several
+    actions produced one digest (a re-run with new code that derived the same bytes), every reader takes this one.
+    """
     found = [(result, store.get_document(result, ActionResult)) for result in producers(store, digest)]
     if not found:
         return None
-    result_digest, result = min(found, key=lambda item: item[1].started)
+    result_digest, result = min(found, key=lambda item: (item[1].started, item[0]))
     return result_digest, result, store.get_document(result.key, ActionKey)
 
 

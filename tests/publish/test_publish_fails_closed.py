@@ -9,10 +9,12 @@ import pytest
 
 from bench.analysis import AdmissionDecision
 from bench.cli import main
+from bench.cli.publish_cmd import verify_bundle as verify
 from bench.contracts import Digest, canonical_bytes
 from bench.errors import ContractError
-from bench.publish import BundleError, PublicationRefused, check_bundle, publish, verify
+from bench.publish import BundleError, PublicationRefused, check_bundle
 from bench.publish.manifest import MANIFEST_NAME
+from bench.run.publish import publish_directory as publish
 from tests.publish.bundle_factory import write_bundle
 
 
@@ -54,7 +56,6 @@ def test_verify_refuses_a_manifest_of_no_bundle(tmp_path: Path, capsys: pytest.C
         (root / derived).write_bytes((bundle / derived).read_bytes())
     manifest["files"] = [f for f in manifest["files"] if not f["path"].startswith(("records/", "admissions/"))]
     manifest["files"] = [f for f in manifest["files"] if not f["path"].startswith("manifests/")]
-    manifest["receipts"] = []
     (root / MANIFEST_NAME).write_text(json.dumps(manifest))
     with pytest.raises(BundleError, match="holds no records/"):
         verify(root / MANIFEST_NAME)

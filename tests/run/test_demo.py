@@ -39,7 +39,10 @@ def test_the_demo_publishes_a_verified_bundle_into_the_project(demo_runs: DemoRu
     assert (first["project"], first["store"]) == (str(demo_runs.project), str(demo_runs.store))
     assert first["published"] == str(demo_runs.published)
     verify = bench_command(demo_runs.project, "verify", str(demo_runs.published / "MANIFEST.json"))
-    assert verify.returncode == 0 and verify.stdout.strip() == "verified"
+    assert verify.returncode == 0 and verify.stdout.splitlines()[-1] == "verified"
+    claims = first["claims"]
+    assert {"grade", "paired-record", "admit", "analyze", "report", "view"} <= set(claims["re-derived"])
+    assert {"paired-attempt", "verify", "calibrate", "prebuild"} <= set(claims["attested"])
     assert (demo_runs.published / "report" / "index.html").is_file()
 
 
@@ -133,9 +136,9 @@ def test_every_pair_differs_from_the_shared_control_only_in_its_attachment_image
         assert "attachment.image_id" not in {d.field for d in diffs["reference"].differences}
 
 
-def test_no_request_of_any_arm_carries_the_clis_own_memory(runs: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
+def test_no_request_of_any_arm_carries_the_clis_own_memory(demo_runs: DemoRuns) -> None:
     # The CLI's built-in auto memory would be a rival memory system inside every arm; the demo declares none.
-    store = Store(runs[0] / "store")
+    store = Store(demo_runs.store)
     attempts = [r for r in recorded_from(store, 0) if store.get_document(r.key, ActionKey).stage == "paired-attempt"]
     arms = [r.outputs["control"] for r in attempts] + [r.outputs[f"treatments/{s}"] for r in attempts for s in SYSTEMS]
     requests = 0
