@@ -86,11 +86,17 @@ def redact_tree(store: Store, tree: TreeDigest, extra_paths: tuple[PortablePath,
     return RedactionReceipt(source=tree, redacted=TreeDigest(redacted), removed=tuple(work.removed))
 
 
-def _rewrite(store: Store, digest: Digest, prefix: str, work: _Redaction) -> tuple[Digest, int] | None:
-    """The directory ``digest`` with removals applied, and its new total size; None when they emptied it."""
+def _rewrite(
+    store: Store, digest: Digest, prefix: str, work: _Redaction, tree: TreeObject | None = None
+) -> tuple[Digest, int] | None:
+    """The directory ``digest`` (whose object is ``tree`` when already read) with removals applied, and its new
+    total size; None when they emptied it. Its subdirectories are read in one batch, not one query each."""
+    tree = tree or read_tree(store, digest)
+    subdirectories = list(dict.fromkeys(entry.digest for entry in tree.entries if entry.kind is EntryKind.DIRECTORY))
+    below = dict(zip(subdirectories, store.get_documents(subdirectories, TreeObject), strict=True))
     kept: list[TreeEntry] = []
     changed = False
-    for entry in read_tree(store, digest).entries:
+    for entry in tree.entries:
         path = prefix + entry.name
         reason = auto_loaded_match(path) or (DECLARED_REASON if path in work.pending else None)
         if reason is not None:
@@ -98,7 +104,7 @@ def _rewrite(store: Store, digest: Digest, prefix: str, work: _Redaction) -> tup
             changed = True
             continue
         if entry.kind is EntryKind.DIRECTORY:
-            rewritten = _rewrite(store, entry.digest, path + "/", work)
+            rewritten = _rewrite(store, entry.digest, path + "/", work, below[entry.digest])
             if rewritten is None:
                 work.removed.append(_removed(PortablePath(path), entry, EMPTIED_REASON))
                 changed = True

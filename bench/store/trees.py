@@ -22,7 +22,6 @@ from pydantic import field_validator, model_validator
 from ..contracts import ContractModel, Digest, Document, PortablePath, TreeDigest, canonical_json
 from ..contracts.paths import check_entry_name
 from ..errors import ContractError, SourceError
-from .prefetch import prefetched
 from .store import Store
 
 __all__ = [
@@ -135,7 +134,9 @@ class TreeBuilder:
         self.root = _Dir()
         self._pending: list[tuple[_Dir, str, EntryKind, bytes]] = []
         self._pending_bytes = 0
-        self._last: tuple[str, _Dir] = ("", self.root)  # leaves arrive grouped by directory
+        # Every directory by its path: a corpus's leaves arrive in the order git stores them, not grouped by
+        # directory, and walking each one's path from the root was a tenth of building its tree.
+        self._nodes: dict[str, _Dir] = {"": self.root}
 
     def add(self, path: PortablePath, kind: EntryKind, data: bytes) -> None:
         if kind is _DIRECTORY:
@@ -155,16 +156,10 @@ class TreeBuilder:
         self._node(path)
 
     def _node(self, directory: str) -> _Dir:
-        if directory == self._last[0]:
-            return self._last[1]
-        node = self.root
-        start = 0
-        while start < len(directory):
-            end = directory.find("/", start)
-            end = len(directory) if end < 0 else end
-            node = node.child(directory[start:end], directory[:end])
-            start = end + 1
-        self._last = (directory, node)
+        node = self._nodes.get(directory)
+        if node is None:
+            parent, _, name = directory.rpartition("/")
+            node = self._nodes[directory] = self._node(parent).child(name, directory)
         return node
 
     def _store_pending(self) -> None:

@@ -102,6 +102,14 @@ def test_the_reader_refuses_and_says_why(document: bytes, problem: str) -> None:
         parse_json(document, "the document")
 
 
+def test_a_lone_surrogate_is_refused_however_it_is_spelled() -> None:
+    # Escaped in bytes, escaped in a lowercase or uppercase hex, raw in a string: every route into the value.
+    for document in (b'["ok", {"k": "\\udFff"}]', '["\\uD800"]', '["x\ud800"]', '{"\\udc00": 1}'):
+        with pytest.raises(ContractError, match="lone surrogate"):
+            parse_json(document, "the document")
+    assert parse_json(b'["\\ud83d\\ude00", "\\\\ud800"]', "doc") == ["\U0001f600", "\\ud800"]
+
+
 def test_the_reader_keeps_what_json_allows() -> None:
     assert parse_json_object(b' \t{"a": [1, -2.5e3, "\\u00e9", null, true]}\r\n', "doc") == {
         "a": [1, -2500.0, "\u00e9", None, True]

@@ -86,6 +86,19 @@ def test_conflicting_entries_are_refused(store: Store) -> None:
         )
 
 
+def test_leaves_in_any_order_build_one_tree_and_conflicts_are_refused_in_either_order(store: Store) -> None:
+    # A corpus adds its files in the order git packs them, not grouped by directory.
+    paths = [f"d{index % 3}/e{index % 2}/f{index}" for index in range(12)]
+    entries = [FileEntry(PortablePath(path), EntryKind.FILE, path.encode()) for path in paths]
+    grouped = tree_from_entries(store, sorted(entries))
+    assert tree_from_entries(store, entries) == grouped == tree_from_entries(store, reversed(entries))
+    clash = FileEntry(PortablePath("d1/e0"), EntryKind.FILE, b"")
+    with pytest.raises(ContractError, match="'d1/e0' appears twice in the tree"):
+        tree_from_entries(store, [*entries, clash])
+    with pytest.raises(ContractError, match="'d1/e0' is both a file and a directory"):
+        tree_from_entries(store, [clash, *entries])
+
+
 def test_special_files_and_escaping_tar_members_are_refused(store: Store, tmp_path: Path) -> None:
     source = tmp_path / "s"
     source.mkdir()
