@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from s3server import S3Server, seaweed
 
 from bench.run.catalogue import services
 from bench.stages import StageContext
@@ -18,3 +20,12 @@ def store(tmp_path: Path) -> Store:
 def context(store: Store) -> StageContext:
     """The store with the runtime's services (the Docker engine), as the pipeline gives stages."""
     return StageContext(store, services())
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """One SeaweedFS S3 server on loopback for the session; the AWS variables of this process point at it."""
+    with seaweed() as server, pytest.MonkeyPatch.context() as patch:
+        for name, value in server.environment.items():
+            patch.setenv(name, value)
+        yield server

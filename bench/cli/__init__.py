@@ -11,9 +11,9 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from ..errors import BenchError
+from ..store.location import store_location
 from .output import Output
 
 __all__ = ["main"]
@@ -37,13 +37,21 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+def location_argument(text: str) -> str:
+    """``--store``: a directory or an S3 URL, spelled the same for every process that opens it."""
+    try:
+        return store_location(text)
+    except BenchError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="stele-bench", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--store",
-        type=Path,
-        default=Path(os.environ.get("STELE_BENCH_STORE", "store")),
-        help="object store directory (default: $STELE_BENCH_STORE or ./store)",
+        type=location_argument,
+        default=os.environ.get("STELE_BENCH_STORE", "store"),
+        help="object store: a directory or s3://BUCKET/PREFIX (default: $STELE_BENCH_STORE or ./store)",
     )
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _demo(args: argparse.Namespace, out: Output) -> int:
-    store_path = args.store.resolve()
+    store_path: str = args.store
     for name in (ImageName.BASE, ImageName.AGENT):
         out.progress(f"demo: image {name.value}: building unless built (the first build takes a few minutes)")
         result = build_image(name)
@@ -67,7 +67,7 @@ def _demo(args: argparse.Namespace, out: Output) -> int:
     return 0 if not differences else 1
 
 
-def _run_doit(store: Path, attempts: int | None, workers: int) -> None:
+def _run_doit(store: str, attempts: int | None, workers: int) -> None:
     """doit from the project root, its output on stderr so that stdout stays the command's result."""
     command = [sys.executable, "-m", "doit", "-n", str(workers), f"plan={PLAN}", f"store={store}"]
     if attempts is not None:

@@ -125,6 +125,12 @@ class StoreBackend(abc.ABC):
     def results_since(self, since: float) -> list[Digest]:
         """Results recorded at or after ``since`` (a time.time() value), oldest first."""
 
+    # -- caching -----------------------------------------------------------------------------------
+
+    def uncached(self) -> StoreBackend:
+        """The same storage without a local cache in front, if this backend has one: what fsck checks."""
+        return self
+
     # -- transactions ------------------------------------------------------------------------------
 
     @abc.abstractmethod
