@@ -18,6 +18,7 @@ lives::
      |    +-- CorpusError               (bench.packaging.corpus) a commit's tree is refused at a path
      |    +-- CommitNotFound            (bench.packaging.gitsource) a commit or ref is not in the repository
      +-- SandboxError                   the container engine (or the process backend) refused or failed
+     +-- ExecutorError                  the executor (a Ray cluster) cannot be reached, or lost an invocation
      +-- ProvisionerError               a memory provisioner misbehaved (carries a reason code)
      |    +-- ProvisionRefused          (bench.provision.errors) one refusal, with its RefusalReason
      +-- FenceError                     the money fence stopped a paid run
@@ -43,6 +44,7 @@ from typing import Any
 __all__ = [
     "BenchError",
     "ContractError",
+    "ExecutorError",
     "FenceError",
     "ObjectCorrupt",
     "ObjectMissing",
@@ -151,6 +153,10 @@ class SourceError(BenchError):
 
 class SandboxError(BenchError):
     """The container engine refused or failed; the message says what to run next."""
+
+
+class ExecutorError(BenchError):
+    """The executor cannot run invocations: its cluster is unreachable, or an invocation was lost with its node."""
 
 
 class ProvisionerError(BenchError):

@@ -13,31 +13,24 @@ from typing import Any
 
 from doit.dependency import UptodateCalculator
 
-from ..contracts import Digest
-from ..stages.engine import action_key, cached_result, execute
+from ..stages.engine import action_key, cached_result
+from .executor import Executor, LocalExecutor, invocation_inputs
 from .plan import Invocation, Plan
 from .runtime import Runtime
 
-__all__ = ["doit_tasks", "run_invocation"]
+__all__ = ["doit_tasks", "perform", "run_invocation"]
 
 
-def _inputs(invocation: Invocation, values: dict[str, Any]) -> dict[str, Digest]:
-    digests = {name: Digest(value) for name, value in values.items()}
-    digests.update(invocation.sources)
-    return digests
+def perform(executor: Executor, runtime: Runtime, invocation_json: str, **upstream: str) -> dict[str, str]:
+    """The doit action: the executor runs (or finds cached) one invocation; its outputs become the task's values."""
+    ran = executor.run(runtime, invocation_json, upstream)
+    print(ran.line(), flush=True)
+    return ran.outputs
 
 
 def run_invocation(runtime: Runtime, invocation_json: str, **upstream: str) -> dict[str, str]:
-    """The doit action: execute (or find cached) one invocation; the outputs become the task's values."""
-    invocation = Invocation.model_validate_json(invocation_json)
-    stage = runtime.catalogue.get(invocation.stage)
-    context = runtime.context()
-    outcome = execute(context, stage, _inputs(invocation, upstream), invocation.params)
-    for output, ref in invocation.refs.items():
-        context.store.set_ref(ref, outcome.outputs[output])
-    verb = "ran" if outcome.executed else "cached"
-    print(f"{verb} {invocation.stage} -> {', '.join(f'{k}={v.short}' for k, v in outcome.outputs.items())}")
-    return {name: str(digest) for name, digest in outcome.outputs.items()}
+    """One invocation in this process, as the local executor runs it."""
+    return perform(LocalExecutor(), runtime, invocation_json, **upstream)
 
 
 class ActionCached(UptodateCalculator):  # type: ignore[misc]
@@ -61,7 +54,7 @@ class ActionCached(UptodateCalculator):  # type: ignore[misc]
                 return False
             upstream[name] = value
         store = self.runtime.open_store()
-        inputs = _inputs(self.invocation, upstream)
+        inputs = invocation_inputs(self.invocation, upstream)
         if not all(store.has(digest) for digest in inputs.values()):
             return False
         stage = self.runtime.catalogue.get(self.invocation.stage)
@@ -72,13 +65,13 @@ class ActionCached(UptodateCalculator):  # type: ignore[misc]
         return cached is not None and saved == {name: str(d) for name, d in cached[1].outputs.items()}
 
 
-def doit_tasks(plan: Plan, runtime: Runtime) -> Iterator[dict[str, Any]]:
-    """One doit task dict per invocation, named after it."""
+def doit_tasks(plan: Plan, runtime: Runtime, executor: Executor | None = None) -> Iterator[dict[str, Any]]:
+    """One doit task dict per invocation, named after it, run by ``executor`` (default: this process)."""
     for invocation in plan.invocations:
         yield {
             "basename": invocation.name,
             "doc": f"{invocation.stage} stage",
-            "actions": [(run_invocation, [runtime, invocation.model_dump_json()])],
+            "actions": [(perform, [executor or LocalExecutor(), runtime, invocation.model_dump_json()])],
             "getargs": {name: (link.invocation, link.output) for name, link in invocation.inputs.items()},
             "task_dep": sorted(invocation.upstream),
             "uptodate": [ActionCached(runtime, invocation)],

@@ -11,14 +11,16 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ...contracts import Sha256
+from ...contracts import Digest, Sha256
 from ...errors import SandboxError
+from ...store import Store
 from ..backends import SandboxBackend
 from ..layout import BASE_ENV
 from .agent import agent_context, agent_inputs, fetch_cli
+from .archive import archive_image
 from .debian import DebianRecipe, base_rootfs, configured_mirror, host_codename
 from .registry import INPUTS_LABEL, RECIPE_LABEL, ImageName, ImageRecord, find_image, list_images, using
 from .tiny import tiny_rootfs
@@ -31,6 +33,7 @@ class BuildResult:
     record: ImageRecord
     built: bool  # False: an image with the same inputs already existed
     seconds: float
+    archive: Digest | None = None  # the ImageArchive document in the store, when asked to archive it
 
 
 def cache_dir() -> Path:
@@ -63,10 +66,16 @@ def _build_agent(backend: SandboxBackend, cache: Path) -> str:
     return inputs
 
 
-def build_image(name: ImageName, backend: SandboxBackend | None = None) -> BuildResult:
-    """Build ``name`` unless an image with the same inputs exists; returns its record and the time taken."""
+def build_image(name: ImageName, backend: SandboxBackend | None = None, store: Store | None = None) -> BuildResult:
+    """Build ``name`` unless an image with the same inputs exists; returns its record and the time taken. With
+    ``store``, the image's archive is kept there too, so every node of a cluster loads this very image."""
+    started = time.monotonic()
     with using(backend) as images:
-        return _build(name, images)
+        result = _build(name, images)
+        if store is not None:
+            archived = archive_image(store, result.record.image_id, images)
+            result = replace(result, archive=archived, seconds=time.monotonic() - started)
+        return result
 
 
 def _build(name: ImageName, backend: SandboxBackend) -> BuildResult:
