@@ -2,8 +2,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from demo_runs import run_demo
 from s3server import S3Server, seaweed
 
 from bench.run.catalogue import services
@@ -29,3 +31,10 @@ def s3_server() -> Iterator[S3Server]:
         for name, value in server.environment.items():
             patch.setenv(name, value)
         yield server
+
+
+@pytest.fixture(scope="session")
+def local_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """One local run of the bundled suite per session: the demo's own test and the cluster's comparison share it."""
+    tmp = tmp_path_factory.mktemp("demo")
+    return tmp, run_demo(tmp)

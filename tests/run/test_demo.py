@@ -3,35 +3,23 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from demo_runs import run_demo
 
 REPO = Path(__file__).resolve().parents[2]
 MEMORY_CHALLENGES = ("harbor-holds", "transaction-memo", "spreadsheet-export")
 CONTROL_CHALLENGE = "rule-letter-case"
 
 
-def demo(tmp: Path) -> dict[str, Any]:
-    command = [sys.executable, "-m", "bench", "--store", str(tmp / "store"), "--json", "demo"]
-    command += ["--attempts", "1", "--published", str(tmp / "published")]
-    env = {**os.environ, "STELE_BENCH_DOIT_DB": str(tmp / "doit.sqlite")}
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
-    assert done.returncode == 0, done.stderr[-4000:]
-    lines = done.stdout.splitlines()
-    assert len(lines) == 1, done.stdout
-    result: dict[str, Any] = json.loads(lines[0])
-    return result
-
-
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], dict[str, Any]]:
-    tmp = tmp_path_factory.mktemp("demo")
-    return tmp, demo(tmp), demo(tmp)
+def runs(local_demo: tuple[Path, dict[str, Any]]) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    tmp, first = local_demo  # the session's local run (tests/conftest.py), then a second run over it
+    return tmp, first, run_demo(tmp)
 
 
 def _cells(published: Path) -> dict[str, dict[str, Any]]:

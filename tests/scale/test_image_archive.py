@@ -3,6 +3,7 @@ runs the very same image ID. The image is a throwaway one made here (other runs 
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,10 +35,8 @@ def throwaway_image() -> Iterator[tuple[docker.DockerClient, str]]:
             tiny_rootfs(), tag=f"stele-archive-test:{unique}", labels={"stele.test.unique": unique}, env=BASE_ENV
         )
     yield client, image_id
-    try:
+    with contextlib.suppress(docker.errors.ImageNotFound):
         client.images.remove(image_id, force=True)
-    except docker.errors.ImageNotFound:
-        pass
     client.close()
 
 

@@ -1,0 +1,44 @@
+"""The facts of a published bundle that a run must reproduce wherever it ran: grades, paired records, admissions
+and statistics, with observed facts aside (wall times, session ids, and the digests of what embeds them)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+__all__ = ["bundle_facts"]
+
+DIGEST = re.compile(r"^blake3:[0-9a-f]{64}:\d+$")
+# Observed, not decided: how long things took and the agent's session id.
+OBSERVED = {"wall_seconds", "seconds", "session_id", "restore_seconds", "snapshot_seconds"}
+
+
+def _decided(value: Any) -> Any:
+    """``value`` with observed fields dropped and digests masked (a transcript's digest embeds its times)."""
+    if isinstance(value, dict):
+        return {key: _decided(item) for key, item in value.items() if key not in OBSERVED}
+    if isinstance(value, list):
+        return [_decided(item) for item in value]
+    if isinstance(value, str) and DIGEST.match(value):
+        return "<digest>"
+    return value
+
+
+def bundle_facts(published: Path) -> dict[str, Any]:
+    """Grades by receipt path; records and admissions by (challenge, attempt); the statistics summary."""
+    facts: dict[str, Any] = {}
+    for grade in sorted((published / "receipts").glob("*/*/*-grade.json")):
+        facts[str(grade.relative_to(published))] = _decided(json.loads(grade.read_text()))
+    records: dict[str, str] = {}
+    for path in sorted((published / "records").glob("*.json")):
+        record = json.loads(path.read_text())
+        label = f"{record['key']['challenge']} attempt {record['attempt']}"
+        records[path.stem] = label
+        facts[f"record {label}"] = _decided(record)
+    for path in sorted((published / "admissions").glob("*.json")):
+        admission = json.loads(path.read_text())
+        facts[f"admission {records[path.stem]}"] = _decided(admission)
+    facts["statistics"] = _decided(json.loads((published / "receipts" / "statistics-summary.json").read_text()))
+    return facts
