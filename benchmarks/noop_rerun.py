@@ -42,7 +42,7 @@ def plan(work: Path, directories: int) -> Path:
     return spec
 
 
-def noop(name: str, store: str, spec: Path, env: dict[str, str], work: Path) -> float:
+def fresh_rerun(name: str, store: str, spec: Path, env: dict[str, str], work: Path) -> float:
     """The best of three no-op reruns, each with a fresh doit DB (so every task asks the store)."""
     variables = [f"plan={spec}", f"store={store}"]
     return min(run(variables, {**env, "STELE_BENCH_DOIT_DB": str(work / f"{name}-{i}.sqlite")}) for i in range(3))
@@ -62,13 +62,13 @@ def main() -> None:
         print(f"no-op rerun           {noop:6.2f} s")
         print(f"doit list             {listing:6.2f} s   ratio no-op/list = {noop / listing:5.2f}x")
         # Without doit's DB every task asks the action cache: the lookup the cluster's head makes on a rerun.
-        local = noop("local", str(work / "store"), spec, env, work)
+        local = fresh_rerun("local", str(work / "store"), spec, env, work)
         with seaweed() as server:
             bucket = server.location("noop")
             cached_env = {**env, **server.environment, "STELE_BENCH_STORE_CACHE": str(work / "cache")}
             s3_first = run([f"plan={spec}", f"store={bucket}"], {**cached_env, "STELE_BENCH_DOIT_DB": str(work / "s3")})
-            cached = noop("cached", bucket, spec, cached_env, work)
-            uncached = noop("uncached", bucket, spec, {**cached_env, "STELE_BENCH_STORE_CACHE": "off"}, work)
+            cached = fresh_rerun("cached", bucket, spec, cached_env, work)
+            uncached = fresh_rerun("uncached", bucket, spec, {**cached_env, "STELE_BENCH_STORE_CACHE": "off"}, work)
         print("no-op rerun with a fresh doit DB (every task asks the store's action cache):")
         print(f"  store directory       {local:6.2f} s")
         print(f"  S3, first run         {s3_first:6.2f} s")
