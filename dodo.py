@@ -13,11 +13,15 @@ from pathlib import Path
 
 from doit import get_var
 
+from bench.cli.signals import install_stop_signals
 from bench.pipeline.doit_tasks import doit_tasks
 from bench.pipeline.executor import parse_executor
 from bench.pipeline.plans import load_plan
 from bench.run.catalogue import PLAN_BUILDERS, STAGES, runtime
 from bench.store.location import store_location
+
+# SIGTERM unwinds a running stage like Ctrl-C, so its containers, provisioner and gateway are ended on the way out.
+install_stop_signals()
 
 DOIT_CONFIG = {
     "dep_file": os.environ.get("STELE_BENCH_DOIT_DB", ".doit.sqlite"),

@@ -5,6 +5,7 @@ lives::
 
     BenchError                          (bench.errors) base; keeps path / field / expected / actual / hint
      +-- ContractError                  a document or argument breaks its contract (names the field)
+     |    +-- UsageError                the command line itself is wrong (an unknown option, a bad value)
      |    +-- PlanError                 a plan's link or source breaks a stage's declaration
      |    +-- PreregistrationMoved      (bench.analysis.prereg) a frozen input moved since it was preregistered
      |    +-- BundleError               (bench.publish.bundle) a bundle file is not what publication expects
@@ -12,11 +13,13 @@ lives::
      +-- StoreError                     the object store cannot do what was asked
      |    +-- ObjectMissing             a digest names no stored object
      |    +-- ObjectCorrupt             stored bytes no longer hash to their name
+     |    +-- StoreCorrupt              the store's index itself cannot be read (a damaged database file)
      +-- StageError                     a stage was declared or invoked wrongly
      |    +-- MissingSurface            (bench.packaging.certify) certification was not given a surface
      +-- SourceError                    an input from outside the store (git repository, directory) is refused
      |    +-- CorpusError               (bench.packaging.corpus) a commit's tree is refused at a path
      |    +-- CommitNotFound            (bench.packaging.gitsource) a commit or ref is not in the repository
+     |    +-- GitSourceCorrupt          (bench.packaging.gitsource) git objects or a bundle cannot be read
      +-- SandboxError                   the container engine (or the process backend) refused or failed
      +-- ExecutorError                  the executor (a Ray cluster) cannot be reached, or lost an invocation
      +-- ProvisionerError               a memory provisioner misbehaved (carries a reason code)
@@ -35,11 +38,22 @@ User and configuration mistakes raise; a stage that ran and failed is a recorded
 Errors keep their inputs as attributes (``path``, ``field``, ``expected``, ``actual``, ``hint`` here, and each
 subclass its own, such as ``digest`` or ``reason``) so callers report them without parsing messages, and
 :meth:`BenchError.details` gives them as one JSON-ready mapping.
+
+Every class has a stable ``code`` (its name in kebab case without a trailing ``Error``: ``contract``,
+``object-missing``, ``provision-refused``) and an ``exit_code``; :meth:`BenchError.as_json` is the error object
+the command line prints with ``--json``: ``{"code", "type", "message", "exit_code", ...the details}``.
+Errors from a library underneath (dulwich, sqlite3, pydantic, the Docker SDK) are translated into this tree once,
+at the module that calls the library, naming the input; anything else that reaches the command line is a bug,
+reported in one line with the pointer to ``--debug``. Outside the tree on purpose: a stop signal raises
+:class:`bench.cli.signals.Interrupted`, a ``KeyboardInterrupt``, so that it unwinds past every ``except
+Exception`` and runs every cleanup on the way out.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from enum import Enum
+from typing import Any, ClassVar
 
 __all__ = [
     "BenchError",
@@ -53,14 +67,44 @@ __all__ = [
     "SandboxError",
     "SourceError",
     "StageError",
+    "StoreCorrupt",
     "StoreError",
+    "UsageError",
+    "json_ready",
 ]
+
+_WORD_START = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def _code_of(name: str) -> str:
+    stem = name[: -len("Error")] if name.endswith("Error") and name != "Error" else name
+    return _WORD_START.sub("-", stem).lower()
+
+
+def json_ready(value: object) -> Any:
+    """``value`` as JSON can carry it: containers element by element, enums by value, anything else as text."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, Enum):
+        return json_ready(value.value)
+    if isinstance(value, dict):
+        return {str(key): json_ready(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = [json_ready(item) for item in value]
+        return sorted(items, key=str) if isinstance(value, set | frozenset) else items
+    return str(value)
 
 
 class BenchError(Exception):
     """Base of every error stele-bench raises on purpose; ``message`` is one line naming what and where."""
 
     exit_code = 1
+    code: ClassVar[str] = "bench"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "code" not in cls.__dict__:
+            cls.code = _code_of(cls.__name__)
 
     def __init__(
         self,
@@ -89,14 +133,22 @@ class BenchError(Exception):
         for name, value in vars(self).items():
             if name.startswith("_") or name == "message" or value is None:
                 continue
-            found[name] = value if isinstance(value, str | int | float | bool) else str(value)
+            found[name] = json_ready(value)
         return found
+
+    def as_json(self) -> dict[str, Any]:
+        """The error object ``--json`` prints: code, type, message and exit code, then the details."""
+        return {"code": self.code, "message": self.message, "exit_code": self.exit_code, **self.details()}
 
 
 class ContractError(BenchError, ValueError):
     """A document or argument breaks its contract."""
 
     exit_code = 2
+
+
+class UsageError(ContractError):
+    """The command line is wrong: an unknown command or option, a missing or malformed value."""
 
 
 class PlanError(ContractError):
@@ -141,6 +193,19 @@ class ObjectCorrupt(StoreError):
             hint="run `stele-bench store fsck` and re-create it from its source",
         )
         self.digest = digest
+
+
+class StoreCorrupt(StoreError):
+    """The store's index cannot be read: its database file is damaged. Exit 3, as ``store fsck`` for corruption."""
+
+    exit_code = 3
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(
+            f"the store index {path} is corrupt ({problem})",
+            path=path,
+            hint="restore the store from a backup or re-create it; the objects' sources can be packaged again",
+        )
 
 
 class StageError(BenchError):

@@ -15,7 +15,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 
 from ..contracts import Digest, Sha256
@@ -49,7 +48,7 @@ class ArmRun:
 
 
 def _gateway_config(condition: Condition, policy: bytes) -> GatewayConfig:
-    key = ArmKey(label=condition.value, key_sha256=hashlib.sha256(AGENT_KEY.encode()).hexdigest(), cap_usd=Decimal(0))
+    key = ArmKey(label=condition.value, key_sha256=hashlib.sha256(AGENT_KEY.encode()).hexdigest())
     return GatewayConfig(mode=Mode.POLICY, arms=(key,), policy=PolicyPin(path=_POLICY_FILE, sha256=Sha256.of(policy)))
 
 

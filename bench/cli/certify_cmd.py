@@ -13,7 +13,7 @@ from ..run.catalogue import runtime
 from ..stages.engine import execute
 from ..suite import load_challenge
 from .output import Output
-from .packaging_cmd import add_json_flag, outcome_fields
+from .packaging_cmd import outcome_fields
 from .store_cmd import parse_digest
 
 __all__ = ["register"]
@@ -29,7 +29,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--fixture", type=Path, required=True, help="the fixture root (evidence corpus, graph arms)")
     parser.add_argument("--challenge", type=Path, required=True, help="the challenge directory")
-    add_json_flag(parser)
     parser.set_defaults(handler=_certify)
 
 

@@ -21,6 +21,7 @@ from ..sandbox.images import ImageName, build_image
 from ..store import Store, export_tree
 from ..store.actions import ActionKey, recorded_from
 from .output import Output
+from .signals import end_child
 
 __all__ = ["register"]
 
@@ -72,9 +73,13 @@ def _run_doit(store: str, attempts: int | None, workers: int) -> None:
     command = [sys.executable, "-m", "doit", "-n", str(workers), f"plan={PLAN}", f"store={store}"]
     if attempts is not None:
         command.append(f"attempts={attempts}")
-    done = subprocess.run(command, cwd=ROOT, stdout=sys.stderr, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    if done.returncode != 0:
-        raise StageError(f"the pipeline stopped (doit exit {done.returncode}); the log above names the failing task")
+    process = subprocess.Popen(command, cwd=ROOT, stdout=sys.stderr, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        code = process.wait()
+    finally:
+        end_child(process)  # interrupted: doit is asked to stop as this process was, so it ends what it started
+    if code != 0:
+        raise StageError(f"the pipeline stopped (doit exit {code}); the log above names the failing task")
 
 
 def _export_published(store: Store, target: Path) -> Path:

@@ -18,7 +18,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=_lineage)
     parser = subparsers.add_parser("rederive", help="re-run the deterministic action that produced an object")
     parser.add_argument("digest", type=parse_digest)
+    parser.add_argument(
+        "--locate",
+        action="append",
+        default=[],
+        type=_located,
+        metavar="FIELD=VALUE",
+        help="where an outside input lies (e.g. source=PATH for a corpus): action keys leave locations out",
+    )
     parser.set_defaults(handler=_rederive)
+
+
+def _located(text: str) -> tuple[str, str]:
+    field, equals, value = text.partition("=")
+    if not (field and equals and value):
+        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE, such as source=../project, got {text!r}")
+    return field, value
 
 
 def _lineage(args: argparse.Namespace, out: Output) -> int:
@@ -28,7 +43,7 @@ def _lineage(args: argparse.Namespace, out: Output) -> int:
 
 
 def _rederive(args: argparse.Namespace, out: Output) -> int:
-    result = rederive(runtime(args.store).context(), STAGES, args.digest)
+    result = rederive(runtime(args.store).context(), STAGES, args.digest, dict(args.locate))
     differing = {name: {"recorded": old, "derived": new} for name, (old, new) in result.differing.items()}
     data = {
         "verdict": result.verdict.value,

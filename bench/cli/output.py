@@ -1,4 +1,9 @@
-"""How commands print: human text, or exactly one JSON object with ``--json``."""
+"""How commands print: human text, or exactly one JSON object with ``--json``, on success and on refusal alike.
+
+A refusal with ``--json`` is ``{"error": {"code", "type", "message", "exit_code", ...}}`` on stdout (see
+:meth:`bench.errors.BenchError.as_json`), so a script reads one object whatever happened; the one-line message
+goes to stderr as well, for the person watching.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +19,11 @@ class Output:
 
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
+        self.printed = False
 
     def result(self, data: dict[str, Any], text: str | None = None) -> None:
         """Print the command's result: ``data`` as JSON, or ``text`` (default: the data, one key per line)."""
+        self.printed = True
         if self.as_json:
             sys.stdout.write(json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n")
         elif text is not None:
@@ -29,6 +36,12 @@ class Output:
         """A progress line for long work; always stderr so stdout stays one object."""
         print(message, file=sys.stderr, flush=True)
 
-    def error(self, exc: BaseException, code: int) -> int:
-        print(f"stele-bench: error: {exc}", file=sys.stderr)
+    def error(self, error: dict[str, Any], text: str, code: int) -> int:
+        """Report a refusal: ``text`` on stderr and, with ``--json``, ``{"error": error}`` on stdout unless the
+        command already printed its one object (it then carries the outcome, and the exit code says the rest)."""
+        print(f"stele-bench: {text}", file=sys.stderr, flush=True)
+        if self.as_json and not self.printed:
+            self.printed = True
+            sys.stdout.write(json.dumps({"error": error}, sort_keys=True, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
         return code

@@ -14,12 +14,7 @@ from ..stages.engine import ActionOutcome, execute
 from .output import Output
 from .store_cmd import parse_digest
 
-__all__ = ["add_json_flag", "outcome_fields", "register"]
-
-
-def add_json_flag(parser: argparse.ArgumentParser) -> None:
-    """``--json`` after the command too; SUPPRESS keeps the global flag's value when it is not repeated here."""
-    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object")
+__all__ = ["outcome_fields", "register"]
 
 
 def outcome_fields(outcome: ActionOutcome) -> dict[str, Any]:
@@ -30,7 +25,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser("corpus", help="build a store tree from a commit's git objects (no checkout)")
     parser.add_argument("repository", help="a git repository directory or a git bundle file")
     parser.add_argument("commit", help="a full 40-hex commit id, or a ref (resolved and recorded)")
-    add_json_flag(parser)
+    parser.add_argument(
+        "--name",
+        help="the repository's portable name in the receipt and the cache key (default: a directory's own name, "
+        "or a bundle's digest); never its path, so two checkouts of one commit are one cache hit",
+    )
     parser.set_defaults(handler=_corpus)
     parser = subparsers.add_parser("redact", help="remove auto-loaded agent context from a tree, with a receipt")
     parser.add_argument("tree", type=parse_digest)
@@ -38,7 +37,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--remove", action="append", default=[], type=_portable, metavar="PATH", help="an extra path to remove"
     )
-    add_json_flag(parser)
     parser.set_defaults(handler=_redact)
 
 
@@ -52,11 +50,11 @@ def _portable(text: str) -> PortablePath:
 def _corpus(args: argparse.Namespace, out: Output) -> int:
     context = runtime(args.store).context()
     store = context.store
-    outcome = execute(context, corpus, {}, corpus_params(args.repository, args.commit))
+    outcome = execute(context, corpus, {}, corpus_params(args.repository, args.commit, args.name))
     receipt = store.get_document(outcome.outputs["receipt"], MaterializationReceipt)
     data = outcome_fields(outcome) | {"receipt": receipt.model_dump(mode="json")}
     lines = [
-        f"{'ran' if outcome.executed else 'cached'}: corpus of {receipt.commit}",
+        f"{'ran' if outcome.executed else 'cached'}: corpus of {receipt.repository} at {receipt.commit}",
         f"tree {receipt.tree}",
         f"{receipt.files} files, {receipt.symlinks} symlinks, {receipt.total_bytes} bytes",
         f"git tree {receipt.git_tree}",

@@ -9,18 +9,62 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import shlex
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from ..errors import SourceError
 from ..provision.adapter import Provisioner
 from ..provision.fixture import artifact_sha256, load_fixture
-from ..provision.process import CallRecord, ProcessLimits
+from ..provision.messages import ProjectName, RunIdentity
+from ..provision.process import MAX_TIMEOUT_SECONDS, CallRecord, ProcessLimits
 from ..provision.receipt import PairVerdict, assess
 from .output import Output
 
 __all__ = ["register"]
+
+
+def _argv_prefix(text: str) -> tuple[str, ...]:
+    """The provisioner's argv prefix, split as a shell splits words; an empty one would run the verb itself."""
+    try:
+        words = tuple(shlex.split(text))
+    except ValueError as exc:  # shlex's only error: an unbalanced quote or a trailing backslash
+        raise argparse.ArgumentTypeError(f"cannot split {text!r} into words: {exc}") from None
+    if not words or not words[0]:
+        raise argparse.ArgumentTypeError('it names no program; pass the command, e.g. "my-memory --home DIR"')
+    return words
+
+
+def _seconds(text: str) -> float:
+    refusal = argparse.ArgumentTypeError(
+        f"expected a number of seconds above 0 and at most {MAX_TIMEOUT_SECONDS:g}, got {text!r}"
+    )
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise refusal from None
+    if not (math.isfinite(seconds) and 0 < seconds <= MAX_TIMEOUT_SECONDS):
+        raise refusal
+    return seconds
+
+
+def _checked(adapter: TypeAdapter[str], what: str) -> Any:
+    """An argparse type that applies the protocol's own rule for ``what``, so a bad value is named at once."""
+
+    def check(text: str) -> str:
+        try:
+            return adapter.validate_python(text)
+        except ValidationError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a valid {what}: {exc.errors()[0]['msg']}") from None
+
+    return check
+
+
+_PROJECT = _checked(TypeAdapter(ProjectName), "project name")
+_RUN_IDENTITY = _checked(TypeAdapter(RunIdentity), "run identity (letters, digits and . _ : -)")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,13 +72,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     restore = _verb(verbs, "restore", "restore a fixture's graph arm; prints the project to pass to the others")
     restore.add_argument("--graph-arm", required=True, help="graph arm name declared by the fixture")
-    restore.add_argument("--run-identity", required=True, help="identity of this run, e.g. manual-1")
+    restore.add_argument(
+        "--run-identity", required=True, type=_RUN_IDENTITY, help="identity of this run, e.g. manual-1"
+    )
     restore.set_defaults(handler=_restore)
     snapshot = _verb(verbs, "snapshot", "re-read a project's memory and judge the fixture's probes")
-    snapshot.add_argument("--project", required=True)
+    snapshot.add_argument("--project", required=True, type=_PROJECT, help="the project restore printed")
     snapshot.set_defaults(handler=_snapshot)
     destroy = _verb(verbs, "destroy", "tear a project down")
-    destroy.add_argument("--project", required=True)
+    destroy.add_argument("--project", required=True, type=_PROJECT, help="the project restore printed")
     destroy.set_defaults(handler=_destroy)
     digest = verbs.add_parser("digest", help="print the SHA-256 a fixture manifest pins for a file or directory")
     digest.add_argument("path", type=Path)
@@ -43,15 +89,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _verb(verbs: Any, name: str, help_text: str) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = verbs.add_parser(name, help=help_text)
-    parser.add_argument("--provisioner", required=True, help='argv prefix as one string, e.g. "my-mem --home DIR"')
+    parser.add_argument(
+        "--provisioner",
+        required=True,
+        type=_argv_prefix,
+        help='argv prefix as one string, e.g. "my-mem --home DIR"',
+    )
     parser.add_argument("--fixture-root", type=Path, required=True, help="directory holding fixture.json")
-    parser.add_argument("--timeout", type=float, default=ProcessLimits().timeout_seconds, help="seconds per call")
+    parser.add_argument(
+        "--timeout", type=_seconds, default=ProcessLimits().timeout_seconds, help="seconds per call (default 300)"
+    )
     return parser
 
 
 def _provisioner(args: argparse.Namespace) -> Provisioner:
     return Provisioner(
-        prefix=tuple(shlex.split(args.provisioner)),
+        prefix=args.provisioner,
         fixture_root=args.fixture_root,
         limits=ProcessLimits(timeout_seconds=args.timeout),
     )

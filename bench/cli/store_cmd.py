@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ..contracts import Digest
-from ..errors import ContractError
+from ..errors import ContractError, StoreCorrupt
 from ..store import Store, export_tree, tree_from_directory
-from ..store.fsck import fsck
+from ..store.fsck import FsckStatus, fsck
 from ..store.gc import DEFAULT_GRACE_SECONDS, gc
 from .output import Output
 
@@ -35,7 +35,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     cat = verbs.add_parser("cat", help="print an object's bytes")
     cat.add_argument("digest", type=parse_digest)
     cat.set_defaults(handler=_cat)
-    verbs.add_parser("ls", help="list refs (and with --all, every object)").set_defaults(handler=_ls)
+    listing = verbs.add_parser("ls", help="list refs (and with --all, every object)")
+    listing.add_argument("--all", action="store_true", help="also list every object: digest, document or blob")
+    listing.set_defaults(handler=_ls)
     put = verbs.add_parser("put", help="store a file's bytes, or a directory as a tree")
     put.add_argument("path", type=Path)
     put.add_argument("--ref", help="also point this ref at the result")
@@ -47,7 +49,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _fsck(args: argparse.Namespace, out: Output) -> int:
-    report = fsck(Store(args.store))
+    try:
+        report = fsck(Store(args.store))
+    except StoreCorrupt as exc:  # the index itself is damaged: fsck's answer is "corrupt", with the reason
+        out.result({"status": "corrupt", "index": exc.path, "problem": exc.message}, str(exc))
+        return int(FsckStatus.CORRUPT)
     data: dict[str, Any] = {
         "status": report.status.name.lower(),
         "objects": report.objects,
@@ -87,8 +93,15 @@ def _cat(args: argparse.Namespace, out: Output) -> int:
 
 
 def _ls(args: argparse.Namespace, out: Output) -> int:
-    refs = Store(args.store).refs()
-    out.result({"refs": dict(refs)}, "\n".join(f"{digest}  {name}" for name, digest in refs.items()))
+    store = Store(args.store)
+    refs = store.refs()
+    data: dict[str, Any] = {"refs": dict(refs)}
+    lines = [f"{digest}  {name}" for name, digest in refs.items()]
+    if args.all:
+        objects = [(info.digest, "document" if info.is_document else "blob") for info in store.backend.objects()]
+        data["objects"] = [{"digest": digest, "kind": kind} for digest, kind in objects]
+        lines += [f"{digest}  ({kind})" for digest, kind in objects]
+    out.result(data, "\n".join(lines))
     return 0
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -10,12 +12,26 @@ from pydantic import BaseModel, ValidationError
 from ..errors import ContractError
 from .strict_json import parse_json_object
 
-__all__ = ["parse_contract", "read_contract", "validation_summary"]
+__all__ = ["field_path", "parse_contract", "read_contract", "validation_summary"]
 
 M = TypeVar("M", bound=BaseModel)
 
 
 _SECRET_NAMES = ("key", "token", "secret", "password", "credential")
+_PLAIN = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+_SHOWN_ERRORS = 5  # a document can break in thousands of places; the first few say what to fix
+
+
+def field_path(location: Sequence[int | str]) -> str:
+    """A field's place as ``probes.0.top_k``; a key that is not a plain short name (one a document chose: it may
+    hold newlines or be huge) is shown quoted and cut, so the message stays one line."""
+    parts = [
+        str(part)
+        if isinstance(part, int) or _PLAIN.fullmatch(part)
+        else repr(part[:40]) + ("..." if len(part) > 40 else "")
+        for part in location
+    ]
+    return ".".join(parts)
 
 
 def validation_summary(exc: ValidationError) -> str:
@@ -24,10 +40,13 @@ def validation_summary(exc: ValidationError) -> str:
     The value is shown only where it is short and cannot be a secret: never for an unknown field (a stray
     ``key`` in a config is exactly where a provider key would sit), nor for a field whose name says secret.
     """
+    errors = exc.errors()
     parts = []
-    for error in exc.errors():
-        where = ".".join(str(part) for part in error["loc"]) or "(the document)"
+    for error in errors[:_SHOWN_ERRORS]:
+        where = field_path(error["loc"]) or "(the document)"
         parts.append(f"{where}: {error['msg']}{_shown(error, where)}")
+    if len(errors) > _SHOWN_ERRORS:
+        parts.append(f"and {len(errors) - _SHOWN_ERRORS} more")
     return "; ".join(parts)
 
 
@@ -35,9 +54,10 @@ def _shown(error: Any, where: str) -> str:
     got = error.get("input")
     if error["type"] == "extra_forbidden" or any(name in where.lower() for name in _SECRET_NAMES):
         return ""
-    if isinstance(got, dict | list) or (isinstance(got, str) and len(got) > 40):
+    shown = repr(got)
+    if isinstance(got, dict | list | tuple | bytes | bytearray) or len(shown) > 42:
         return f" (got a {type(got).__name__})"
-    return f" (got {got!r})"
+    return f" (got {shown})"
 
 
 def parse_contract(data: bytes, model: type[M], what: str) -> M:
@@ -46,8 +66,7 @@ def parse_contract(data: bytes, model: type[M], what: str) -> M:
     try:
         return model.model_validate_json(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or None
+        field = field_path(exc.errors()[0]["loc"]) or None
         raise ContractError(f"{what} breaks its contract: {validation_summary(exc)}", field=field) from None
 
 

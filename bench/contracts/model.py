@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 __all__ = ["ContractModel", "Document"]
 
@@ -21,6 +21,14 @@ class Document(ContractModel):
     Subclasses declare ``kind`` as a ``Literal`` so two document types with the same fields never share a
     digest, and ``schema_version`` so a reader can refuse a shape it does not know.
     """
+
+    @field_validator("schema_version", mode="before", check_fields=False)
+    @classmethod
+    def _version_is_an_integer(cls, value: Any) -> Any:
+        # A Literal compares by equality, so `true` and `1.0` would pass as version 1; a version is an integer.
+        if type(value) is not int:
+            raise ValueError(f"schema_version must be an integer, got {value!r}")
+        return value
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:

@@ -1,15 +1,18 @@
 """The one strict JSON reader for everything read from outside: files, wire messages, plan specs, manifests.
 
-``json.loads`` lets the last of two equal keys win, reads ``NaN`` and ``Infinity``, parses a 400-digit integer
-and recurses until Python's stack gives out. Each of those lets a document mean something its author's tools do
-not show, or crash the reader instead of refusing. Here each is a refusal naming the document: a repeated key, a
-non-JSON constant, nesting deeper than :data:`MAX_DEPTH`, an integer outside 64 bits, a document over its size
-limit, bytes that are not UTF-8.
+``json.loads`` lets the last of two equal keys win, reads ``NaN`` and ``Infinity``, turns ``1e400`` into
+infinity, parses a 400-digit integer, keeps lone surrogate escapes that no encoder can write back, and recurses
+until Python's stack gives out. Each of those lets a document mean something its author's tools do not show, or
+crash the reader (or a later writer) instead of refusing. Here each is a refusal naming the document: a repeated
+key, a non-JSON constant, a number too large for a float, nesting deeper than :data:`MAX_DEPTH`, an integer
+outside 64 bits, a lone surrogate, a document over its size limit, bytes that are not UTF-8, and anything after
+the one value (a second JSON value and trailing text that is not JSON are told apart).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,7 @@ MAX_BYTES = 64 * 1024 * 1024
 _INT_LIMIT = 2**63
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_WHITESPACE = " \t\n\r"  # JSON's whitespace; str.strip() would also drop Unicode spaces JSON does not allow
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -38,11 +42,21 @@ def _constant(name: str) -> Any:
     raise ValueError(f"it contains {name}, which is not JSON")
 
 
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"it holds the number {text[:24]}, too large for a 64-bit float")
+    return value
+
+
 def _integer(text: str) -> int:
     value = int(text)
     if not -_INT_LIMIT <= value < _INT_LIMIT:
         raise ValueError(f"it holds the integer {text[:24]}{'...' if len(text) > 24 else ''}, outside 64 bits")
     return value
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_constant, parse_float=_float, parse_int=_integer)
 
 
 def _depth(text: str) -> int:
@@ -53,18 +67,52 @@ def _depth(text: str) -> int:
     return deepest
 
 
+def _lone_surrogate(value: Any) -> str | None:
+    """The first string (key or value) in ``value`` holding a lone surrogate, which UTF-8 cannot encode."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return item
+    return None
+
+
+def _after(text: str, end: int) -> str:
+    """Why the text from ``end`` on is refused: a second JSON value, or trailing text that is not JSON."""
+    while end < len(text) and text[end] in _WHITESPACE:
+        end += 1
+    try:
+        _DECODER.raw_decode(text, end)
+    except ValueError:
+        shown = text[end : end + 20]
+        return f"it has trailing text that is not JSON after the value (at offset {end}: {shown!r})"
+    return f"it holds a second JSON value (at offset {end}); expected exactly one"
+
+
 def parse_json(data: bytes | str, what: str, *, max_bytes: int = MAX_BYTES) -> Any:
     """The JSON value in ``data``, or a :class:`ContractError` naming ``what`` and why it was refused."""
     try:
         if len(data) > max_bytes:
             raise ValueError(f"it is {len(data)} bytes, over the {max_bytes}-byte limit")
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        text = (data.decode("utf-8") if isinstance(data, bytes) else data).strip(_WHITESPACE)
+        if not text:
+            raise ValueError("it is empty; expected one JSON value")
         if _depth(text) > MAX_DEPTH:
             raise ValueError(f"it nests deeper than {MAX_DEPTH} levels")
-        decoder = json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_constant, parse_int=_integer)
-        value, end = decoder.raw_decode(text.strip())
-        if end != len(text.strip()):
-            raise ValueError(f"it has data after the first JSON value (at offset {end}); expected exactly one value")
+        value, end = _DECODER.raw_decode(text)
+        if end != len(text):
+            raise ValueError(_after(text, end))
+        surrogate = _lone_surrogate(value)
+        if surrogate is not None:
+            raise ValueError(f"it holds a lone surrogate escape in {surrogate[:24]!r}, which is not Unicode text")
     except UnicodeDecodeError as exc:
         raise ContractError(f"{what} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:

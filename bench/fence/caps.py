@@ -2,7 +2,8 @@
 
 The fence checks the balance only before the pair and between its arms. Inside an arm the gateway is the only
 thing that can stop spending, so each arm gets a hard cap in USD, and the pair cap the fence acknowledges is
-their sum. The gateway refuses a request once an arm's metered cost has reached its cap.
+their sum. The gateway refuses a request once an arm's metered cost has reached its cap. The gateway reads these
+very documents (``GatewayConfig.caps``), so the caps the fence acknowledges are the caps the gateway enforces.
 """
 
 from __future__ import annotations

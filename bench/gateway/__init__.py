@@ -1,24 +1,34 @@
 """The model gateway: the Anthropic Messages API between an arm's agent and its model, recording every exchange.
 
-Policy mode answers offline from a digest-pinned policy; forward mode relays to the provider, metered and
-capped per arm. See :mod:`.server` for the routes and :mod:`.records` for what is kept.
+Policy mode answers offline from a digest-pinned policy; forward mode relays to the provider (Anthropic's API or
+OpenRouter's Anthropic-compatible endpoint), metered in exact decimals and capped per arm by the pair's
+:class:`~bench.fence.PairCaps`. Modules, one job each: :mod:`.config` (the contract), :mod:`.server` (the
+routes and the record of each exchange), :mod:`.handler` (HTTP), :mod:`.body` (request framing), :mod:`.wire`
+(what a request shows the model), :mod:`.stream` (server-sent events), :mod:`.forward` (the relay),
+:mod:`.metering` (usage, prices, caps), :mod:`.conversation` (digests chaining a conversation's requests),
+:mod:`.exchange` (the records), :mod:`.policy` (the offline stand-in for a model).
 """
 
-from .config import GatewayConfig, Mode, PolicyPin
+from .config import ArmKey, GatewayConfig, Mode, PolicyPin, UpstreamAuth
+from .conversation import MessageChain, message_digest
 from .errors import GatewayError, PolicyDigestMismatch
-from .exchange import DirectoryRecorder, ExchangeRecord, Recorder, read_exchanges
-from .metering import ArmKey, Price, TokenUsage
+from .exchange import DirectoryRecorder, ExchangeRecord, Recorder, Refusal, read_exchanges
+from .metering import ArmSpend, ChargeBasis, Price, TokenUsage
 from .policy import Policy, Rule, TextReply, ToolUseReply, When, load_policy
 from .server import Gateway
+from .stream import StreamEvent
 from .wire import Part, RequestView
 
 __all__ = [
     "ArmKey",
+    "ArmSpend",
+    "ChargeBasis",
     "DirectoryRecorder",
     "ExchangeRecord",
     "Gateway",
     "GatewayConfig",
     "GatewayError",
+    "MessageChain",
     "Mode",
     "Part",
     "Policy",
@@ -26,12 +36,16 @@ __all__ = [
     "PolicyPin",
     "Price",
     "Recorder",
+    "Refusal",
     "RequestView",
     "Rule",
+    "StreamEvent",
     "TextReply",
     "TokenUsage",
     "ToolUseReply",
+    "UpstreamAuth",
     "When",
     "load_policy",
+    "message_digest",
     "read_exchanges",
 ]

@@ -1,7 +1,13 @@
-"""The gateway's configuration: a contract, so a run records exactly how its model endpoint behaved."""
+"""The gateway's configuration: a contract, so a run records exactly how its model endpoint behaved.
+
+It never holds a secret. An arm is known by the SHA-256 of the stand-in key its client presents; in forward mode
+the provider's key is read from the environment variable ``upstream_key_env`` names, and each arm's cap is the
+one the pair's :class:`~bench.fence.PairCaps` declares, the same caps whose sum the fence checks headroom for.
+"""
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Self
 from urllib.parse import urlsplit
@@ -9,14 +15,24 @@ from urllib.parse import urlsplit
 from pydantic import Field, model_validator
 
 from ..contracts import ContractModel, Sha256
-from .metering import ArmKey, Price
+from ..fence.caps import PairCaps
+from .metering import Price
 
-__all__ = ["GatewayConfig", "Mode", "PolicyPin"]
+__all__ = ["ArmKey", "GatewayConfig", "Mode", "PolicyPin", "UpstreamAuth"]
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class Mode(StrEnum):
     POLICY = "policy"  # answer offline from a pinned policy; nothing is spent
     FORWARD = "forward"  # pass through to the provider, metered and capped per arm
+
+
+class UpstreamAuth(StrEnum):
+    """How the provider takes its key."""
+
+    X_API_KEY = "x-api-key"  # Anthropic's API
+    BEARER = "bearer"  # ``Authorization: Bearer``: OpenRouter's Anthropic-compatible endpoint
 
 
 class PolicyPin(ContractModel):
@@ -26,13 +42,22 @@ class PolicyPin(ContractModel):
     sha256: Sha256
 
 
+class ArmKey(ContractModel):
+    """One arm's identity at the gateway: its label and the SHA-256 of the API key its client presents."""
+
+    label: str = Field(min_length=1)
+    key_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
 class GatewayConfig(ContractModel):
     mode: Mode
     arms: tuple[ArmKey, ...] = Field(min_length=1)
     policy: PolicyPin | None = None
-    upstream: str | None = None  # base URL, e.g. https://api.anthropic.com
-    upstream_key_env: str = "ANTHROPIC_API_KEY"  # the gateway's own environment holds the real key
-    prices: dict[str, Price] = Field(default_factory=dict)  # model name -> price; forward mode refuses others
+    upstream: str | None = None  # base URL: https://api.anthropic.com, or https://openrouter.ai/api
+    upstream_key_env: str = Field(default="ANTHROPIC_API_KEY", pattern=_ENV_NAME.pattern)  # names, never holds
+    upstream_auth: UpstreamAuth = UpstreamAuth.X_API_KEY
+    prices: dict[str, Price] = Field(default_factory=dict)  # request `model` -> price; forward mode refuses others
+    caps: PairCaps | None = None  # forward mode: the pair's caps, one for each arm served here
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -40,11 +65,21 @@ class GatewayConfig(ContractModel):
         keys = [arm.key_sha256 for arm in self.arms]
         if len(set(labels)) != len(labels) or len(set(keys)) != len(keys):
             raise ValueError(f"arm labels and key digests must be unique, got labels {labels}")
-        if self.mode is Mode.POLICY and self.policy is None:
-            raise ValueError("mode 'policy' needs `policy` (path and sha256 of the policy file)")
-        if self.mode is Mode.FORWARD:
-            if self.upstream is None or urlsplit(self.upstream).scheme not in ("http", "https"):
-                raise ValueError(f"mode 'forward' needs `upstream` as an http(s) base URL, got {self.upstream!r}")
-            if not self.prices:
-                raise ValueError("mode 'forward' needs `prices` (USD per million tokens per model) to meter spending")
+        if self.mode is Mode.POLICY:
+            if self.policy is None:
+                raise ValueError("mode 'policy' needs `policy` (path and sha256 of the policy file)")
+            if self.caps is not None:
+                raise ValueError("mode 'policy' spends nothing: drop `caps`, which only forward mode enforces")
+            return self
+        parts = urlsplit(self.upstream or "")
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+            raise ValueError(f"mode 'forward' needs `upstream` as an http(s) base URL, got {self.upstream!r}")
+        if not self.prices:
+            raise ValueError("mode 'forward' needs `prices` (USD per million tokens per model) to meter spending")
+        capped = set() if self.caps is None else {cap.arm for cap in self.caps.arms}
+        uncapped = [label for label in labels if label not in capped]
+        if uncapped:
+            raise ValueError(
+                f"mode 'forward' needs `caps` (the pair's PairCaps) with a cap for every arm; none for {uncapped}"
+            )
         return self

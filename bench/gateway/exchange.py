@@ -1,8 +1,11 @@
-"""The gateway's record of every exchange: ground truth for what reached the model.
+"""The gateway's record of every exchange: ground truth for what reached the model and what came back.
 
-Each exchange is one :class:`ExchangeRecord` document. The gateway hands records to a :class:`Recorder`; the
-directory-backed one appends them as canonical JSON lines, in the order the gateway numbered them, so moving
-them into the store later is one ``put_document`` per line.
+Each exchange is one :class:`ExchangeRecord` document: the complete request body (however it was framed), the
+answer (a streamed one both as its events, exactly as delivered, and reassembled), how its cost was decided, why
+the gateway answered itself when it did, and the digests that chain a conversation's requests.
+
+The gateway hands records to a :class:`Recorder`; the directory-backed one appends them as canonical JSON lines,
+in the order the gateway numbered them, so moving them into the store later is one ``put_document`` per line.
 """
 
 from __future__ import annotations
@@ -10,22 +13,41 @@ from __future__ import annotations
 import os
 import threading
 from decimal import Decimal
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal, Protocol
 
 from pydantic import Field, JsonValue, ValidationError
 
-from ..contracts import Document, canonical_bytes
+from ..contracts import Document, Sha256, canonical_bytes
+from .conversation import MessageChain
 from .errors import GatewayError
-from .metering import TokenUsage
+from .metering import ChargeBasis, TokenUsage
+from .stream import StreamEvent
 
-__all__ = ["DirectoryRecorder", "ExchangeRecord", "Recorder", "read_exchanges"]
+__all__ = ["DirectoryRecorder", "ExchangeRecord", "Recorder", "Refusal", "read_exchanges"]
 
 LOG_NAME = "exchanges.jsonl"
 
 
+class Refusal(StrEnum):
+    """Why the gateway answered a request itself, with the provider's error shape, instead of the model."""
+
+    NO_KEY = "no-key"  # 401: no key, or one no arm holds
+    NOT_FOUND = "not-found"  # 404: a method or path the API does not serve
+    NO_API_VERSION = "no-api-version"  # 400: no anthropic-version header
+    BAD_BODY = "bad-body"  # 400: unreadable framing, not a JSON object, or no positive max_tokens to bound its cost
+    TOO_LARGE = "too-large"  # 413: a body past the API's request size limit
+    UNPRICED_MODEL = "unpriced-model"  # 400: forward mode has no price for the model, so cannot meter it
+    CAP_REACHED = "cap-reached"  # 400: the arm's spending reached its cap
+    UPSTREAM_UNREACHABLE = "upstream-unreachable"  # 502: the provider could not be reached
+
+
 class ExchangeRecord(Document):
-    """One request and its response. Credentials are never recorded: the arm label stands in for the key."""
+    """One request and its response. Credentials are never recorded: the arm label stands in for the key.
+
+    The fields after ``duration_ms`` were added later and are optional, so earlier records still read.
+    """
 
     kind: Literal["model-exchange"] = "model-exchange"
     schema_version: Literal[1] = 1
@@ -43,6 +65,12 @@ class ExchangeRecord(Document):
     cost_usd: Decimal = Field(ge=0, allow_inf_nan=False)
     started_at: str
     duration_ms: int = Field(ge=0)
+    request_sha256: Sha256 | None = None  # of the body bytes as received, after any chunked framing
+    response_events: tuple[StreamEvent, ...] | None = None  # a streamed answer's events, exactly as delivered
+    charge: ChargeBasis | None = None  # how cost_usd was decided
+    refusal: Refusal | None = None  # set when the gateway answered itself
+    chain: MessageChain | None = None  # digests of a messages request and its answer
+    client_disconnected: bool = False  # the client went away before the whole answer was delivered
 
 
 class Recorder(Protocol):

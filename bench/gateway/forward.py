@@ -1,37 +1,60 @@
-"""Forward mode: relay a request to the provider and bring back its response and usage.
+"""Forward mode: relay a request to the provider and bring back its answer, its events and its usage.
 
-The arm's client never holds the real key: the gateway swaps the arm's stand-in key for the one in its own
-environment. A streamed response is relayed chunk by chunk as it arrives (the client sees real timing) while
-a decoder reassembles the message for the record and the meter.
+The arm's client never holds the real key: the gateway drops the arm's stand-in key and authenticates with the
+one from its own environment, in the header the provider takes (``x-api-key`` for Anthropic, ``Authorization:
+Bearer`` for OpenRouter). A streamed answer is relayed chunk by chunk as it arrives (the client sees real timing)
+while a decoder keeps every event for the record and the meter; a client that goes away mid-stream does not stop
+the read, so the answer is still metered from its own usage. A whole answer is relayed byte for byte, with the
+headers a client acts on (``retry-after`` on a 429, the request id).
 """
 
 from __future__ import annotations
 
 import http.client
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from .metering import TokenUsage
-from .wire import SseDecoder, api_error, assemble_message
+from .config import UpstreamAuth
+from .metering import TokenUsage, metered_usage, stream_usage
+from .stream import SseDecoder, StreamEvent, assemble_message, stream_finished
+from .wire import api_error
 
 __all__ = ["Relayed", "Sink", "UpstreamProvider"]
 
 # Hop-by-hop headers, credentials and compression (the relay must read the bytes) are not passed on.
 _DROPPED = frozenset(
-    {"host", "content-length", "connection", "x-api-key", "authorization", "accept-encoding", "keep-alive"}
+    {
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "te",
+        "upgrade",
+        "expect",
+        "x-api-key",
+        "authorization",
+        "accept-encoding",
+    }
 )
+_PASSED_BACK = frozenset({"content-type", "retry-after", "request-id", "x-should-retry"})
+_PASSED_BACK_PREFIX = "anthropic-ratelimit-"
 _TIMEOUT_SECONDS = 600.0
+
+Headers = Sequence[tuple[str, str]]
 
 
 class Sink(Protocol):
-    """Where a response goes: the client's connection."""
+    """Where an answer goes: the client's connection. ``write`` never raises; a client gone is noted instead."""
 
     def send_json(self, status: int, body: Any) -> None: ...
 
-    def begin_stream(self) -> None: ...
+    def send_raw(self, status: int, headers: Headers, body: bytes) -> None: ...
+
+    def begin_stream(self, status: int, headers: Headers) -> None: ...
 
     def write(self, data: bytes) -> None: ...
 
@@ -41,17 +64,51 @@ class Relayed:
     status: int
     streamed: bool
     body: Any  # the complete message (reassembled if streamed) or the provider's error body
-    usage: TokenUsage | None
+    events: tuple[StreamEvent, ...] | None  # a streamed answer's events, as relayed
+    usage: TokenUsage | None  # the answer's complete, readable usage; None when missing, malformed or cut short
+    billable: bool  # the provider may have billed it: it answered 200, or it went silent after taking the request
+    unreachable: bool = False  # the gateway answered 502 itself
+
+
+def _passed_back(response: http.client.HTTPResponse) -> list[tuple[str, str]]:
+    return [
+        (name, value)
+        for name, value in response.getheaders()
+        if name.lower() in _PASSED_BACK or name.lower().startswith(_PASSED_BACK_PREFIX)
+    ]
+
+
+def _parse(raw: bytes) -> Any:
+    try:
+        parsed = json.loads(raw)
+    except (ValueError, RecursionError):  # RecursionError: a body nested past Python's stack, kept as text
+        return raw.decode("utf-8", "replace")
+    return parsed
+
+
+def _usage_of_stream(events: Sequence[StreamEvent]) -> TokenUsage | None:
+    if not stream_finished(events):
+        return None
+    data: list[tuple[str, dict[str, Any]]] = [(e.event, e.data) for e in events if isinstance(e.data, dict)]
+    starts = [d.get("message") for name, d in data if name == "message_start"]
+    deltas = [d.get("usage") for name, d in data if name == "message_delta"]
+    if len(starts) != 1 or not isinstance(starts[0], dict):
+        return None
+    return stream_usage(starts[0].get("usage"), deltas)
 
 
 class UpstreamProvider:
-    def __init__(self, base_url: str, api_key: str) -> None:
+    def __init__(self, base_url: str, api_key: str, auth: UpstreamAuth) -> None:
         parts = urlsplit(base_url)
         self._https = parts.scheme == "https"
         self._host = parts.hostname or ""
         self._port = parts.port
         self._prefix = parts.path.rstrip("/")
-        self._key = api_key
+        bearer = auth is UpstreamAuth.BEARER
+        self._auth = ("authorization", f"Bearer {api_key}") if bearer else ("x-api-key", api_key)
+
+    def __repr__(self) -> str:  # the key stays out of every repr, log line and traceback
+        return f"UpstreamProvider({'https' if self._https else 'http'}://{self._host}:{self._port}{self._prefix})"
 
     def _connect(self) -> http.client.HTTPConnection:
         cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
@@ -59,36 +116,45 @@ class UpstreamProvider:
 
     def relay(self, sink: Sink, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Relayed:
         outgoing = {k: v for k, v in headers.items() if k.lower() not in _DROPPED}
-        outgoing["x-api-key"] = self._key
+        outgoing[self._auth[0]] = self._auth[1]
         connection = self._connect()
         try:
             try:
                 connection.request(method, self._prefix + path, body=body, headers=outgoing)
-                response = connection.getresponse()
-            except OSError as exc:
-                error = api_error("api_error", f"the upstream API could not be reached: {exc}")
-                sink.send_json(502, error)
-                return Relayed(502, False, error, None)
-            if response.status == 200 and "text/event-stream" in response.getheader("content-type", ""):
-                return self._relay_stream(sink, response)
-            raw = response.read()
+            except (OSError, http.client.HTTPException) as exc:
+                return _unreachable(sink, exc, billable=False)
             try:
-                parsed: Any = json.loads(raw)
-            except ValueError:
-                parsed = raw.decode("utf-8", "replace")
-            sink.send_json(response.status, parsed)
-            usage = parsed.get("usage") if response.status == 200 and isinstance(parsed, dict) else None
-            return Relayed(response.status, False, parsed, TokenUsage.of(usage) if usage is not None else None)
+                response = connection.getresponse()
+                if "text/event-stream" in response.getheader("content-type", ""):
+                    return _relay_stream(sink, response)
+                raw = response.read()
+            except (OSError, http.client.HTTPException) as exc:
+                return _unreachable(sink, exc, billable=True)  # it took the request: it may have billed it
+            sink.send_raw(response.status, _passed_back(response), raw)
+            parsed = _parse(raw)
+            usage = metered_usage(parsed.get("usage")) if isinstance(parsed, dict) else None
+            return Relayed(response.status, False, parsed, None, usage, billable=response.status == 200)
         finally:
             connection.close()
 
-    @staticmethod
-    def _relay_stream(sink: Sink, response: http.client.HTTPResponse) -> Relayed:
-        sink.begin_stream()
-        decoder = SseDecoder()
-        events: list[tuple[str, dict[str, Any]]] = []
+
+def _unreachable(sink: Sink, exc: Exception, billable: bool) -> Relayed:
+    error = api_error("api_error", f"the model endpoint could not be reached: {exc or type(exc).__name__}")
+    sink.send_json(502, error)
+    return Relayed(502, False, error, None, None, billable=billable, unreachable=True)
+
+
+def _relay_stream(sink: Sink, response: http.client.HTTPResponse) -> Relayed:
+    sink.begin_stream(response.status, _passed_back(response))
+    decoder = SseDecoder()
+    events: list[StreamEvent] = []
+    cut = False
+    try:
         while chunk := response.read1(65536):
             sink.write(chunk)
             events.extend(decoder.feed(chunk))
-        message = assemble_message(events)
-        return Relayed(200, True, message, TokenUsage.of(message.get("usage")))
+    except (OSError, http.client.HTTPException):
+        cut = True  # the provider went away mid-stream: what arrived is relayed and kept, its usage is not final
+    usage = None if cut else _usage_of_stream(events)
+    message = assemble_message(events)
+    return Relayed(response.status, True, message, tuple(events), usage, billable=response.status == 200)

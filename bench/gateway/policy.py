@@ -15,9 +15,11 @@ import hashlib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, JsonValue, ValidationError
+from pydantic import Field, JsonValue
 
 from ..contracts import ContractModel, Document, Sha256, canonical_json
+from ..contracts.files import parse_contract
+from ..errors import ContractError
 from .errors import GatewayError, PolicyDigestMismatch
 from .wire import Part, RequestView
 
@@ -114,6 +116,6 @@ def load_policy(path: Path, sha256: Sha256) -> Policy:
     if actual != sha256:
         raise PolicyDigestMismatch(path, sha256, actual)
     try:
-        return Policy.model_validate_json(data)
-    except ValidationError as exc:
-        raise GatewayError(f"policy {path} breaks the policy contract: {exc}") from exc
+        return parse_contract(data, Policy, f"policy {path}")
+    except ContractError as exc:
+        raise GatewayError(exc.message, path=str(path), field=exc.field) from None

@@ -1,8 +1,9 @@
 """The gateway: an HTTP server speaking the Anthropic Messages API that records every exchange.
 
 Routes: ``POST /v1/messages`` (any query, e.g. Claude Code's ``?beta=true``; streamed when the body asks) and
-``POST /v1/messages/count_tokens``. Anything else gets an Anthropic-shaped 404 and is recorded too. The arm
-is identified by the SHA-256 of the key its client presents; an unknown key is refused with 401.
+``POST /v1/messages/count_tokens``. The key is required on every path, as the provider requires it: a request
+without a key no arm holds gets 401, and any other method or path a keyed request asks for gets the API's 404.
+Every request is recorded, the refused ones too, with the reason (:class:`~bench.gateway.exchange.Refusal`).
 """
 
 from __future__ import annotations
@@ -16,23 +17,27 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 
+from ..contracts import Sha256
+from .body import UnreadableBody, read_body
 from .config import GatewayConfig, Mode
+from .conversation import MessageChain
 from .errors import GatewayError
-from .exchange import ExchangeRecord, Recorder
-from .forward import UpstreamProvider
-from .metering import Meter, TokenUsage
+from .exchange import ExchangeRecord, Recorder, Refusal
+from .forward import Relayed, UpstreamProvider
+from .handler import Handler, Server
+from .metering import ArmSpend, ChargeBasis, Meter, Price, TokenUsage
 from .policy import Policy, load_policy
-from .wire import api_error, encode_sse, message_events
+from .stream import StreamEvent, encode_sse, message_events
+from .wire import api_error
 
 __all__ = ["Gateway"]
 
 _MESSAGES = "/v1/messages"
 _COUNT_TOKENS = "/v1/messages/count_tokens"
-_RECORDED_HEADERS_DROPPED = frozenset({"x-api-key", "authorization"})
+_RECORDED_HEADERS_DROPPED = frozenset({"x-api-key", "authorization", "proxy-authorization", "cookie"})
 
 
 @dataclass
@@ -45,6 +50,9 @@ class _Answer:
     rule: str | None = None
     usage: TokenUsage | None = None
     cost: Decimal = Decimal(0)
+    charge: ChargeBasis = ChargeBasis.NOT_BILLED
+    refusal: Refusal | None = None
+    events: tuple[StreamEvent, ...] | None = None
 
 
 def _estimate_tokens(value: Any) -> int:
@@ -52,46 +60,14 @@ def _estimate_tokens(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":"))) // 4 + 1
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def do_POST(self) -> None:
-        self.server.gateway.serve(self)
-
-    do_GET = do_HEAD = do_PUT = do_DELETE = do_POST
-
-    def log_message(self, format: str, *args: Any) -> None:  # the exchange log is the record, not stderr
-        return
-
-    def send_json(self, status: int, body: Any) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
-
-    def begin_stream(self) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("connection", "close")
-        self.end_headers()
-        self.close_connection = True
-
-    def write(self, data: bytes) -> None:
-        self.wfile.write(data)
-        self.wfile.flush()
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = False  # server_close() joins the request threads, so a stopped gateway's log is complete
-
-    def __init__(self, address: tuple[str, int], gateway: Gateway) -> None:
-        super().__init__(address, _Handler)
-        self.gateway = gateway
+def _parse(raw: bytes | UnreadableBody) -> Any:
+    if not isinstance(raw, bytes) or not raw:
+        return None
+    try:
+        parsed = json.loads(raw)
+    except (ValueError, RecursionError):  # RecursionError: a body nested past Python's stack, kept as text
+        return raw.decode("utf-8", "replace")
+    return parsed
 
 
 class Gateway:
@@ -100,7 +76,7 @@ class Gateway:
     def __init__(self, config: GatewayConfig, recorder: Recorder, *, policy_root: Path | None = None) -> None:
         self.config = config
         self._recorder = recorder
-        self._meter = Meter(config.arms)
+        self._meter = Meter([arm.label for arm in config.arms], config.caps)
         self._labels = {arm.key_sha256: arm.label for arm in config.arms}
         self._sequence = itertools.count()
         self._sequence_lock = threading.Lock()
@@ -111,15 +87,19 @@ class Gateway:
         if config.mode is Mode.FORWARD:
             key = os.environ.get(config.upstream_key_env)
             if not key:
-                raise GatewayError(f"forward mode needs the provider key in ${config.upstream_key_env}; it is unset")
-            self._upstream = UpstreamProvider(config.upstream or "", key)
-        self._server: _Server | None = None
+                raise GatewayError(
+                    f"forward mode needs the provider key in ${config.upstream_key_env}; it is unset or empty",
+                    field="upstream_key_env",
+                    hint=f"export {config.upstream_key_env} in the runner's environment (never in a config file)",
+                )
+            self._upstream = UpstreamProvider(config.upstream or "", key, config.upstream_auth)
+        self._server: Server | None = None
         self._thread: threading.Thread | None = None
 
     def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
         """Listen and serve in a background thread; returns the base URL clients use."""
         try:
-            self._server = _Server((host, port), self)
+            self._server = Server((host, port), self)
         except OSError as exc:
             raise GatewayError(f"cannot listen on {host}:{port}: {exc.strerror}; pick a free port") from exc
         self._thread = threading.Thread(target=self._server.serve_forever, name="gateway", daemon=True)
@@ -150,25 +130,28 @@ class Gateway:
         self.stop()
 
     def spent(self, label: str) -> Decimal:
+        """What arm ``label`` has been charged so far, exactly."""
         return self._meter.spent(label)
 
-    def serve(self, request: _Handler) -> None:
+    def spending(self) -> tuple[ArmSpend, ...]:
+        """Each arm's spending, cap and refusals so far (complete once :meth:`stop` returned)."""
+        return self._meter.report()
+
+    def serve(self, request: Handler) -> None:
         """Answer one HTTP request and record it, whatever happens while answering."""
         with self._sequence_lock:
             sequence = next(self._sequence)
         started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         clock = time.monotonic()
-        raw = request.rfile.read(int(request.headers.get("content-length") or 0))
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = raw.decode("utf-8", "replace")
+        raw = read_body(request.headers, request.rfile)  # type: ignore[arg-type]  # a buffered reader is binary IO
+        body = _parse(raw)
         arm = self._arm_of(request)
-        answer = _Answer(500, api_error("api_error", "the gateway failed while answering"))
+        answer = _Answer(500, api_error("api_error", "Internal server error"))
         try:
-            answer = self._answer(request, arm, body, raw)
+            answer = self._answer(request, arm, raw, body)
         finally:
             headers = {k.lower(): v for k, v in request.headers.items() if k.lower() not in _RECORDED_HEADERS_DROPPED}
+            is_messages = request.command == "POST" and self._route(request) == _MESSAGES
             self._recorder.record(
                 ExchangeRecord(
                     sequence=sequence,
@@ -185,26 +168,48 @@ class Gateway:
                     cost_usd=answer.cost,
                     started_at=started_at,
                     duration_ms=int((time.monotonic() - clock) * 1000),
+                    request_sha256=Sha256.of(raw) if isinstance(raw, bytes) else None,
+                    response_events=answer.events,
+                    charge=answer.charge,
+                    refusal=answer.refusal,
+                    chain=MessageChain.of(body, answer.body) if is_messages and isinstance(body, dict) else None,
+                    client_disconnected=request.client_gone,
                 )
             )
 
-    def _arm_of(self, request: _Handler) -> str | None:
+    @staticmethod
+    def _route(request: Handler) -> str:
+        return request.path.split("?", 1)[0]
+
+    def _arm_of(self, request: Handler) -> str | None:
         key = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
         return self._labels.get(hashlib.sha256(key.encode()).hexdigest()) if key else None
 
-    def _answer(self, request: _Handler, arm: str | None, body: Any, raw: bytes) -> _Answer:
-        route = request.path.split("?", 1)[0]
-        if route == "/" and request.command in ("GET", "HEAD"):  # the CLI's connectivity probe, sent without a key
-            request.send_json(200, {})
-            return _Answer(200, {})
+    def _answer(self, request: Handler, arm: str | None, raw: bytes | UnreadableBody, body: Any) -> _Answer:
+        route = self._route(request)
+        if isinstance(raw, UnreadableBody):
+            request.close_connection = True  # where the next request would start is unknown
         if arm is None:
-            return self._refuse(request, 401, "authentication_error", "invalid x-api-key")
+            presented = request.headers.get("x-api-key") or request.headers.get("authorization")
+            message = "invalid x-api-key" if presented else "x-api-key header is required"
+            return self._refuse(request, Refusal.NO_KEY, 401, "authentication_error", message)
         if request.command != "POST" or route not in (_MESSAGES, _COUNT_TOKENS):
-            return self._refuse(request, 404, "not_found_error", f"{request.command} {route} is not served here")
+            return self._refuse(request, Refusal.NOT_FOUND, 404, "not_found_error", "Not Found")
+        if isinstance(raw, UnreadableBody):
+            if raw.too_large:
+                return self._refuse(request, Refusal.TOO_LARGE, 413, "request_too_large", raw.message)
+            return self._refuse(request, Refusal.BAD_BODY, 400, "invalid_request_error", raw.message)
+        if not request.headers.get("anthropic-version"):
+            message = "anthropic-version: header is required"
+            return self._refuse(request, Refusal.NO_API_VERSION, 400, "invalid_request_error", message)
         if not isinstance(body, dict):
-            return self._refuse(request, 400, "invalid_request_error", "the request body must be a JSON object")
+            message = "the request body must be a JSON object"
+            return self._refuse(request, Refusal.BAD_BODY, 400, "invalid_request_error", message)
+        if route == _MESSAGES and not (type(body.get("max_tokens")) is int and body["max_tokens"] > 0):
+            message = f"max_tokens: a positive integer is required, got {body.get('max_tokens')!r}"
+            return self._refuse(request, Refusal.BAD_BODY, 400, "invalid_request_error", message)
         if self._upstream is not None:
-            return self._forward(request, arm, body, raw)
+            return self._forward(request, arm, route, raw, body)
         if route == _COUNT_TOKENS:
             answer = {"input_tokens": _estimate_tokens(body)}
             request.send_json(200, answer)
@@ -212,46 +217,58 @@ class Gateway:
         return self._from_policy(request, body)
 
     @staticmethod
-    def _refuse(request: _Handler, status: int, error_type: str, message: str) -> _Answer:
+    def _refuse(request: Handler, refusal: Refusal, status: int, error_type: str, message: str) -> _Answer:
         error = api_error(error_type, message)
         request.send_json(status, error)
-        return _Answer(status, error)
+        return _Answer(status, error, refusal=refusal)
 
-    def _from_policy(self, request: _Handler, body: dict[str, Any]) -> _Answer:
+    def _from_policy(self, request: Handler, body: dict[str, Any]) -> _Answer:
         assert self._policy is not None  # the config validator guarantees a policy in policy mode
         rule, message = self._policy.answer(body)
         message["usage"] = {
             "input_tokens": _estimate_tokens(body),
             "output_tokens": _estimate_tokens(message["content"]),
         }
-        if body.get("stream"):
-            request.begin_stream()
-            for event, data in message_events(message):
-                request.write(encode_sse(event, data))
-        else:
+        usage = TokenUsage.of(message["usage"])
+        if not body.get("stream"):
             request.send_json(200, message)
-        return _Answer(200, message, bool(body.get("stream")), rule, TokenUsage.of(message["usage"]))
+            return _Answer(200, message, False, rule, usage)
+        request.begin_stream(200, [])
+        events = []
+        for event, data in message_events(message):
+            request.write(encode_sse(event, data))
+            events.append(StreamEvent(event=event, data=data))
+        return _Answer(200, message, True, rule, usage, events=tuple(events))
 
-    def _forward(self, request: _Handler, arm: str, body: dict[str, Any], raw: bytes) -> _Answer:
+    def _forward(self, request: Handler, arm: str, route: str, raw: bytes, body: dict[str, Any]) -> _Answer:
         assert self._upstream is not None
         price = self.config.prices.get(str(body.get("model")))
         if price is None:
             known = ", ".join(sorted(self.config.prices))
-            return self._refuse(
-                request,
-                400,
-                "invalid_request_error",
-                f"model {body.get('model')!r} is not available; available: {known}",
-            )
-        if self._meter.over_cap(arm):
-            spent, cap = self._meter.spent(arm), self._meter.cap(arm)
+            message = f"model: {body.get('model')!r} is not available; available models: {known}"
+            return self._refuse(request, Refusal.UNPRICED_MODEL, 400, "invalid_request_error", message)
+        spend = self._meter.admit(arm)
+        if spend is not None:
             message = (
-                f"This API key has reached its spending cap: ${spent:.4f} spent of ${cap:.4f}. "
-                "No further requests are accepted."
+                f"This API key has reached its spending cap: ${spend.spent_usd:.4f} spent of "
+                f"${spend.cap_usd:.4f}. No further requests are accepted."
             )
-            return self._refuse(request, 400, "invalid_request_error", message)
+            return self._refuse(request, Refusal.CAP_REACHED, 400, "invalid_request_error", message)
         relayed = self._upstream.relay(request, "POST", request.path, dict(request.headers.items()), raw)
-        # count_tokens answers carry no `usage`, so only real completions are charged
-        cost = price.cost(relayed.usage) if relayed.usage is not None else Decimal(0)
-        self._meter.charge(arm, cost)
-        return _Answer(relayed.status, relayed.body, relayed.streamed, None, relayed.usage, cost)
+        charge, cost = _charge(route, relayed, price, len(raw), body.get("max_tokens"))
+        self._meter.charge(arm, cost, charge)
+        refusal = Refusal.UPSTREAM_UNREACHABLE if relayed.unreachable else None
+        return _Answer(
+            relayed.status, relayed.body, relayed.streamed, None, relayed.usage, cost, charge, refusal, relayed.events
+        )
+
+
+def _charge(
+    route: str, relayed: Relayed, price: Price, request_bytes: int, max_tokens: Any
+) -> tuple[ChargeBasis, Decimal]:
+    """What one relayed answer costs: its usage, or its upper bound when it may be billed but reports none."""
+    if route != _MESSAGES or not relayed.billable:
+        return ChargeBasis.NOT_BILLED, Decimal(0)  # count_tokens is free; an error answer is not billed
+    if relayed.usage is None:
+        return ChargeBasis.UPPER_BOUND, price.upper_bound(request_bytes, int(max_tokens))
+    return ChargeBasis.USAGE, price.cost(relayed.usage)

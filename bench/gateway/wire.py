@@ -1,30 +1,15 @@
-"""The Anthropic Messages API on the wire: what a request shows the model, and responses as JSON or SSE.
+"""The Anthropic Messages API on the wire: what a request shows the model, and the API's error body.
 
-Claude Code posts ``/v1/messages?beta=true`` with ``stream: true`` and reassembles the reply from the event
-sequence message_start, content_block_start, content_block_delta (text_delta / input_json_delta),
-content_block_stop, message_delta (stop_reason, usage), message_stop. The same message can be sent whole
-when a client asks without streaming, so one message dict is the source of both forms.
+Claude Code posts ``/v1/messages?beta=true`` with ``stream: true``; :mod:`.stream` has the event stream.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-__all__ = [
-    "Part",
-    "RequestView",
-    "SseDecoder",
-    "api_error",
-    "assemble_message",
-    "encode_sse",
-    "message_events",
-]
-
-_TEXT_CHUNK = 48  # small enough that clients must really reassemble deltas, as they do with a real model
+__all__ = ["Part", "RequestView", "api_error"]
 
 
 class Part(StrEnum):
@@ -104,93 +89,3 @@ class RequestView:
 def api_error(error_type: str, message: str) -> dict[str, Any]:
     """The body Anthropic sends with a 4xx/5xx status, which clients show to the user verbatim."""
     return {"type": "error", "error": {"type": error_type, "message": message}}
-
-
-def encode_sse(event: str, data: dict[str, Any]) -> bytes:
-    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
-
-
-def _chunks(text: str) -> list[str]:
-    return [text[i : i + _TEXT_CHUNK] for i in range(0, len(text), _TEXT_CHUNK)] or [""]
-
-
-def message_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The SSE event sequence that streams ``message`` (a complete assistant message dict)."""
-    usage = dict(message["usage"])
-    start = {
-        **message,
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {**usage, "output_tokens": 1},
-    }
-    yield "message_start", {"type": "message_start", "message": start}
-    for index, block in enumerate(message["content"]):
-        if block["type"] == "tool_use":
-            empty = {**block, "input": {}}
-            pieces = _chunks(json.dumps(block["input"], separators=(",", ":")))
-            deltas = [{"type": "input_json_delta", "partial_json": piece} for piece in pieces]
-        else:
-            empty = {"type": "text", "text": ""}
-            deltas = [{"type": "text_delta", "text": piece} for piece in _chunks(block["text"])]
-        yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": empty}
-        for delta in deltas:
-            yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
-        yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    ending: dict[str, Any] = {"stop_reason": message["stop_reason"], "stop_sequence": None}
-    yield (
-        "message_delta",
-        {"type": "message_delta", "delta": ending, "usage": {"output_tokens": usage["output_tokens"]}},
-    )
-    yield "message_stop", {"type": "message_stop"}
-
-
-@dataclass
-class SseDecoder:
-    """Incremental decoder of an SSE byte stream into (event, JSON data) pairs; comments and pings pass through."""
-
-    _buffer: bytes = b""
-    _lines: list[str] = field(default_factory=list)
-
-    def feed(self, data: bytes) -> Iterator[tuple[str, dict[str, Any]]]:
-        self._buffer += data
-        while b"\n" in self._buffer:
-            raw, self._buffer = self._buffer.split(b"\n", 1)
-            line = raw.decode("utf-8").rstrip("\r")
-            if line:
-                self._lines.append(line)
-                continue
-            event, payload = "message", []
-            for item in self._lines:
-                name, _, value = item.partition(":")
-                value = value.removeprefix(" ")
-                if name == "event":
-                    event = value
-                elif name == "data":
-                    payload.append(value)
-            self._lines = []
-            if payload:
-                yield event, json.loads("\n".join(payload))
-
-
-def assemble_message(events: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
-    """Rebuild the complete message a stream described, as a client does (for the record and for metering)."""
-    message: dict[str, Any] = {}
-    partial: dict[int, str] = {}
-    for event, data in events:
-        if event == "message_start":
-            message = {**data["message"], "content": list(data["message"].get("content", []))}
-        elif event == "content_block_start":
-            message["content"].insert(data["index"], dict(data["content_block"]))
-        elif event == "content_block_delta":
-            block, delta = message["content"][data["index"]], data["delta"]
-            if delta["type"] == "text_delta":
-                block["text"] = block.get("text", "") + delta["text"]
-            elif delta["type"] == "input_json_delta":
-                partial[data["index"]] = partial.get(data["index"], "") + delta["partial_json"]
-        elif event == "content_block_stop" and data["index"] in partial:
-            message["content"][data["index"]]["input"] = json.loads(partial.pop(data["index"]) or "{}")
-        elif event == "message_delta":
-            message.update({k: v for k, v in data["delta"].items()})
-            message["usage"] = {**message.get("usage", {}), **data.get("usage", {})}
-    return message

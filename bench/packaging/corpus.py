@@ -5,8 +5,13 @@ It never holds history, the index, ignored files or ``.git``. Everything is writ
 a refusal half way (a missing blob, a crafted name) leaves nothing behind: never a partial tree.
 
 Refused, each naming the path: submodules (the content is not there), tree entries named ``.git`` or containing
-``..``, ``/`` or NUL (a crafted tree), non-UTF-8 names (shown escaped), symlinks that are absolute or resolve
-outside the tree, and missing objects. Git LFS pointer files are kept as they are and listed in the receipt.
+``..``, ``/`` or NUL (a crafted tree), two entries of one name (git fsck's duplicateEntries), non-UTF-8 names
+(shown escaped), symlinks that are absolute or resolve outside the tree, missing objects and damaged ones. Git LFS
+pointer files are kept as they are and listed in the receipt.
+
+The repository is named portably, never by a host path: by the name a suite declares, a directory's own name, or
+a bundle's content digest. Where it lies is a locator param, left out of the action key, so the same commit
+packaged from two checkouts, or through two spellings of one path, is one cache hit.
 """
 
 from __future__ import annotations
@@ -14,13 +19,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from pathlib import Path
+from typing import Annotated, Literal, TypeVar
 
-from dulwich.objects import Blob, Commit, Tree
+from dulwich.objects import Blob, Commit, Tree, TreeEntry
+from pydantic import StringConstraints
 
-from ..contracts import ContractModel, Document, GitObjectId, PortablePath, Ref, TreeDigest
-from ..errors import SourceError
-from ..stages import NoInputs, Ports, StageContext, StageKind, stage
+from ..contracts import BlobDigest, ContractModel, Document, GitObjectId, PortablePath, Ref, TreeDigest
+from ..errors import ContractError, SourceError
+from ..stages import LOCATOR, NoInputs, Ports, StageContext, StageKind, stage
 from ..store import EntryKind, FileEntry, Store, tree_from_entries
 from .gitsource import GitSource, open_source, resolve_commit
 from .prefetch import prefetched
@@ -32,9 +39,11 @@ __all__ = [
     "CorpusParams",
     "LfsPointer",
     "MaterializationReceipt",
+    "RepositoryName",
     "corpus",
     "corpus_params",
     "materialize",
+    "repository_name",
 ]
 
 GitObject = TypeVar("GitObject", Blob, Tree)
@@ -45,10 +54,14 @@ _LFS_FIELDS = re.compile(rb"^oid sha256:([0-9a-f]{64})\nsize ([0-9]+)$", re.MULT
 
 
 class CorpusError(SourceError):
-    """A commit's tree is refused; ``path`` is the tree path at fault."""
+    """A commit's tree is refused; ``path`` is the tree path at fault, control characters shown escaped (git
+    allows a newline in a name, and a refusal is one line)."""
 
     def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}", path=path)
+        shown = "".join(
+            c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}" for c in path
+        )
+        super().__init__(f"{shown}: {message}", path=shown)
 
 
 class LfsPointer(ContractModel):
@@ -59,10 +72,14 @@ class LfsPointer(ContractModel):
     size: int
 
 
+# A suite's declared name, a directory's name, or a bundle's digest ("blake3:<hex>:<size>"): never a host path.
+RepositoryName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,199}$")]
+
+
 class MaterializationReceipt(Document):
     kind: Literal["materialization-receipt"] = "materialization-receipt"
     schema_version: Literal[1] = 1
-    repository: str  # as given, so the receipt reads like the command that made it
+    repository: RepositoryName
     commit: GitObjectId
     git_tree: GitObjectId
     tree: TreeDigest
@@ -73,8 +90,11 @@ class MaterializationReceipt(Document):
 
 
 class CorpusParams(ContractModel):
-    repository: str
+    """What is packaged (the repository's portable name and the commit, both keyed) and where to read it."""
+
+    repository: RepositoryName
     commit: GitObjectId
+    source: Annotated[str, LOCATOR] = ""  # the directory or bundle file; left out of the action key
 
 
 @dataclass
@@ -87,21 +107,46 @@ class _Walk:
     lfs: list[LfsPointer] = field(default_factory=list)
 
 
-def corpus_params(repository: str, commit: str) -> CorpusParams:
-    """Resolve ``commit`` (a full id or a ref) in ``repository``: the stage's params name the commit itself."""
+def repository_name(repository: str) -> str:
+    """The portable name of the repository at ``repository``: a bundle by its content digest, a directory by its
+    own name (a ``.git`` directory by its parent's, a bare ``x.git`` as ``x``)."""
+    path = Path(repository)
+    if path.is_file():
+        try:
+            return str(BlobDigest.of(path.read_bytes()))
+        except OSError as exc:
+            raise SourceError(f"cannot read {repository}: {exc.strerror}", path=repository) from exc
+    resolved = path.resolve()
+    name = resolved.parent.name if resolved.name == ".git" else resolved.name.removesuffix(".git")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,199}", name):
+        raise ContractError(
+            f"the repository directory's name {name!r} cannot name it portably",
+            path=repository,
+            hint="give its name explicitly (letters, digits and . _ + -), e.g. `stele-bench corpus --name NAME`",
+        )
+    return name
+
+
+def corpus_params(repository: str, commit: str, name: str | None = None) -> CorpusParams:
+    """Resolve ``commit`` (a full id or a ref) in ``repository``: the stage's params name the commit itself, and
+    the repository by ``name`` (default: :func:`repository_name`), with its location as the locator."""
     with open_source(repository) as source:
-        return CorpusParams(repository=repository, commit=GitObjectId(resolve_commit(source, commit)))
+        resolved = GitObjectId(resolve_commit(source, commit))
+    return CorpusParams(repository=name or repository_name(repository), commit=resolved, source=repository)
 
 
-def materialize(store: Store, source: GitSource, commit: GitObjectId) -> MaterializationReceipt:
-    """Store the tree of ``commit`` (a full id) and return its receipt; nothing is stored on refusal."""
+def materialize(
+    store: Store, source: GitSource, commit: GitObjectId, name: str | None = None
+) -> MaterializationReceipt:
+    """Store the tree of ``commit`` (a full id) and return its receipt naming the repository ``name`` (default:
+    :func:`repository_name`); nothing is stored on refusal."""
     obj = source.get(commit.encode())
     if not isinstance(obj, Commit):
         raise CorpusError("(commit)", f"{commit} is not a commit in {source.repository}")
     walk = _Walk()
     tree = tree_from_entries(store, prefetched(_entries(source, obj.tree, "", walk)))
     return MaterializationReceipt(
-        repository=source.repository,
+        repository=name or repository_name(source.repository),
         commit=commit,
         git_tree=GitObjectId(obj.tree.decode()),
         tree=tree,
@@ -121,7 +166,7 @@ def _entries(source: GitSource, tree_id: bytes, prefix: str, walk: _Walk) -> Ite
 
 def _walk_tree(source: GitSource, tree_id: bytes, prefix: str, walk: _Walk) -> Iterator[FileEntry]:
     tree = _object(source, tree_id, Tree, prefix.rstrip("/") or "(root tree)")
-    for entry in tree.iteritems():
+    for entry in _unique_entries(source, tree, prefix):
         path = _checked_path(prefix, entry.path)
         if entry.mode == _TREE:
             yield FileEntry(path, EntryKind.DIRECTORY, b"")
@@ -145,6 +190,20 @@ def _walk_tree(source: GitSource, tree_id: bytes, prefix: str, walk: _Walk) -> I
             raise CorpusError(path, f"has git mode {entry.mode:o}, which is not a file, directory or symlink")
 
 
+def _unique_entries(source: GitSource, tree: Tree, prefix: str) -> list[TreeEntry]:
+    """The tree's entries as stored, refusing a name that appears twice (dulwich would keep only the last)."""
+    entries = source.tree_items(tree)
+    seen: set[bytes] = set()
+    for entry in entries:
+        if entry.path in seen:
+            shown = prefix + entry.path.decode("utf-8", "backslashreplace")
+            raise CorpusError(
+                shown, "appears twice in its git tree (git fsck: duplicateEntries); a crafted tree has no one meaning"
+            )
+        seen.add(entry.path)
+    return entries
+
+
 def _object(source: GitSource, sha: bytes, expected: type[GitObject], path: str) -> GitObject:
     obj = source.get(sha)
     if obj is None:
@@ -162,7 +221,7 @@ def _object(source: GitSource, sha: bytes, expected: type[GitObject], path: str)
 
 def _checked_path(prefix: str, raw: bytes) -> PortablePath:
     """The tree path for entry name ``raw`` under ``prefix``, refusing names a checkout would not survive."""
-    shown = prefix + raw.decode("utf-8", "backslashreplace").replace("\x00", "\\x00")
+    shown = prefix + raw.decode("utf-8", "backslashreplace")
     if b"\x00" in raw or b"/" in raw or raw in (b"", b".", b".."):
         raise CorpusError(
             shown, "is a crafted tree entry (a name containing NUL or '/', or an empty, '.' or '..' name)"
@@ -192,9 +251,16 @@ class CorpusOutputs(Ports):
     receipt: Ref[MaterializationReceipt]
 
 
-@stage("corpus", version=2, kind=StageKind.DETERMINISTIC)
+@stage("corpus", version=3, kind=StageKind.DETERMINISTIC)
 def corpus(context: StageContext, inputs: NoInputs, params: CorpusParams) -> CorpusOutputs:
     """Build the corpus tree of ``params.commit``; deterministic because a full commit id fixes every byte."""
-    with open_source(params.repository) as source:
-        receipt = materialize(context.store, source, params.commit)
+    if not params.source:
+        raise SourceError(
+            f"the corpus of {params.repository} at {params.commit} needs the repository's location (params.source), "
+            "which action keys leave out",
+            field="source",
+            hint="pass it, e.g. `stele-bench rederive DIGEST --locate source=PATH`",
+        )
+    with open_source(params.source) as source:
+        receipt = materialize(context.store, source, params.commit, params.repository)
     return CorpusOutputs(tree=receipt.tree, receipt=context.store.put_document(receipt))

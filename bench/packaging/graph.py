@@ -8,11 +8,11 @@ An artifact that is not JSON is refused rather than skipped: a gate that cannot 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..contracts.strict_json import parse_json
 from ..errors import ContractError
 
 __all__ = ["IDENTITY_FIELDS", "GraphText", "graph_texts"]
@@ -34,24 +34,26 @@ def graph_texts(data: bytes, label: str) -> Iterator[GraphText]:
 
 
 def _documents(data: bytes, label: str) -> Iterator[tuple[str, Any]]:
+    """The one JSON document, or each line of a JSON Lines file (recognised by a first line that is a whole
+    value). Read strictly: a repeated key would hide its first value from this check but not from every reader."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ContractError(f"graph {label} is not UTF-8 ({exc}); certification reads JSON or JSON Lines") from exc
-    try:
-        yield "", json.loads(text)
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if len(lines) >= 2 and _is_value(lines[0][1]):
+        for number, line in lines:
+            yield f"/line{number}", parse_json(line, f"graph {label} line {number}")
         return
-    except json.JSONDecodeError as whole:
-        lines = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
-        if len(lines) < 2:
-            raise ContractError(
-                f"graph {label} is not JSON: {whole}; certification reads JSON or JSON Lines"
-            ) from whole
-    for number, line in lines:
-        try:
-            yield f"/line{number}", json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ContractError(f"graph {label} line {number} is not JSON: {exc}") from exc
+    yield "", parse_json(text, f"graph {label}")
+
+
+def _is_value(line: str) -> bool:
+    try:
+        parse_json(line, "line")
+    except ContractError:
+        return False
+    return True
 
 
 def _walk(value: Any, pointer: str, identity: bool) -> Iterator[GraphText]:

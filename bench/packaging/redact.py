@@ -1,9 +1,12 @@
 """Redaction: the only function allowed to remove anything from a packaged tree.
 
-It removes auto-loaded agent context (:mod:`bench.packaging.patterns`) and the extra paths a fixture declares,
-and writes a receipt naming every removed entry with its digest and size. It runs once per corpus and its output
-is shared by every arm, so the arms cannot differ in what was taken away. Certification, which only reads, runs
-on the result: there is no code path where a gate notices a problem and quietly repairs it.
+It removes auto-loaded agent context (:mod:`bench.packaging.patterns`) and the extra paths declared for removal
+(a fixture's ``redact_paths``, ``stele-bench redact --remove``), and writes a receipt naming every removed entry
+with its digest and size. A directory that the removals leave empty goes too, and is receipted: git cannot hold
+an empty directory, so one left behind would only mark the place where something was taken away. It runs once
+per corpus and its output is shared by every arm, so the arms cannot differ in what was taken away.
+Certification, which only reads, runs on the result: there is no code path where a gate notices a problem and
+quietly repairs it.
 
 Only directory objects on the path to a removal are rewritten; blobs are never read, so redacting a large tree
 costs one read per directory.
@@ -23,7 +26,8 @@ from ..store import EntryKind, Store, TreeEntry, TreeObject, read_tree, walk_tre
 from .patterns import auto_loaded_match
 
 __all__ = [
-    "FIXTURE_REASON",
+    "DECLARED_REASON",
+    "EMPTIED_REASON",
     "RedactInputs",
     "RedactOutputs",
     "RedactParams",
@@ -33,7 +37,8 @@ __all__ = [
     "redact_tree",
 ]
 
-FIXTURE_REASON = "declared by the fixture"
+DECLARED_REASON = "declared for removal"
+EMPTIED_REASON = "left empty by the removals within it"
 
 
 class RemovedEntry(ContractModel):
@@ -41,7 +46,7 @@ class RemovedEntry(ContractModel):
     kind: EntryKind
     digest: Digest  # file bytes, symlink target, or directory object
     size: int
-    reason: str  # the matching pattern, or FIXTURE_REASON
+    reason: str  # the matching pattern, DECLARED_REASON or EMPTIED_REASON
 
 
 class RedactionReceipt(Document):
@@ -53,7 +58,8 @@ class RedactionReceipt(Document):
 
 
 class RedactParams(ContractModel):
-    """``extra_paths``: paths the fixture declares for removal, removed and receipted like any match."""
+    """``extra_paths``: paths declared for removal (a fixture's, or given by hand), removed and receipted like any
+    match."""
 
     # Not strict: a plan file spells the tuple as a JSON list.
     extra_paths: Annotated[tuple[PortablePath, ...], Field(strict=False)] = ()
@@ -69,46 +75,56 @@ def redact_tree(store: Store, tree: TreeDigest, extra_paths: tuple[PortablePath,
     """Store ``tree`` without auto-loaded context and ``extra_paths``; a declared path that is absent is an error."""
     work = _Redaction(pending=set(extra_paths))
     with store.batch():
-        redacted, _ = _rewrite(store, tree, "", work)
+        redacted, _ = _rewrite(store, tree, "", work) or (store.put_document(TreeObject(entries=())), 0)
         if work.pending:
             raise ContractError(
-                f"the fixture declares {', '.join(sorted(work.pending))} for redaction, but tree {tree} has no such "
-                "path; fix the fixture's redact_paths (a declared removal that matches nothing is a typo)"
+                f"tree {tree} has no {', '.join(sorted(work.pending))}, declared for removal (by a fixture's "
+                "redact_paths or --remove); a declared removal that matches nothing is a typo",
+                field="extra_paths",
+                hint="fix the path where it was declared",
             )
     return RedactionReceipt(source=tree, redacted=TreeDigest(redacted), removed=tuple(work.removed))
 
 
-def _rewrite(store: Store, digest: Digest, prefix: str, work: _Redaction) -> tuple[Digest, int]:
-    """The directory ``digest`` with removals applied, and its new total size."""
+def _rewrite(store: Store, digest: Digest, prefix: str, work: _Redaction) -> tuple[Digest, int] | None:
+    """The directory ``digest`` with removals applied, and its new total size; None when they emptied it."""
     kept: list[TreeEntry] = []
     changed = False
     for entry in read_tree(store, digest).entries:
         path = prefix + entry.name
-        reason = auto_loaded_match(path) or (FIXTURE_REASON if path in work.pending else None)
+        reason = auto_loaded_match(path) or (DECLARED_REASON if path in work.pending else None)
         if reason is not None:
             _remove(store, PortablePath(path), entry, reason, work)
             changed = True
             continue
         if entry.kind is EntryKind.DIRECTORY:
-            sub, size = _rewrite(store, entry.digest, path + "/", work)
-            if sub != entry.digest:
-                entry = entry.model_copy(update={"digest": sub, "size": size})
+            rewritten = _rewrite(store, entry.digest, path + "/", work)
+            if rewritten is None:
+                work.removed.append(_removed(PortablePath(path), entry, EMPTIED_REASON))
+                changed = True
+                continue
+            if rewritten[0] != entry.digest:
+                entry = entry.model_copy(update={"digest": rewritten[0], "size": rewritten[1]})
                 changed = True
         kept.append(entry)
     total = sum(entry.size for entry in kept if entry.kind is not EntryKind.SYMLINK)
     if not changed:
         return digest, total
+    if not kept:
+        return None
     return store.put_document(TreeObject(entries=tuple(kept))), total
 
 
+def _removed(path: PortablePath, entry: TreeEntry, reason: str) -> RemovedEntry:
+    return RemovedEntry(path=path, kind=entry.kind, digest=entry.digest, size=entry.size, reason=reason)
+
+
 def _remove(store: Store, path: PortablePath, entry: TreeEntry, reason: str, work: _Redaction) -> None:
-    work.removed.append(RemovedEntry(path=path, kind=entry.kind, digest=entry.digest, size=entry.size, reason=reason))
+    work.removed.append(_removed(path, entry, reason))
     work.pending = {p for p in work.pending if p != path and not p.startswith(path + "/")}
     if entry.kind is EntryKind.DIRECTORY:
         for inner, below in walk_tree(store, entry.digest, path + "/"):
-            work.removed.append(
-                RemovedEntry(path=inner, kind=below.kind, digest=below.digest, size=below.size, reason=reason)
-            )
+            work.removed.append(_removed(inner, below, reason))
 
 
 class RedactInputs(Ports):
@@ -120,7 +136,7 @@ class RedactOutputs(Ports):
     receipt: Ref[RedactionReceipt]
 
 
-@stage("redact", version=2, kind=StageKind.DETERMINISTIC)
+@stage("redact", version=3, kind=StageKind.DETERMINISTIC)
 def redact(context: StageContext, inputs: RedactInputs, params: RedactParams) -> RedactOutputs:
     receipt = redact_tree(context.store, inputs.tree, params.extra_paths)
     return RedactOutputs(tree=receipt.redacted, receipt=context.store.put_document(receipt))

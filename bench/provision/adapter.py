@@ -20,8 +20,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
+
+from bench.contracts import ContractModel
+from bench.contracts.files import validation_summary
+from bench.errors import ContractError
 
 from .errors import ProvisionRefused
 from .fixture import Fixture, check_expected_hits, verify_artifact
@@ -42,6 +47,18 @@ from .receipt import SnapshotReceipt, snapshot_receipt
 __all__ = ["MemorySession", "Provisioner", "provisioned"]
 
 _PROJECT = TypeAdapter(ProjectName)
+RequestT = TypeVar("RequestT", bound=ContractModel)
+
+
+def _request(model: type[RequestT], **fields: Any) -> RequestT:
+    """A request message from the runner's own values; a value the protocol refuses is named, never a traceback."""
+    try:
+        return model(**fields)
+    except ValidationError as exc:
+        first = ".".join(str(part) for part in exc.errors()[0]["loc"]) or None
+        raise ContractError(
+            f"cannot send a {model.__name__}: {validation_summary(exc)}", field=first, hint="see `stele-bench schema`"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -52,12 +69,22 @@ class Provisioner:
     fixture_root: Path
     limits: ProcessLimits = field(default_factory=ProcessLimits)
 
+    def __post_init__(self) -> None:
+        # An empty prefix would run the verb itself as the program; an empty word names no program either.
+        if not self.prefix or not self.prefix[0] or any("\x00" in word for word in self.prefix):
+            raise ContractError(
+                f"a provisioner's argv prefix must start with a program, got {list(self.prefix)!r}",
+                field="prefix",
+                hint='give the command that runs the memory system, e.g. "my-memory --home DIR"',
+            )
+
     def restore_request(self, fixture: Fixture, graph_arm: str, run_identity: str) -> RestoreRequest:
         """The restore message, after every artifact was resolved inside the fixture root and its SHA-256 checked."""
         arm = fixture.graph_arm(graph_arm)
         evidence = verify_artifact(self.fixture_root, fixture.evidence_corpus)
         check_expected_hits(fixture, evidence)
-        return RestoreRequest(
+        return _request(
+            RestoreRequest,
             fixture=fixture.fixture_id,
             graph_arm=arm.name,
             run_identity=run_identity,
@@ -70,12 +97,12 @@ class Provisioner:
 
     async def snapshot(self, project: str, log: list[CallRecord]) -> SnapshotResponse:
         return await run_verb(
-            self.prefix, Verb.SNAPSHOT, SnapshotRequest(project=project), SnapshotResponse, self.limits, log
+            self.prefix, Verb.SNAPSHOT, _request(SnapshotRequest, project=project), SnapshotResponse, self.limits, log
         )
 
     async def destroy(self, project: str, log: list[CallRecord]) -> DestroyResponse:
         return await run_verb(
-            self.prefix, Verb.DESTROY, DestroyRequest(project=project), DestroyResponse, self.limits, log
+            self.prefix, Verb.DESTROY, _request(DestroyRequest, project=project), DestroyResponse, self.limits, log
         )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import BeforeValidator, Field, StringConstraints
 
 from bench.contracts import ContractModel, PortablePath, Sha256
 
@@ -34,6 +34,7 @@ __all__ = [
     "RestoreArtifacts",
     "RestoreRequest",
     "RestoreResponse",
+    "RunIdentity",
     "SnapshotRequest",
     "SnapshotResponse",
     "Verb",
@@ -44,8 +45,17 @@ __all__ = [
 ProjectName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
 AbsolutePath = Annotated[str, StringConstraints(pattern=r"^/[^\x00]*$", max_length=4096)]
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
+RunIdentity = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:-]{1,128}$")]
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-Count = Annotated[int, Field(ge=0)]
+# Bounded as the strict reader bounds every integer: a count past 64 bits is a broken provisioner, not a count.
+Count = Annotated[int, Field(ge=0, le=2**63 - 1)]
+
+
+def _true_itself(value: object) -> object:
+    # Literal[True] compares by equality, and 1 == True in Python: without this, {"ok": 1} would pass.
+    if value is not True:
+        raise ValueError(f"expected the JSON literal true, got {value!r}")
+    return value
 
 
 class Verb(StrEnum):
@@ -97,7 +107,7 @@ class RestoreRequest(ContractModel):
 
     fixture: Name
     graph_arm: Name
-    run_identity: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:-]{1,128}$")]
+    run_identity: RunIdentity
     artifacts: RestoreArtifacts
     probes: tuple[ProbeRequest, ...] = ()
 
@@ -152,7 +162,7 @@ class SnapshotResponse(ContractModel):
 class DestroyResponse(ContractModel):
     """stdout of ``destroy``: exactly ``{"ok": true}``."""
 
-    ok: Literal[True]
+    ok: Annotated[Literal[True], BeforeValidator(_true_itself)]
 
 
 PUBLIC_CONTRACTS: tuple[type[ContractModel], ...] = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
+import math
 import os
 import signal
 import time
@@ -20,15 +20,19 @@ from typing import Annotated, Any, TypeVar
 from pydantic import Field, ValidationError
 
 from bench.contracts import ContractModel, canonical_bytes
+from bench.contracts.files import field_path, validation_summary
+from bench.contracts.strict_json import parse_json_object
+from bench.errors import ContractError
 
 from .errors import ProvisionRefused, RefusalReason
 from .messages import Verb
 
-__all__ = ["CallRecord", "ProcessLimits", "parse_one_object", "run_verb"]
+__all__ = ["MAX_TIMEOUT_SECONDS", "CallRecord", "ProcessLimits", "interpret_reply", "run_verb"]
 
 ResponseT = TypeVar("ResponseT", bound=ContractModel)
 _CHUNK = 1 << 16
 _STDERR_TAIL = 600  # characters of stderr quoted in a refusal message, for the operator
+MAX_TIMEOUT_SECONDS = 86_400.0  # a day: past that a "timeout" is a typo, and asyncio's timer would overflow at inf
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,20 @@ class ProcessLimits:
     timeout_seconds: float = 300.0
     stdout_bytes: int = 1 << 20
     stderr_bytes: int = 64 << 10
+
+    def __post_init__(self) -> None:
+        timeout = self.timeout_seconds
+        if not (isinstance(timeout, int | float) and math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT_SECONDS):
+            raise ContractError(
+                f"a provisioner timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECONDS:g}, "
+                f"got {timeout!r}",
+                field="timeout_seconds",
+                expected=f"0 < seconds <= {MAX_TIMEOUT_SECONDS:g}",
+                actual=repr(timeout),
+            )
+        for name in ("stdout_bytes", "stderr_bytes"):
+            if not (isinstance(getattr(self, name), int) and getattr(self, name) > 0):
+                raise ContractError(f"{name} must be a positive number of bytes, got {getattr(self, name)!r}")
 
 
 class CallRecord(ContractModel):
@@ -100,6 +118,28 @@ def _record(verb: Verb, output: _Output, started: float, refused: ProvisionRefus
 _Refuse = Callable[..., ProvisionRefused]
 
 
+def _refuser(verb: Verb, output: _Output) -> _Refuse:
+    def refuse(reason: RefusalReason, message: str, obj: dict[str, Any] | None = None) -> ProvisionRefused:
+        return ProvisionRefused(reason, message, verb=verb.value, diagnostics=output.diagnostics(), stdout_object=obj)
+
+    return refuse
+
+
+def interpret_reply(
+    verb: Verb,
+    stdout: bytes,
+    exit_code: int | None,
+    response_type: type[ResponseT],
+    limits: ProcessLimits | None = None,
+    stderr: bytes = b"",
+) -> ResponseT:
+    """What a finished provisioner's reply means: the validated response, or the :class:`ProvisionRefused` that
+    names why not. The one judgement :func:`run_verb` applies to every call."""
+    limits = limits or ProcessLimits()
+    output = _Output(stdout=stdout, overflow=len(stdout) > limits.stdout_bytes, stderr=stderr, exit_code=exit_code)
+    return _interpret(verb, output, limits, response_type, _refuser(verb, output))
+
+
 async def _call(
     argv: list[str],
     verb: Verb,
@@ -108,9 +148,7 @@ async def _call(
     limits: ProcessLimits,
     output: _Output,
 ) -> ResponseT:
-    def refuse(reason: RefusalReason, message: str, obj: dict[str, Any] | None = None) -> ProvisionRefused:
-        return ProvisionRefused(reason, message, verb=verb.value, diagnostics=output.diagnostics(), stdout_object=obj)
-
+    refuse = _refuser(verb, output)
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -149,28 +187,31 @@ def _interpret(
             "stdout carries exactly one JSON object, diagnostics go to stderr",
         )
     obj: dict[str, Any] | None = None
-    text, parse_error = "", None
+    parse_error: ContractError | None = None
     try:
-        obj, text = parse_one_object(output.stdout)
-    except ValueError as exc:
+        obj = parse_json_object(output.stdout, f"provisioner {verb.value} stdout", max_bytes=limits.stdout_bytes)
+    except ContractError as exc:
         parse_error = exc
     if output.exit_code != 0:
-        tail = output.diagnostics()[-_STDERR_TAIL:].strip()
+        tail = " | ".join(line.strip() for line in output.diagnostics()[-_STDERR_TAIL:].splitlines() if line.strip())
         raise refuse(
             RefusalReason.NONZERO_EXIT,
             f"provisioner {verb.value} exited with status {output.exit_code}; stderr ends: {tail or '(empty)'}",
             obj,
         )
     if parse_error is not None:
-        raise refuse(RefusalReason.NOT_ONE_JSON_OBJECT, f"provisioner {verb.value} stdout refused: {parse_error}")
-    return _validate(text, obj, response_type, refuse)
+        raise refuse(
+            RefusalReason.NOT_ONE_JSON_OBJECT,
+            f"{parse_error.message}; stdout carries exactly one JSON object, diagnostics go to stderr",
+        )
+    return _validate(output.stdout, obj, response_type, refuse)
 
 
-def _validate(text: str, obj: dict[str, Any] | None, response_type: type[ResponseT], refuse: _Refuse) -> ResponseT:
+def _validate(stdout: bytes, obj: dict[str, Any] | None, response_type: type[ResponseT], refuse: _Refuse) -> ResponseT:
     try:
-        return response_type.model_validate_json(text)
+        return response_type.model_validate_json(stdout)
     except ValidationError as exc:
-        extra = [".".join(map(str, e["loc"])) for e in exc.errors() if e["type"] == "extra_forbidden"]
+        extra = [field_path(e["loc"]) for e in exc.errors() if e["type"] == "extra_forbidden"]
         if extra:
             raise refuse(
                 RefusalReason.UNKNOWN_FIELDS,
@@ -179,43 +220,10 @@ def _validate(text: str, obj: dict[str, Any] | None, response_type: type[Respons
                 obj,
             ) from None
         raise refuse(
-            RefusalReason.INVALID_RESPONSE, f"response is not a valid {response_type.__name__}:\n{exc}", obj
+            RefusalReason.INVALID_RESPONSE,
+            f"response is not a valid {response_type.__name__}: {validation_summary(exc)}",
+            obj,
         ) from None
-
-
-def parse_one_object(stdout: bytes) -> tuple[dict[str, Any], str]:
-    """The single JSON object on ``stdout`` and its text; ValueError says why it is not exactly one object.
-
-    Surrounding whitespace is allowed. Duplicate keys, NaN/Infinity, trailing data and non-object values are not.
-    """
-    try:
-        text = stdout.decode("utf-8").strip()
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"it is not UTF-8 ({exc})") from None
-    if not text:
-        raise ValueError("it is empty; expected exactly one JSON object")
-    decoder = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_no_constant)
-    try:
-        value, end = decoder.raw_decode(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"it is not JSON ({exc.msg} at offset {exc.pos})") from None
-    if end != len(text):
-        raise ValueError(f"it has data after the first JSON value (offset {end}); expected exactly one JSON object")
-    if not isinstance(value, dict):
-        raise ValueError(f"it is a JSON {type(value).__name__}, not an object")
-    return value, text
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    repeated = sorted({k for k in keys if keys.count(k) > 1})
-    if repeated:
-        raise ValueError(f"it repeats the key(s) {', '.join(repeated)}; a repeated key has no single meaning")
-    return dict(pairs)
-
-
-def _no_constant(name: str) -> None:
-    raise ValueError(f"it contains {name}, which is not JSON")
 
 
 async def _exchange(proc: asyncio.subprocess.Process, data: bytes, limits: ProcessLimits, output: _Output) -> None:

@@ -5,22 +5,26 @@ Layout (every file except ``MANIFEST.json`` is covered by the manifest)::
     records/<hex>.json              one PairedAttempt per file, named by its digest's hex
     admissions/<hex>.json           the AdmissionDecision about records/<hex>.json
     manifests/<challenge>/v<N>.json preregistrations
-    receipts/statistics-summary.json
+    receipts/statistics-summary.json (and the stages' receipts, receipts/<challenge>/...)
     report/index.html
     MANIFEST.json
+
+A directory is a bundle only when it has this layout and at least one record (:func:`check_layout`): publication
+and verification refuse anything else rather than manifest whatever happens to be there.
 """
 
 from __future__ import annotations
 
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from ..analysis import AdmissionDecision, PairedAttempt
 from ..contracts import Digest, PortablePath
+from ..contracts.files import parse_contract
 from ..errors import ContractError
 from .manifest import MANIFEST_NAME
 
@@ -31,6 +35,7 @@ __all__ = [
     "SUMMARY_PATH",
     "BundleError",
     "bundle_files",
+    "check_layout",
     "load_admissions",
     "load_records",
     "parse_document",
@@ -40,6 +45,7 @@ RECORDS = "records"
 ADMISSIONS = "admissions"
 SUMMARY_PATH = PortablePath("receipts/statistics-summary.json")
 REPORT_PATH = PortablePath("report/index.html")
+FOLDERS = (RECORDS, ADMISSIONS, "manifests", "receipts", "report")
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -68,11 +74,29 @@ def bundle_files(root: Path) -> dict[PortablePath, bytes]:
     return files
 
 
+def check_layout(paths: Iterable[PortablePath], where: str) -> None:
+    """Refuse what is not a bundle: a file outside its folders, or no record at all (an empty directory)."""
+    listed = sorted(paths)
+    stray = [path for path in listed if len(path.parts) < 2 or path.parts[0] not in FOLDERS]
+    if stray:
+        raise BundleError(
+            stray[0],
+            f"is outside a bundle's layout ({len(stray)} such file(s) in {where}); a bundle holds only "
+            f"{', '.join(folder + '/' for folder in FOLDERS)} and {MANIFEST_NAME}: move it out or pass the bundle",
+        )
+    if not any(path.parts[0] == RECORDS for path in listed):
+        raise BundleError(
+            where,
+            f"holds no {RECORDS}/: it is not a publication bundle; pass the directory the bundle stage exported",
+        )
+
+
 def parse_document(path: str, data: bytes, model: type[Model]) -> Model:
+    """A bundle file read strictly (repeated keys, NaN and the like refused) through its contract."""
     try:
-        return model.model_validate_json(data)
-    except ValidationError as exc:
-        raise BundleError(path, f"is not a valid {model.__name__}: {exc}") from exc
+        return parse_contract(data, model, path)
+    except ContractError as exc:
+        raise BundleError(path, exc.message.removeprefix(f"{path} ")) from None
 
 
 def _in_folder(files: Mapping[PortablePath, bytes], folder: str) -> dict[PortablePath, bytes]:

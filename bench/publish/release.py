@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..contracts import Digest, canonical_bytes
-from .bundle import REPORT_PATH, SUMMARY_PATH, bundle_files
+from .bundle import REPORT_PATH, SUMMARY_PATH, bundle_files, check_layout
 from .checks import Check, PublicationFinding, PublicationRefused, all_findings, check_coverage
 from .manifest import MANIFEST_NAME, PublicationManifest, PublishedFile, read_manifest, write_manifest
 from .receipts import derive, plan_receipts
@@ -20,6 +20,7 @@ __all__ = ["check_bundle", "publish"]
 def publish(root: Path, confidence: str = "0.95") -> PublicationManifest:
     """Derive the summary and report from the bundle's records and admissions, check, then write the manifest."""
     files = {p: data for p, data in bundle_files(root).items() if p not in (SUMMARY_PATH, REPORT_PATH)}
+    check_layout(files, str(root))  # before anything is written: an empty or foreign directory stays as it was
     early = all_findings(files, None)
     if early:
         raise PublicationRefused(early)
@@ -46,6 +47,7 @@ def check_bundle(manifest_path: Path) -> list[PublicationFinding]:
     if manifest_path.name != MANIFEST_NAME:
         return [PublicationFinding(manifest_path.name, Check.COVERAGE, f"is not a bundle's {MANIFEST_NAME}")]
     manifest = read_manifest(manifest_path)
+    check_layout([entry.path for entry in manifest.files], str(manifest_path))
     files = bundle_files(manifest_path.parent)
     findings = check_coverage(files, manifest) + all_findings(files, manifest_path.read_bytes())
     return sorted(findings)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..contracts import Digest, PortablePath
 from ..errors import BenchError
-from .bundle import bundle_files
+from .bundle import bundle_files, check_layout
 from .manifest import PublicationManifest, read_manifest
 from .receipts import derive
 
@@ -88,5 +88,6 @@ def _rederive(manifest: PublicationManifest, files: Mapping[PortablePath, bytes]
 def verify(manifest_path: Path) -> list[Difference]:
     """Every difference between the manifest and the bundle beside it; empty means verified."""
     manifest = read_manifest(manifest_path)
+    check_layout([entry.path for entry in manifest.files], str(manifest_path))
     files = bundle_files(manifest_path.parent)
     return _rehash(manifest, files) + _rederive(manifest, files)

@@ -100,8 +100,9 @@ def suite_plan(base: Path, store: Store, suite: str, attempts: int | None = None
         fixture=fixture_tree,
     )
     plan = PlanBuilder()
+    project = opened.manifest.project
     corpus_run = plan.add(
-        "corpus", corpus, corpus_params(str(root / opened.manifest.project.bundle), opened.manifest.project.commit)
+        "corpus", corpus, corpus_params(str(root / project.bundle), project.commit, project.repository)
     )
     redacted = plan.add(
         "redact", redact, RedactParams(extra_paths=opened.fixture.redact_paths), tree=corpus_run["tree"]

@@ -3,11 +3,13 @@
 from .catalogue import Catalogue
 from .context import StageContext
 from .engine import ActionOutcome, execute
-from .stage import NoInputs, NoParams, Port, Ports, Stage, StageKind, stage
+from .stage import LOCATOR, Locator, NoInputs, NoParams, Port, Ports, Stage, StageKind, keyed_params, stage
 
 __all__ = [
+    "LOCATOR",
     "ActionOutcome",
     "Catalogue",
+    "Locator",
     "NoInputs",
     "NoParams",
     "Port",
@@ -16,5 +18,6 @@ __all__ = [
     "StageContext",
     "StageKind",
     "execute",
+    "keyed_params",
     "stage",
 ]

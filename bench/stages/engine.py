@@ -21,7 +21,7 @@ from ..store import Store
 from ..store.actions import ActionKey, ActionResult, record, results_for
 from .code import store_code_manifest
 from .context import StageContext
-from .stage import Ports, Stage
+from .stage import Ports, Stage, keyed_params
 
 __all__ = ["ActionOutcome", "action_key", "cached_result", "execute"]
 
@@ -42,7 +42,7 @@ def action_key(store: Store, stage: AnyStage, inputs: Mapping[str, Digest], para
         stage=stage.name,
         stage_version=stage.version,
         code=store_code_manifest(store, stage.module),
-        params=params.model_dump(mode="json"),
+        params=keyed_params(params),
         inputs=dict(sorted(inputs.items())),
     )
     return store.put_document(key)

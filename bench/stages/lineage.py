@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,9 +100,12 @@ class RederiveResult:
         }
 
 
-def rederive(context: StageContext, catalogue: Catalogue, digest: Digest) -> RederiveResult:
+def rederive(
+    context: StageContext, catalogue: Catalogue, digest: Digest, located: Mapping[str, str] | None = None
+) -> RederiveResult:
     """Re-run the deterministic action that produced ``digest`` from its recorded inputs and compare outputs.
 
+    ``located`` gives the stage's locator params (where to read an outside input), which action keys leave out.
     Nothing new is recorded in the action cache: this re-checks a receipt, it does not produce one.
     """
     store = context.store
@@ -114,7 +118,8 @@ def rederive(context: StageContext, catalogue: Catalogue, digest: Digest) -> Red
         raise StageError(
             f"{digest} comes from the {stage.kind.value} stage {stage.name!r}, which is recorded, not re-derived"
         )
-    derived = stage.run(context, stage.parse_inputs(key.inputs), stage.parse_params(key.params)).flat()
+    params = stage.parse_params({**key.params, **(located or {})})
+    derived = stage.run(context, stage.parse_inputs(key.inputs), params).flat()
     same = derived == dict(result.outputs)
     return RederiveResult(
         verdict=RederiveVerdict.SAME if same else RederiveVerdict.DIFFERENT,

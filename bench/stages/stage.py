@@ -27,7 +27,7 @@ from ..contracts import ContractModel, Digest, canonical_json
 from ..errors import ContractError, StageError
 from .context import StageContext
 
-__all__ = ["NoInputs", "NoParams", "Port", "Ports", "Stage", "StageKind", "stage"]
+__all__ = ["LOCATOR", "Locator", "NoInputs", "NoParams", "Port", "Ports", "Stage", "StageKind", "keyed_params", "stage"]
 
 P = TypeVar("P", bound=ContractModel)
 I = TypeVar("I", bound="Ports")  # noqa: E741 - the usual letter for the inputs type
@@ -44,6 +44,28 @@ class StageKind(enum.StrEnum):
 
 class NoParams(ContractModel):
     """The params of a stage that takes none."""
+
+
+class Locator:
+    """Marks a params field (``Annotated[str, LOCATOR]``) that says where to read an input, not what it is.
+
+    The stage receives it, but the action key leaves it out, as a fetch's mirror is left out of a content hash:
+    two spellings of one path, or two checkouts of one commit, are one cache hit. What identifies the input (a
+    commit id, a content digest, a declared name) must be a keyed field beside it.
+    """
+
+
+LOCATOR = Locator()
+
+
+def keyed_params(params: ContractModel) -> dict[str, Any]:
+    """``params`` as the action key records them: every field but the locators."""
+    located = {
+        name
+        for name, field in type(params).model_fields.items()
+        if any(isinstance(marker, Locator) for marker in field.metadata)
+    }
+    return params.model_dump(mode="json", exclude=located)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any, TypeVar, cast
 from pydantic import ValidationError
 
 from ..contracts import BlobDigest, Digest, Document, Ref, canonical_bytes
+from ..contracts.files import validation_summary
 from ..errors import ContractError, ObjectCorrupt, ObjectMissing
 from .backends import MemoryBackend, StoreBackend
 from .location import open_backend
@@ -86,7 +87,7 @@ class Store:
         try:
             return model.model_validate_json(data)
         except ValidationError as exc:
-            raise ContractError(f"object {digest} is not a valid {model.__name__}: {exc}") from exc
+            raise ContractError(f"object {digest} is not a valid {model.__name__}: {validation_summary(exc)}") from exc
 
     # -- refs --------------------------------------------------------------------------------------
 

@@ -61,15 +61,18 @@ def tree_from_tar(store: Store, stream: BinaryIO, *, strip: str = "") -> TreeDig
     with store.batch():
         builder = TreeBuilder(store)
         seen: dict[str, tuple[EntryKind, bytes]] = {}
-        with tarfile.open(fileobj=stream, mode="r|") as archive:
-            for member in archive:
-                relative = _relative(member.name, strip)
-                if relative is None:
-                    continue
-                kind, data = _member(archive, member, seen, strip)
-                builder.add(relative, kind, data)
-                if kind is not EntryKind.DIRECTORY:
-                    seen[relative] = (kind, data)
+        try:
+            with tarfile.open(fileobj=stream, mode="r|") as archive:
+                for member in archive:
+                    relative = _relative(member.name, strip)
+                    if relative is None:
+                        continue
+                    kind, data = _member(archive, member, seen, strip)
+                    builder.add(relative, kind, data)
+                    if kind is not EntryKind.DIRECTORY:
+                        seen[relative] = (kind, data)
+        except (tarfile.TarError, EOFError) as exc:  # tarfile's boundary: a damaged or cut stream
+            raise SourceError(f"the tar stream cannot be read ({type(exc).__name__}: {exc}); nothing was stored") from exc
         return builder.finish()
 
 
@@ -110,10 +113,15 @@ def _member(
 
 
 def export_tree(store: Store, tree: Digest, destination: Path) -> None:
-    """Write ``tree`` into ``destination``, which must be absent or empty."""
+    """Write ``tree`` into ``destination``, which must be absent or an empty directory."""
+    if destination.is_symlink() or (destination.exists() and not destination.is_dir()):
+        raise ContractError(f"{destination} exists and is not a directory; export into a new directory")
     if destination.exists() and any(destination.iterdir()):
         raise ContractError(f"{destination} is not empty; export into a new directory")
-    destination.mkdir(parents=True, exist_ok=True)
+    try:
+        destination.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ContractError(f"cannot create {destination}: {exc.strerror}; export into a new directory") from exc
     for path, entry in walk_tree(store, tree):
         target = destination / path
         if entry.kind is EntryKind.DIRECTORY:

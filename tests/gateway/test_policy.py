@@ -76,5 +76,5 @@ def test_load_refuses_a_missing_or_broken_policy(tmp_path: Path) -> None:
         load_policy(tmp_path / "absent.json", Sha256.of(b""))
     path = tmp_path / "bad.json"
     path.write_text('{"rules": [], "default": [{"type": "text", "text": "x"}], "extra": 1}')
-    with pytest.raises(GatewayError, match="breaks the policy contract"):
+    with pytest.raises(GatewayError, match="breaks its contract: extra"):
         load_policy(path, Sha256.of(path.read_bytes()))

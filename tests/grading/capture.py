@@ -13,7 +13,6 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -54,7 +53,7 @@ def policy_gateway_config(policy: bytes, directory: Path, key: str = API_KEY) ->
     (directory / "policy.json").write_bytes(policy)
     return GatewayConfig(
         mode=Mode.POLICY,
-        arms=(ArmKey(label="arm", key_sha256=hashlib.sha256(key.encode()).hexdigest(), cap_usd=Decimal(0)),),
+        arms=(ArmKey(label="arm", key_sha256=hashlib.sha256(key.encode()).hexdigest()),),
         policy=PolicyPin(path="policy.json", sha256=hashlib.sha256(policy).hexdigest()),
     )
 

@@ -17,6 +17,7 @@ from claude_host import Home, require_claude, run_claude
 from cli_captures import MEMORY
 from scenario import ANCHOR_PHRASE, ANCHORED_FILE, PROMPT, RECALL_PHRASE, STARTUP_PHRASE, policy_for, write_workspace
 
+from bench.fence import ArmCap, PairCaps
 from bench.gateway import (
     ArmKey,
     DirectoryRecorder,
@@ -106,7 +107,8 @@ def test_forward_mode_relays_for_the_real_cli_and_its_cap_stops_it(monkeypatch: 
             key_digest = hashlib.sha256(API_KEY.encode()).hexdigest()
             config = GatewayConfig(
                 mode=Mode.FORWARD,
-                arms=(ArmKey(label="arm", key_sha256=key_digest, cap_usd=Decimal("0.05")),),
+                arms=(ArmKey(label="arm", key_sha256=key_digest),),
+                caps=PairCaps(arms=(ArmCap(arm="arm", cap_usd=Decimal("0.05")),)),
                 upstream=provider.url,
                 upstream_key_env="PROVIDER_KEY",
                 prices={"claude-sonnet-4-5": sonnet},

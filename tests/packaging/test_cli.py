@@ -60,7 +60,7 @@ def test_corpus_redact_certify_and_reruns_are_cached(
     fixture = _fixture(tmp_path / "fixture", {"project": "acme", "workspace": "main", "branch": "main", "nodes": []})
     tree = first["outputs"]["tree"]
     _, redacted = _run(capsys, "--store", store, "--json", "redact", tree, "--fixture", str(fixture))
-    assert {r["path"] for r in redacted["receipt"]["removed"]} == {"CLAUDE.md", "notes/private.md"}
+    assert {r["path"] for r in redacted["receipt"]["removed"]} == {"CLAUDE.md", "notes/private.md", "notes"}
     _, redacted_again = _run(capsys, "--store", store, "--json", "redact", tree, "--fixture", str(fixture))
     assert (redacted["ran"], redacted_again["ran"]) == (True, False)
 

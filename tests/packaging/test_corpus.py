@@ -164,7 +164,7 @@ def test_the_stage_runs_once_and_is_cached_after(store: Store, make_repo: RepoFa
     assert (first.executed, second.executed) == (True, False)
     assert first.outputs == second.outputs
     receipt = store.get_document(first.outputs["receipt"], MaterializationReceipt)
-    assert (receipt.repository, receipt.commit, receipt.tree) == (str(repo), commit, first.outputs["tree"])
+    assert (receipt.repository, receipt.commit, receipt.tree) == (repo.name, commit, first.outputs["tree"])
 
 
 def test_a_bundle_of_a_range_lacks_objects_and_is_refused_by_path(

@@ -16,7 +16,7 @@ def test_the_plan_runs_corpus_then_redact_and_a_rerun_is_cached(make_repo: RepoF
     store = str(tmp_path / "store")
     plan = packaging_plan(repo.parent, Store(store), repo.name, "main")
     corpus_step, redact_step = plan.invocations
-    assert corpus_step.params == {"repository": str(repo), "commit": commit}
+    assert corpus_step.params == {"repository": repo.name, "commit": commit, "source": str(repo)}
     for verb in ("ran", "cached"):
         outputs = run_invocation(runtime(store), corpus_step.model_dump_json())
         run_invocation(runtime(store), redact_step.model_dump_json(), tree=outputs["tree"])

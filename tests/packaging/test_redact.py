@@ -15,7 +15,7 @@ from bench.packaging import (
     redact,
     redact_tree,
 )
-from bench.packaging.redact import FIXTURE_REASON
+from bench.packaging.redact import DECLARED_REASON, EMPTIED_REASON
 from bench.run.catalogue import services
 from bench.stages import StageContext
 from bench.stages.engine import execute
@@ -51,9 +51,9 @@ def test_nested_context_files_and_directories_are_removed_exactly(store: Store) 
     source = _tree(store, KEPT | REMOVED)
     receipt = redact_tree(store, source)
     assert _paths(store, receipt.redacted) == set(KEPT)
-    # Directories that held only removed entries stay, empty: redaction removes matches and nothing else.
+    # Directories that held only removed entries go too (git holds no empty directory), each receipted.
     directories = {path for path, entry in walk_tree(store, receipt.redacted) if entry.kind is EntryKind.DIRECTORY}
-    assert directories == {"src", "docs", "tools", "tools/cursor", "src/deep", "web"}
+    assert directories == {"src", "docs", "tools", "tools/cursor"}
     listed = {r.path: r for r in receipt.removed}
     assert set(listed) == set(REMOVED) | {
         ".claude",
@@ -61,7 +61,10 @@ def test_nested_context_files_and_directories_are_removed_exactly(store: Store) 
         ".claude/skills/release",
         "web/.cursor",
         "web/.cursor/rules",
+        "src/deep",
+        "web",
     }
+    assert (listed["src/deep"].reason, listed["web"].reason) == (EMPTIED_REASON, EMPTIED_REASON)
     for path, data in REMOVED.items():
         assert (listed[path].digest, listed[path].size) == (Digest.of(data), len(data))
     assert listed["src/CLAUDE.md"].reason == "CLAUDE.md"
@@ -89,9 +92,11 @@ def test_fixture_paths_go_through_the_same_function_and_receipt(store: Store) ->
     receipt = redact_tree(store, source, (PortablePath("notes/answer.md"), PortablePath("tools/cursor")))
     assert _paths(store, receipt.redacted) == set(KEPT) - {"tools/cursor/cursor.py"}
     assert {r.path: r.reason for r in receipt.removed} == {
-        "notes/answer.md": FIXTURE_REASON,
-        "tools/cursor": FIXTURE_REASON,
-        "tools/cursor/cursor.py": FIXTURE_REASON,
+        "notes/answer.md": DECLARED_REASON,
+        "tools/cursor": DECLARED_REASON,
+        "tools/cursor/cursor.py": DECLARED_REASON,
+        "notes": EMPTIED_REASON,
+        "tools": EMPTIED_REASON,
     }
 
 

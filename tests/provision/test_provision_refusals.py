@@ -11,15 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from bench.contracts.strict_json import parse_json_object
 from bench.errors import ContractError
 from bench.provision import Fixture, Provisioner, ProvisionRefused, RefusalReason, Verb, provisioned
 from bench.provision.fixture import FixtureArtifact, verify_artifact
 from bench.provision.messages import RestoreRequest, RestoreResponse
-from bench.provision.process import CallRecord, ProcessLimits, parse_one_object, run_verb
+from bench.provision.process import CallRecord, ProcessLimits, run_verb
 
 
 def _request(root: Path, fixture: Fixture) -> RestoreRequest:
-    return Provisioner((), root).restore_request(fixture, "plain", "run-1")
+    return Provisioner(("unused",), root).restore_request(fixture, "plain", "run-1")
 
 
 def _restore(fake, root: Path, fixture: Fixture, **limits: float) -> tuple[ProvisionRefused, list[CallRecord]]:
@@ -169,7 +170,8 @@ async def _enter_and_leave(f, root: Path, fixture: Fixture) -> None:
 @pytest.mark.parametrize(
     ("stdout", "problem"),
     [
-        (b'{"a": 1} {"b": 2}', "after the first JSON value"),
+        (b'{"a": 1} {"b": 2}', "holds a second JSON value"),
+        (b'{"a": 1} thanks', "trailing text that is not JSON"),
         (b"[1]", "not an object"),
         (b'{"a": 1, "a": 2}', "repeats the key"),
         (b'{"a": Infinity}', "Infinity"),
@@ -177,13 +179,13 @@ async def _enter_and_leave(f, root: Path, fixture: Fixture) -> None:
         (b"  \n", "empty"),
     ],
 )
-def test_parse_one_object_says_why(stdout: bytes, problem: str) -> None:
-    with pytest.raises(ValueError, match=problem):
-        parse_one_object(stdout)
+def test_the_strict_reader_says_why_stdout_is_not_one_object(stdout: bytes, problem: str) -> None:
+    with pytest.raises(ContractError, match=problem):
+        parse_json_object(stdout, "provisioner restore stdout")
 
 
-def test_parse_one_object_allows_surrounding_whitespace() -> None:
-    assert parse_one_object(b'\n {"ok": true}\n\n')[0] == {"ok": True}
+def test_the_strict_reader_allows_surrounding_whitespace() -> None:
+    assert parse_json_object(b'\n {"ok": true}\n\n', "provisioner destroy stdout") == {"ok": True}
 
 
 def test_provisioner_runs_without_a_shell(tmp_path: Path, tiny_fixture) -> None:

@@ -13,7 +13,6 @@ import hashlib
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -46,7 +45,7 @@ def _gateway_config(policy: bytes, directory: Path) -> GatewayConfig:
     key = hashlib.sha256(API_KEY.encode()).hexdigest()
     return GatewayConfig(
         mode=Mode.POLICY,
-        arms=(ArmKey(label="arm", key_sha256=key, cap_usd=Decimal(0)),),
+        arms=(ArmKey(label="arm", key_sha256=key),),
         policy=PolicyPin(path="policy.json", sha256=hashlib.sha256(policy).hexdigest()),
     )
 

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ...contracts import Digest
+from ...contracts.strict_json import parse_json_object
 from ...errors import StoreError
 from .base import ObjectInfo, StoreBackend
 from .cache import LocalCache
@@ -387,7 +388,13 @@ class S3Backend(StoreBackend):
 
     def _recorded_at(self, key: str) -> float:
         fetched = self.bucket.get(key)
-        return 0.0 if fetched is None else float(json.loads(fetched.data)["recorded"])
+        if fetched is None:
+            return 0.0  # removed since it was listed (gc): sorts last, and results() drops what gc hides
+        # A shared bucket is outside input like any other: read strictly.
+        recorded = parse_json_object(fetched.data, f"action entry s3://{self.bucket.name}/{key}").get("recorded")
+        if not isinstance(recorded, int | float) or isinstance(recorded, bool):
+            raise StoreError(f"action entry s3://{self.bucket.name}/{key} has no recording time", field="recorded")
+        return float(recorded)
 
     def producers(self, output: Digest) -> list[Digest]:
         prefix = f"{self._root}produced/{_part(output)}/"

@@ -30,6 +30,7 @@ from pathlib import Path
 from ...contracts import Digest
 from ...errors import StoreError
 from .base import ObjectInfo, StoreBackend
+from .sqlite_errors import translate_sqlite_errors
 
 __all__ = ["PACK_LIMIT", "SqliteBackend"]
 
@@ -154,6 +155,7 @@ class _Database:
             self._local.connection = None
 
 
+@translate_sqlite_errors
 class SqliteBackend(StoreBackend):
     """A store directory; safe to open from several processes and threads at once."""
 

@@ -175,8 +175,10 @@ def sweep(client: Client, lease: Lease) -> SweepReport:
     dead: list[Mapping[str, str]] = []
     owned = {"label": OWNER_LABEL}
     with engine_errors("sweeping dead runners' containers and networks"):
-        for container in client.containers.list(all=True, filters=owned):
-            labels = container.labels or {}
+        # Sparse: a full listing inspects each container after listing it, and one removed in between (by its own
+        # runner, or a parallel sweep) failed the whole sweep with "No such container".
+        for container in client.containers.list(all=True, filters=owned, sparse=True):
+            labels = container.attrs.get("Labels") or {}
             standing = lease.standing(labels)
             counts[standing] += 1
             if standing is Standing.DEAD:

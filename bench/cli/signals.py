@@ -1,0 +1,87 @@
+"""Stopping the runner: a stop signal unwinds the stack like Ctrl-C, so every child is ended on the way out.
+
+Python turns SIGINT into :class:`KeyboardInterrupt`, which unwinds through every ``finally`` and ``async with``:
+the provisioner adapter destroys and kills its process group, the sandbox backends remove their containers and
+networks, the gateway stops. SIGTERM and SIGHUP would instead end the process on the spot, leaving all of that
+running (a provisioner runs in its own session, so it would not even see the signal). Here they raise
+:class:`Interrupted`, a ``KeyboardInterrupt`` of their own, so they take exactly the same way out, and the command
+line reports each stop as what it was: ``interrupted by SIGTERM`` with exit 143, not a timeout or a crash.
+
+The one stop nothing can intercept is SIGKILL: containers are then left to ``stele-bench sandbox sweep`` (their
+runner's lease expires), and a provisioner to its own lifetime.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator
+from types import FrameType
+
+__all__ = ["STOP_SIGNALS", "Interrupted", "end_child", "install_stop_signals", "stop_signals"]
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+_GRACE_SECONDS = 30.0
+
+
+class Interrupted(KeyboardInterrupt):
+    """The runner was asked to stop by ``signum``; raised where it was, so every cleanup on the way out runs."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.signal_name = signal.Signals(signum).name
+        super().__init__(f"interrupted by {self.signal_name}")
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    # One stop is enough: a second signal during the cleanup it started must not cut that cleanup short. A
+    # Python-level no-op rather than SIG_IGN, because an ignored disposition would be inherited through exec.
+    for number in STOP_SIGNALS:
+        signal.signal(number, _already_stopping)
+    raise Interrupted(signum)
+
+
+def _already_stopping(signum: int, frame: FrameType | None) -> None:
+    return None
+
+
+def install_stop_signals() -> bool:
+    """Make SIGTERM and SIGHUP raise :class:`Interrupted` in this process; False off the main thread, where
+    Python cannot install signal handlers (the caller's own process then decides)."""
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    for number in STOP_SIGNALS:
+        signal.signal(number, _stop)
+    return True
+
+
+@contextlib.contextmanager
+def stop_signals() -> Iterator[None]:
+    """:func:`install_stop_signals` for the block, the previous handlers back afterwards."""
+    previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
+    installed = install_stop_signals()
+    try:
+        yield
+    finally:
+        if installed:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+
+def end_child(process: subprocess.Popen[bytes], grace: float = _GRACE_SECONDS) -> None:
+    """Ask a child that runs stages to stop (SIGTERM, so it cleans up as this process does), then kill it."""
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

@@ -1,0 +1,56 @@
+"""JSON from outside is read by the one strict reader: a new ``json.loads`` cannot slip in unnoticed.
+
+Every module that parses JSON without :mod:`bench.contracts.strict_json` is listed here with the reason its input
+is not from outside (the store's own canonical documents, a message the runner wrote itself), or, for the few
+outside readers still on ``json.loads``, with the reason they are not converted yet. Adding a parse anywhere
+else fails this test: route it through ``parse_json`` / ``parse_contract`` / ``read_contract``, or say here why
+its bytes are trusted.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+PARSE = re.compile(r"\bjson\.loads?\(|\.model_validate_json\(|\bJSONDecoder\(")
+
+TRUSTED = {
+    "contracts/strict_json.py": "the strict reader itself",
+    "contracts/files.py": "validates bytes the strict reader accepted first",
+    "provision/process.py": "validates a reply the strict reader accepted first",
+    "store/store.py": "store documents: canonical, written by this package, re-hashed on every read",
+    "store/fsck.py": "store documents, after their hash was checked",
+    "store/references.py": "store documents read through the verifying store",
+    "stages/engine.py": "the kind of a store document",
+    "pipeline/check.py": "the kind of a store document",
+    "stages/stage.py": "params re-read from this package's own canonical JSON",
+    "pipeline/executor.py": "an invocation the plan wrote and doit hands back",
+    "pipeline/ray_executor.py": "an invocation the plan wrote, handed to a Ray task",
+    "sandbox/backends/launch.py": "the launcher's own argv, written by the process backend",
+    "sandbox/backends/lease.py": "lease files the runners write",
+    "sandbox/backends/docker/images.py": "the Docker engine's progress stream, for display only",
+    "gateway/exchange.py": "the gateway's own exchange log",
+}
+# Outside input still parsed with json.loads: each owner converts it (the reasons are why it is not done here).
+NOT_YET = {
+    "gateway/server.py": "an agent's request body; the gateway's work in progress owns it",
+    "gateway/forward.py": "a provider's response; the gateway's work in progress owns it",
+    "gateway/stream.py": "SSE event payloads from the provider, reassembled as relayed; an unreadable one is charged its upper bound",
+    "agent/claude.py": "Claude Code's stream-json output; the agent's work in progress owns it",
+    "grading/claude_code.py": "Claude Code transcripts, which may hold a lone surrogate the strict reader refuses",
+    "fence/provider.py": "a quota API read with Decimal numbers, which the strict reader does not yet offer",
+}
+
+
+def test_every_json_parse_is_the_strict_reader_or_says_why_not() -> None:
+    parsing = {
+        path.relative_to(BENCH).as_posix()
+        for path in BENCH.rglob("*.py")
+        if not path.relative_to(BENCH).as_posix().startswith("memory/")  # a separate program with its own files
+        and PARSE.search(path.read_text())
+    }
+    unexplained = sorted(parsing - TRUSTED.keys() - NOT_YET.keys())
+    assert not unexplained, f"parse JSON from outside with bench.contracts.strict_json: {unexplained}"
+    stale = sorted(TRUSTED.keys() - parsing)
+    assert not stale, f"no longer parse JSON themselves; drop them from TRUSTED: {stale}"
