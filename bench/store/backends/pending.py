@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
 from ...contracts import Digest
+from .base import RecordedResult
 
-__all__ = ["ABSENT", "Buffer", "PendingResult", "RefChange", "Transactions"]
+__all__ = ["ABSENT", "Buffer", "RefChange", "ThreadStacks", "Transactions"]
+
+S = TypeVar("S")
 
 ABSENT = "*"  # the condition of a change that may only create its ref
 
@@ -31,20 +34,12 @@ class RefChange:
     expect: str | None  # None: unconditional; ABSENT: only if there is none; else the ETag it must still have
 
 
-@dataclass(frozen=True, slots=True)
-class PendingResult:
-    key: Digest
-    result: Digest
-    outputs: tuple[Digest, ...]
-    recorded: float
-
-
 @dataclass
 class Buffer:
     """One transaction's writes, in the order the flush applies them."""
 
     objects: dict[Digest, tuple[bytes, bool, float]] = field(default_factory=dict)  # data, is_document, created
-    results: list[PendingResult] = field(default_factory=list)
+    results: list[RecordedResult] = field(default_factory=list)
     refs: dict[str, RefChange] = field(default_factory=dict)
     deleted: set[Digest] = field(default_factory=set)
 
@@ -63,32 +58,35 @@ class Buffer:
         earlier = self.refs.get(name)
         self.refs[name] = change if earlier is None else RefChange(change.new, earlier.expect)
 
-    def merge_into(self, parent: Buffer) -> None:
+    def merged_into(self, parent: Buffer) -> Buffer:
+        """``parent`` with this nested transaction's writes on top."""
         for digest, (data, document, created) in self.objects.items():
             parent.put(digest, data, document, created)
         parent.delete(self.deleted)
         parent.results.extend(self.results)
         for name, change in self.refs.items():
             parent.change_ref(name, change)
+        return parent
 
 
-class Transactions:
-    """Each thread's stack of open transactions over one backend; ``flush`` applies an outermost buffer."""
+class ThreadStacks(Generic[S]):
+    """A stack per thread: each thread's open transactions, innermost last."""
 
-    def __init__(self, flush: Callable[[Buffer], None]) -> None:
-        self._flush = flush
+    def __init__(self) -> None:
         self._local = threading.local()
 
-    def _stack(self) -> list[Buffer]:
-        stack: list[Buffer] | None = getattr(self._local, "stack", None)
+    def __call__(self) -> list[S]:
+        stack: list[S] | None = getattr(self._local, "stack", None)
         if stack is None:
             stack = self._local.stack = []
         return stack
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        stack = self._stack()
-        stack.append(Buffer())
+    def layer(self, opened: S, merge: Callable[[S, S], S], commit: Callable[[S], object]) -> Iterator[None]:
+        """Push ``opened`` for the block. When the block ends, a nested layer becomes ``merge(done, parent)`` in
+        its parent's place and the outermost one is committed; when it raises, the layer is dropped."""
+        stack = self()
+        stack.append(opened)
         try:
             yield
         except BaseException:
@@ -96,9 +94,20 @@ class Transactions:
             raise
         done = stack.pop()
         if stack:
-            done.merge_into(stack[-1])
+            stack[-1] = merge(done, stack[-1])
         else:
-            self._flush(done)
+            commit(done)
+
+
+class Transactions:
+    """Each thread's stack of open transactions over one backend; ``flush`` applies an outermost buffer."""
+
+    def __init__(self, flush: Callable[[Buffer], None]) -> None:
+        self._flush = flush
+        self._stack = ThreadStacks[Buffer]()
+
+    def transaction(self) -> AbstractContextManager[None]:
+        return self._stack.layer(Buffer(), Buffer.merged_into, self._flush)
 
     def current(self) -> Buffer | None:
         """The innermost open transaction of this thread, where its writes go; None outside one."""
@@ -124,7 +133,7 @@ class Transactions:
                 return layer.refs[name]
         return None
 
-    def pending_results(self) -> list[PendingResult]:
+    def pending_results(self) -> list[RecordedResult]:
         """Results recorded by this thread's open transactions, oldest first."""
         return [entry for layer in reversed(self.layers()) for entry in layer.results]
 

@@ -46,9 +46,9 @@ from typing import TypeVar
 from ...contracts import Digest
 from ...contracts.strict_json import parse_json_object
 from ...errors import StoreError
-from .base import ObjectInfo, StoreBackend
+from .base import ObjectInfo, RecordedResult, StoreBackend
 from .cache import LocalCache
-from .pending import ABSENT, Buffer, PendingResult, RefChange, Transactions
+from .pending import ABSENT, Buffer, RefChange, Transactions
 from .s3_bucket import POOL, Bucket, Fetched
 
 __all__ = ["S3Backend"]
@@ -346,14 +346,14 @@ class S3Backend(StoreBackend):
     # -- action results ----------------------------------------------------------------------------
 
     def add_result(self, key: Digest, result: Digest, outputs: Collection[Digest]) -> None:
-        entry = PendingResult(key, result, tuple(dict.fromkeys(outputs)), time.time())
+        entry = RecordedResult(key, result, tuple(dict.fromkeys(outputs)), time.time())
         pending = self._pending.current()
         if pending is not None:
             pending.results.append(entry)
         else:
             self._write_result(entry)
 
-    def _write_result(self, entry: PendingResult) -> None:
+    def _write_result(self, entry: RecordedResult) -> None:
         """The indexes first, the ``actions`` entry last: only that makes the result recorded."""
         recorded = self._action_key(entry.key, entry.result)
         if self.bucket.head(recorded) is not None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import boto3
 import botocore.config
@@ -25,6 +25,7 @@ from ...errors import StoreError
 
 __all__ = ["Bucket", "Fetched", "Head", "Listed"]
 
+T = TypeVar("T")
 # Connections kept per process: a flush of many small objects runs this many requests at once.
 POOL = 32
 _CONDITION_FAILED = {"PreconditionFailed", "412", "ConditionalRequestConflict", "409"}
@@ -130,27 +131,33 @@ class Bucket:
 
     # -- reads -------------------------------------------------------------------------------------
 
-    def get(self, key: str) -> Fetched | None:
-        """The object's bytes, ETag and metadata, or None when there is no such key."""
-        with self._errors("reading", key):
+    def _unless_absent(self, doing: str, key: str, request: Callable[[], T]) -> T | None:
+        """What ``request`` returns, or None when the key does not exist."""
+        with self._errors(doing, key):
             try:
-                answer = self.client.get_object(Bucket=self.name, Key=key)
+                return request()
             except botocore.exceptions.ClientError as exc:
                 if _code(exc) in _ABSENT:
                     return None
                 raise
+
+    def get(self, key: str) -> Fetched | None:
+        """The object's bytes, ETag and metadata, or None when there is no such key."""
+
+        def fetch() -> Fetched:
+            answer = self.client.get_object(Bucket=self.name, Key=key)
             return Fetched(answer["Body"].read(), str(answer["ETag"]), dict(answer.get("Metadata") or {}))
+
+        return self._unless_absent("reading", key, fetch)
 
     def head(self, key: str) -> Head | None:
         """The object's size, ETag and metadata without its bytes, or None when there is no such key."""
-        with self._errors("looking up", key):
-            try:
-                answer = self.client.head_object(Bucket=self.name, Key=key)
-            except botocore.exceptions.ClientError as exc:
-                if _code(exc) in _ABSENT:
-                    return None
-                raise
+
+        def look() -> Head:
+            answer = self.client.head_object(Bucket=self.name, Key=key)
             return Head(int(answer["ContentLength"]), str(answer["ETag"]), dict(answer.get("Metadata") or {}))
+
+        return self._unless_absent("looking up", key, look)
 
     def list(self, prefix: str, start_after: str | None = None) -> Iterator[Listed]:
         """Every key under ``prefix`` (after ``start_after`` when given), in key order."""
