@@ -12,7 +12,7 @@ is not run again (a completed paired attempt is never paid twice); one whose res
 the start, after the runtime's ``recover`` hook (the sandbox sweep: containers and networks whose runner's lease
 is dead) clears what the killed run left on this node. A stage that fails is not retried: it is the run's failure.
 
-Progress. Each task prints ``NODE: running NAME`` on its node, which Ray forwards to the driver as it happens,
+Progress. Each task prints ``NODE: running NAME (STAGE)`` on its node, which Ray forwards to the driver as it happens,
 and the driver prints ``ran STAGE on NODE -> outputs`` when the task returns.
 
 Every node, head included, runs the same stele-bench and Python version, with the store's environment (the AWS
@@ -98,7 +98,7 @@ def on_node(runtime: Runtime, invocation_json: str, upstream: Mapping[str, str])
     node = _node_label(ray)
     os.chdir(project_root())
     invocation = Invocation.model_validate_json(invocation_json)
-    print(f"{node}: running {invocation.name}", flush=True)
+    print(f"{node}: running {invocation.name} ({invocation.stage})", flush=True)
     if not _cached(runtime, invocation, upstream):
         runtime.recover(runtime.context())  # a killed run's leftovers on this node go before this one starts
     return replace(invoke(runtime, invocation_json, upstream), node=node)

@@ -27,14 +27,14 @@ def _decided(value: Any) -> Any:
 
 
 def bundle_facts(published: Path) -> dict[str, Any]:
-    """Grades by receipt path; records and admissions by (challenge, attempt); the statistics summary."""
+    """Grades by receipt path; records and admissions by attempt and comparability key; the statistics summary."""
     facts: dict[str, Any] = {}
     for grade in sorted((published / "receipts").glob("*/*/*-grade.json")):
         facts[str(grade.relative_to(published))] = _decided(json.loads(grade.read_text()))
     records: dict[str, str] = {}
     for path in sorted((published / "records").glob("*.json")):
         record = json.loads(path.read_text())
-        label = f"{record['key']['challenge']} attempt {record['attempt']}"
+        label = f"attempt {record['attempt']} of {json.dumps(_decided(record['key']), sort_keys=True)}"
         records[path.stem] = label
         facts[f"record {label}"] = _decided(record)
     for path in sorted((published / "admissions").glob("*.json")):

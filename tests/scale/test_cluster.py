@@ -28,15 +28,16 @@ from bench.publish.manifest import MANIFEST_NAME
 from bench.publish.verify import verify
 from bench.sandbox.images import ImageName, build_image
 from bench.store import Store, export_tree
-from bench.store.actions import ActionKey, recorded_from, results_for
+from bench.store.actions import ActionKey, ActionResult, recorded_from, results_for
 from bench.store.backends.s3 import S3Backend
 
 REPO = Path(__file__).resolve().parents[2]
 PLAN = "manifests/plans/example.json"
 RUN_TIMEOUT = 1800.0
 # What a task prints on its node (Ray forwards it to the driver as it happens), and what the driver prints after.
-RUNNING = re.compile(r"(127\.0\.0\.\d+) \([0-9a-f]+\): running (\S+)")
+RUNNING = re.compile(r"(127\.0\.0\.\d+) \([0-9a-f]+\): running (\S+) \((\S+)\)")
 FINISHED = re.compile(r"^(ran|cached) (\S+) on (127\.0\.0\.\d+) \(")
+ATTEMPT = "paired-attempt"  # the stage that runs the arms: the one a killed node must not make anyone pay twice
 
 
 @dataclass
@@ -80,7 +81,7 @@ def _doit(cluster: RayCluster, location: str, database: Path, kill: RayNode | No
         for line in process.stdout:
             run.lines.append(line.rstrip("\n"))
             found = RUNNING.search(line)
-            if kill and not run.killed and found and found.group(1) == kill.ip and found.group(2).startswith("pair-"):
+            if kill and not run.killed and found and found.group(1) == kill.ip and found.group(3) == ATTEMPT:
                 kill.kill()
                 run.killed = found.group(2)
         watchdog.cancel()
@@ -98,6 +99,7 @@ class Scenario:
     rerun: ClusterRun
     published: Path
     local: Path
+    local_store: Path
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +128,7 @@ def scenario(
     assert tree is not None
     export_tree(store, tree, tmp / "published")
     assert local_demo[1]["verified"]
-    yield Scenario(location, first, rerun, tmp / "published", local_demo[0] / "published")
+    yield Scenario(location, first, rerun, tmp / "published", local_demo[0] / "published", local_demo[0] / "store")
 
 
 def test_the_cluster_publishes_what_a_local_run_publishes_and_it_verifies(scenario: Scenario) -> None:
@@ -143,18 +145,22 @@ def test_progress_on_the_head_shows_which_node_runs_what(scenario: Scenario) -> 
     assert nodes == {"127.0.0.2", "127.0.0.3"}, scenario.first.finished()
 
 
+def _attempts(store: Store) -> list[ActionResult]:
+    recorded = recorded_from(store, 0.0)
+    return [result for result in recorded if store.get_document(result.key, ActionKey).stage == ATTEMPT]
+
+
 def test_a_node_killed_mid_attempt_loses_nothing_and_repays_no_completed_attempt(scenario: Scenario) -> None:
     first = scenario.first
-    assert first.killed is not None, "the second node never ran a paired attempt"
+    assert first.killed is not None, "the second node never ran an attempt"
     assert first.started_on(first.killed) == {"127.0.0.3", "127.0.0.2"}, "retried on the head after the kill"
     store = _bucket_store(scenario.location)
-    recorded = recorded_from(store, 0.0)
-    pairs = [result for result in recorded if store.get_document(result.key, ActionKey).stage == "paired-attempt"]
-    assert len(pairs) == 4, "one paired attempt per challenge, the killed one included"
-    for pair in pairs:
-        assert len(results_for(store, pair.key)) == 1, "no attempt was paid for twice"
-    ran_pairs = [node for verb, stage, node in first.finished() if verb == "ran" and stage == "paired-attempt"]
-    assert len(ran_pairs) == 4, "the killed attempt finished once, on the node that took it over"
+    attempts = _attempts(store)
+    assert len(attempts) == len(_attempts(Store(scenario.local_store))), "every attempt, the killed one included"
+    for attempt in attempts:
+        assert len(results_for(store, attempt.key)) == 1, "no attempt was paid for twice"
+    ran = [node for verb, stage, node in first.finished() if verb == "ran" and stage == ATTEMPT]
+    assert len(ran) == len(attempts), "the killed attempt finished once, on the node that took it over"
 
 
 def test_a_rerun_through_the_cluster_executes_no_stage(scenario: Scenario) -> None:
