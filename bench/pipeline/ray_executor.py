@@ -23,9 +23,11 @@ else the checkout this package is in), since plans name challenge files relative
 from __future__ import annotations
 
 import os
+import queue
 import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -42,9 +44,7 @@ RESOURCE = "docker"  # the custom resource of a node with a Docker engine; one u
 RETRIES = 3  # re-runs of a task whose worker or node died
 CONNECT_ATTEMPTS = 3  # Ray's client server sometimes fails to start a session (ray-project/ray#63202)
 
-_lock = threading.Lock()
-_connected: str | None = None
-_task: Any = None  # on_node as a Ray remote function, made once per connected process
+POLL = 0.2  # seconds the dispatcher waits for a finished task before it looks for new submissions
 
 
 def project_root() -> Path:
@@ -62,29 +62,91 @@ def _ray() -> Any:
     return ray
 
 
-def _connect(address: str) -> Any:
-    """This process's connection to the cluster at ``address`` (made once, retried while the client server
-    fails to start a session)."""
-    global _connected, _task
-    ray = _ray()
-    with _lock:
-        if _connected == address:
-            return ray
-        if _connected is not None:
-            raise ExecutorError(f"this process is connected to Ray at {_connected}, not {address}")
-        for attempt in range(1, CONNECT_ATTEMPTS + 1):
+def _connect(ray: Any, address: str) -> None:
+    """Connect to the cluster at ``address``, again while the client server fails to start a session."""
+    for attempt in range(1, CONNECT_ATTEMPTS + 1):
+        try:
+            ray.init(address=address, namespace="stele-bench", logging_level="WARNING", log_to_driver=True)
+            return
+        except (ConnectionError, RuntimeError) as exc:
+            if attempt == CONNECT_ATTEMPTS:
+                raise ExecutorError(
+                    f"cannot connect to the Ray cluster at {address}: {exc}",
+                    hint="check that the head runs (`ray status` there) and that this Ray version matches it",
+                ) from exc
+            time.sleep(2.0 * attempt)
+
+
+Submission = tuple["Future[Ran]", str, tuple[Runtime, str, dict[str, str]]]
+
+
+class _Dispatcher:
+    """The one thread of this process that talks to Ray. doit's threads hand it invocations and wait on futures:
+    a Ray client used from several threads at once crashed the driver here (SIGSEGV mid-run), so every Ray call
+    of the process, connecting included, happens on this thread."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self._submissions: queue.Queue[Submission] = queue.Queue()
+        threading.Thread(target=self._serve, name="ray-dispatcher", daemon=True).start()
+
+    def submit(self, name: str, arguments: tuple[Runtime, str, dict[str, str]]) -> Future[Ran]:
+        future: Future[Ran] = Future()
+        self._submissions.put((future, name, arguments))
+        return future
+
+    def _serve(self) -> None:
+        running: dict[Any, tuple[Future[Ran], str]] = {}
+        try:
+            ray = _ray()
+            _connect(ray, self.address)
+            # No CPU from Ray's accounting: an invocation's containers are limited by their own specs.
+            limits = {"num_cpus": 0, "resources": {RESOURCE: 1}, "max_retries": RETRIES, "retry_exceptions": False}
+            task = ray.remote(**limits)(on_node)
+            while True:
+                for future, name, arguments in self._new(block=not running):
+                    running[task.options(name=name, scheduling_strategy="SPREAD").remote(*arguments)] = (future, name)
+                if running:
+                    done, _ = ray.wait(list(running), num_returns=len(running), timeout=POLL)
+                    for ref in done:
+                        self._settle(ray, ref, *running.pop(ref))
+        except BaseException as exc:  # the dispatcher is gone: no invocation may wait for it forever
+            failure = exc if isinstance(exc, ExecutorError) else ExecutorError(f"the Ray executor stopped: {exc!r}")
+            for future, _ in running.values():
+                future.set_exception(failure)
+            while True:
+                self._submissions.get()[0].set_exception(failure)
+
+    def _new(self, block: bool) -> list[Submission]:
+        taken = [self._submissions.get()] if block else []
+        while True:
             try:
-                ray.init(address=address, namespace="stele-bench", logging_level="WARNING", log_to_driver=True)
-                break
-            except (ConnectionError, RuntimeError) as exc:
-                if attempt == CONNECT_ATTEMPTS:
-                    raise ExecutorError(
-                        f"cannot connect to the Ray cluster at {address}: {exc}",
-                        hint="check that the head runs (`ray status` there) and that this Ray version matches it",
-                    ) from exc
-                time.sleep(2.0 * attempt)
-        _connected, _task = address, ray.remote(on_node)
-        return ray
+                taken.append(self._submissions.get_nowait())
+            except queue.Empty:
+                return taken
+
+    @staticmethod
+    def _settle(ray: Any, ref: Any, future: Future[Ran], name: str) -> None:
+        try:
+            future.set_result(ray.get(ref))
+        except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError) as exc:
+            lost = ExecutorError(f"invocation {name} was lost with its node {RETRIES + 1} times: {exc}")
+            future.set_exception(lost)
+        except Exception as exc:  # the stage's own failure, as Ray raises it: the run's failure
+            future.set_exception(exc)
+
+
+_dispatchers: dict[tuple[int, str], _Dispatcher] = {}
+_dispatchers_lock = threading.Lock()
+
+
+def _dispatcher(address: str) -> _Dispatcher:
+    """This process's dispatcher for ``address`` (a forked doit worker makes its own: threads do not survive)."""
+    with _dispatchers_lock:
+        key = (os.getpid(), address)
+        if key not in _dispatchers:
+            _dispatchers[key] = _Dispatcher(address)
+        return _dispatchers[key]
 
 
 def _node_label(ray: Any) -> str:
@@ -120,18 +182,5 @@ class RayExecutor(Executor):
     address: str
 
     def run(self, runtime: Runtime, invocation_json: str, upstream: Mapping[str, str]) -> Ran:
-        ray = _connect(self.address)
         name = Invocation.model_validate_json(invocation_json).name
-        task = _task.options(
-            name=name,
-            num_cpus=0,
-            resources={RESOURCE: 1},
-            max_retries=RETRIES,
-            retry_exceptions=False,
-            scheduling_strategy="SPREAD",
-        )
-        try:
-            ran: Ran = ray.get(task.remote(runtime, invocation_json, dict(upstream)))
-        except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError) as exc:
-            raise ExecutorError(f"invocation {name} was lost with its node {RETRIES + 1} times: {exc}") from exc
-        return ran
+        return _dispatcher(self.address).submit(name, (runtime, invocation_json, dict(upstream))).result()

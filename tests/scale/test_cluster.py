@@ -68,6 +68,7 @@ def _doit(cluster: RayCluster, location: str, database: Path, kill: RayNode | No
         "STELE_BENCH_DOIT_DB": str(database),
         "STELE_BENCH_STORE_CACHE": str(database.parent / "driver-cache"),
         "PYTHONUNBUFFERED": "1",
+        "PYTHONFAULTHANDLER": "1",  # a crash of the driver says where
     }
     database.parent.mkdir(parents=True, exist_ok=True)
     started = time.time()
