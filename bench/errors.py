@@ -13,7 +13,7 @@ lives::
      +-- StoreError                     the object store cannot do what was asked
      |    +-- ObjectMissing             a digest names no stored object
      |    +-- ObjectCorrupt             stored bytes no longer hash to their name
-     |    +-- StoreCorrupt              the store's index itself cannot be read (a damaged database file)
+     |    +-- StoreCorrupt              a file of the store cannot be read (a damaged index, pack or loose file)
      +-- StageError                     a stage was declared or invoked wrongly
      |    +-- MissingSurface            (bench.packaging.certify) certification was not given a surface
      +-- SourceError                    an input from outside the store (git repository, directory) is refused
@@ -196,13 +196,14 @@ class ObjectCorrupt(StoreError):
 
 
 class StoreCorrupt(StoreError):
-    """The store's index cannot be read: its database file is damaged. Exit 3, as ``store fsck`` for corruption."""
+    """A file of the store cannot be read: its index (``what="index"``) or a pack or loose file beside it is
+    damaged. Exit 3, as ``store fsck`` for corruption."""
 
     exit_code = 3
 
-    def __init__(self, path: str, problem: str) -> None:
+    def __init__(self, path: str, problem: str, *, what: str = "index") -> None:
         super().__init__(
-            f"the store index {path} is corrupt ({problem})",
+            f"the store {what} {path} is corrupt ({problem})",
             path=path,
             hint="restore the store from a backup or re-create it; the objects' sources can be packaged again",
         )

@@ -11,6 +11,7 @@ Medians over a few repetitions; the store is fresh for every repetition (start t
 
 from __future__ import annotations
 
+import resource
 import shutil
 import statistics
 import subprocess
@@ -116,6 +117,9 @@ def main() -> None:
         mine = statistics.median(pair[0] for pair in pairs)
         peer = statistics.median(pair[1] for pair in pairs)
         print(f"{title}: ours {mine:.2f}s, peer {peer:.2f}s, ratio {mine / peer:.2f}x (target <= {target}x)")
+    # Ours runs in this process (the engine client and the store are this process's), so its peak is this one's.
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak memory of this process (our side of every row): {peak:.0f} MB")
 
 
 if __name__ == "__main__":

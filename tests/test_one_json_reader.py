@@ -34,11 +34,9 @@ TRUSTED = {
 }
 # Outside input still parsed with json.loads: each owner converts it (the reasons are why it is not done here).
 NOT_YET = {
-    "gateway/server.py": "an agent's request body; the gateway's work in progress owns it",
-    "gateway/forward.py": "a provider's response; the gateway's work in progress owns it",
-    "gateway/stream.py": (
-        "SSE event payloads from the provider, reassembled as relayed; an unreadable one is charged its upper bound"
-    ),
+    "gateway/server.py": "an agent's request body, recorded as sent: one that does not parse is kept as text",
+    "gateway/forward.py": "a provider's answer, recorded as sent: one that does not parse is kept as text",
+    "gateway/stream.py": "provider SSE payloads, recorded as relayed; an unreadable stream is charged its upper bound",
     "agent/claude.py": "Claude Code's stream-json output; the agent's work in progress owns it",
     "grading/claude_code.py": "Claude Code transcripts, which may hold a lone surrogate the strict reader refuses",
     "fence/provider.py": "a quota API read with Decimal numbers, which the strict reader does not yet offer",

@@ -1,55 +1,91 @@
-"""One arm of a pair: the agent CLI in its container against a gateway of its own, prompt by prompt.
+"""One arm of an attempt: the agent CLI in its container against a gateway of its own, prompt by prompt.
 
-Per arm run: a fresh model network and relay, a policy-mode gateway in this process recording into the store, one
-container session. The initial prompt runs first; a follow-up prompt (continuity challenges) exists only in the
-runner's memory until its exec starts, and resumes the session the first step opened. The challenge's agent
-timeout covers both steps; past it the container is killed and the arm is timed out, and what it left (the
-workspace, the session file) is still read back.
+Per arm run: a fresh model network and relay, a gateway in this process recording into the store (answering from the
+challenge's policy, or forwarding to the provider metered and capped), one container session. The initial prompt
+runs first; a follow-up prompt (continuity challenges) exists only in the runner's memory until its exec starts, and
+resumes the session the first step opened. The challenge's agent timeout covers both steps; past it the container is
+killed and the arm is timed out, and what it left (the workspace, the session file) is still read back.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 from ..contracts import Digest, Sha256
+from ..errors import ContractError
+from ..fence.caps import ArmCap, PairCaps
 from ..gateway import ArmKey, Gateway, GatewayConfig, Mode, PolicyPin
 from ..sandbox.backends import ProcessOutcome, SandboxBackend, Session, process_outcome
 from ..sandbox.spec import ContainerSpec
 from ..store import Store
 from ..suite.challenge import ChallengeManifest
-from .arm_record import ArmRecord, Condition, PromptKind, StepRecord
+from ..suite.forward import ForwardSettings
+from .arm_record import ArmRecord, PromptKind, StepRecord
 from .claude import AGENT_KEY, HOME_DIRS, claude_argv, session_file, session_id_of
 from .recorder import StoreRecorder
 
-__all__ = ["ArmRun", "policy_gateway", "run_arm"]
+__all__ = ["ArmRun", "arm_gateway", "environment_value", "run_arm"]
 
 _POLICY_FILE = "policy.json"
 
 
 @dataclass(frozen=True)
 class ArmRun:
-    """What both arms of a pair share: the sandbox backend (and its store), the start tree, challenge, model, policy."""
+    """What every arm of an attempt shares: the sandbox backend (and its store), the start tree, the challenge, the
+    model and how it is reached: a policy (policy mode) or the provider settings (forward mode)."""
 
     backend: SandboxBackend
     start: Digest
     challenge: ChallengeManifest
     model: str
-    policy: bytes
+    mode: Mode
+    policy: bytes | None = None
+    forward: ForwardSettings | None = None
+
+    def __post_init__(self) -> None:
+        if (self.mode is Mode.POLICY) != (self.policy is not None) or (self.mode is Mode.FORWARD) != (
+            self.forward is not None
+        ):
+            raise ContractError(f"gateway mode {self.mode.value} needs exactly its own input: a policy or forward")
 
     @property
     def store(self) -> Store:
         return self.backend.store
 
 
-def _gateway_config(condition: Condition, policy: bytes) -> GatewayConfig:
-    key = ArmKey(label=condition.value, key_sha256=hashlib.sha256(AGENT_KEY.encode()).hexdigest())
-    return GatewayConfig(mode=Mode.POLICY, arms=(key,), policy=PolicyPin(path=_POLICY_FILE, sha256=Sha256.of(policy)))
+def environment_value(name: str, what: str) -> str:
+    """The value of the environment variable ``name``; an unset or empty one is refused, naming it."""
+    value = os.environ.get(name, "")
+    if not value:
+        raise ContractError(f"{what} is read from ${name}, which is unset or empty; export it before a paid run")
+    return value
+
+
+def _config(run: ArmRun, key: ArmKey, cap: Decimal | None) -> GatewayConfig:
+    if run.forward is not None:
+        if cap is None:
+            raise ContractError(f"forward mode needs a cap for arm {key.label!r}; the attempt computes one per arm")
+        return GatewayConfig(
+            mode=Mode.FORWARD,
+            arms=(key,),
+            upstream=environment_value(run.forward.upstream_env, "the provider's base URL"),
+            upstream_key_env=run.forward.key_env,
+            upstream_auth=run.forward.upstream_auth,
+            prices=run.forward.prices,
+            caps=PairCaps(arms=(ArmCap(arm=key.label, cap_usd=cap),)),
+        )
+    assert run.policy is not None  # ArmRun checks the mode has its input
+    return GatewayConfig(
+        mode=Mode.POLICY, arms=(key,), policy=PolicyPin(path=_POLICY_FILE, sha256=Sha256.of(run.policy))
+    )
 
 
 def _prompts(challenge: ChallengeManifest) -> list[tuple[PromptKind, str]]:
@@ -101,26 +137,33 @@ def _session_blob(run: ArmRun, session: Session, steps: list[StepRecord]) -> Dig
 
 
 @contextmanager
-def policy_gateway(condition: Condition, policy: bytes, recorder: StoreRecorder, host: str) -> Iterator[int]:
-    """Serve ``policy`` on ``host`` for one arm and yield the port; stopped (every exchange recorded) on exit."""
+def arm_gateway(
+    run: ArmRun, condition: str, cap: Decimal | None, recorder: StoreRecorder, host: str
+) -> Iterator[Gateway]:
+    """Serve one arm on ``host`` (policy, or forward capped at ``cap``); stopped (every exchange recorded) on exit."""
+    key = ArmKey(label=condition, key_sha256=hashlib.sha256(AGENT_KEY.encode()).hexdigest())
     with tempfile.TemporaryDirectory(prefix="gw-") as policy_root:
-        (Path(policy_root) / _POLICY_FILE).write_bytes(policy)
-        gateway = Gateway(_gateway_config(condition, policy), recorder, policy_root=Path(policy_root))
-        gateway.start(host=host, port=0)
-        try:
-            yield int(gateway.url.rsplit(":", 1)[1])
-        finally:
-            gateway.stop()
+        if run.policy is not None:
+            (Path(policy_root) / _POLICY_FILE).write_bytes(run.policy)
+        gateway = Gateway(_config(run, key, cap), recorder, policy_root=Path(policy_root))
+    gateway.start(host=host, port=0)
+    try:
+        yield gateway
+    finally:
+        gateway.stop()
 
 
-def run_arm(run: ArmRun, condition: Condition, spec: ContainerSpec) -> ArmRecord:
-    """Run one arm to its record (``snapshot`` is left to the caller, who owns the memory)."""
+def run_arm(run: ArmRun, condition: str, spec: ContainerSpec, cap: Decimal | None = None) -> ArmRecord:
+    """Run one arm to its record (``snapshot`` is left to the caller, who owns the memory).
+
+    ``cap`` is the most the arm may spend in forward mode (None in policy mode, where nothing is spent).
+    """
     recorder = StoreRecorder(run.store)
     with (
         run.backend.model_network(spec.image_id) as network,
-        policy_gateway(condition, run.policy, recorder, network.host_address) as port,
+        arm_gateway(run, condition, cap, recorder, network.host_address) as gateway,
     ):
-        network.start_relay(port)
+        network.start_relay(int(gateway.url.rsplit(":", 1)[1]))
         with run.backend.session(spec, run.start, HOME_DIRS, network) as box:
             steps = _steps(run, box, time.monotonic() + run.challenge.agent_timeout_seconds)
             session = _session_blob(run, box, steps)
@@ -136,4 +179,6 @@ def run_arm(run: ArmRun, condition: Condition, spec: ContainerSpec) -> ArmRecord
         exchanges=recorder.finish(),
         final=final,
         snapshot=None,
+        spent_usd=gateway.spent(condition),
+        cap_usd=cap,
     )

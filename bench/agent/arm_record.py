@@ -1,27 +1,29 @@
-"""What one paired attempt leaves in the store: a record per arm and one for the pair.
+"""What one attempt leaves in the store: a record per arm and one per memory system's pair.
 
-These are runner-side documents; the condition names below never reach a container (the specs are checked by
+An attempt runs one control arm shared by every declared memory system and one treatment arm per system; each
+system's pair is that control and its own treatment. An arm's condition is ``control`` or the system's name.
+These are runner-side documents; the condition names never reach a container (the specs are checked by
 :func:`bench.sandbox.spec.check_neutral`).
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Literal
+from decimal import Decimal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
 from ..contracts import ContractModel, Digest, Document
+from ..gateway.config import Mode
 from ..provision.receipt import PairVerdict
 from ..sandbox.backends import ProcessOutcome
 from ..sandbox.spec import ContainerSpec
 
-__all__ = ["PUBLIC_CONTRACTS", "ArmRecord", "Condition", "PairRecord", "PromptKind", "StepRecord"]
+__all__ = ["PUBLIC_CONTRACTS", "ArmRecord", "ConditionName", "PairRecord", "PromptKind", "StepRecord"]
 
-
-class Condition(enum.StrEnum):
-    CONTROL = "control"  # no memory attachment
-    TREATMENT = "treatment"  # the memory system's hooks, settings and restored state mounted
+# ``control`` (bench.suite.memory_system.CONTROL) or a memory system's name.
+ConditionName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
 
 
 class PromptKind(enum.StrEnum):
@@ -44,8 +46,8 @@ class StepRecord(ContractModel):
 
 class ArmRecord(Document):
     kind: Literal["arm-record"] = "arm-record"
-    schema_version: Literal[2] = 2
-    condition: Condition
+    schema_version: Literal[3] = 3
+    condition: ConditionName
     spec: ContainerSpec
     model: str
     start: Digest
@@ -54,7 +56,9 @@ class ArmRecord(Document):
     session: Digest | None  # the native session JSONL as the agent's CLI wrote it; None when none was written
     exchanges: Digest  # the gateway's ExchangeLog for this arm
     final: Digest  # the workspace after the last step
-    snapshot: Digest | None  # the memory's snapshot receipt; treatment only
+    snapshot: Digest | None  # the memory system's snapshot receipt; None in the control arm
+    spent_usd: Decimal = Field(ge=0, allow_inf_nan=False)  # what the gateway metered (forward mode; 0 in policy)
+    cap_usd: Decimal | None = Field(default=None, ge=0, allow_inf_nan=False)  # the arm's cap (forward mode)
 
     @property
     def scored_step(self) -> int:
@@ -63,18 +67,21 @@ class ArmRecord(Document):
 
 
 class PairRecord(Document):
-    """The pair as a whole: its arms in the order they ran, and whether it may count."""
+    """One memory system's pair: the attempt's shared control and that system's treatment, and whether it counts."""
 
     kind: Literal["pair-run"] = "pair-run"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     challenge_id: str
     attempt: int = Field(ge=1)
+    system: ConditionName  # the memory system whose treatment this pair holds
     model: str
+    gateway_mode: Mode
     image_id: str
     start: Digest
-    spec_diff: Digest
-    fence: Digest
-    arms: tuple[Digest, ...]  # ArmRecords in run order
+    spec_diff: Digest  # control against this system's treatment: they differ only in the attachment
+    fence: Digest  # the attempt's fence record (shared by its pairs: the arms run under one fence)
+    order: tuple[ConditionName, ...]  # every condition of the attempt, in the order its arms ran
+    arms: tuple[Digest, Digest]  # the control's and the treatment's ArmRecords, in run order
     verdict: PairVerdict  # from the treatment's snapshot receipt: an invalid pair is recorded, never a null
     reasons: tuple[str, ...]
 

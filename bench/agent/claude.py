@@ -30,11 +30,17 @@ def base_url() -> str:
 
 
 def agent_env() -> dict[str, str]:
-    """The environment both arms' containers add to the base one."""
+    """The environment every arm's container adds to the base one.
+
+    ``MCP_CONNECTION_NONBLOCKING=0`` makes the CLI connect the configured MCP servers before its first request:
+    by default it sends that request while they are still starting, and a server slower than the CLI (node on a
+    busy machine) is missing from the first turn's tools in some runs and not others.
+    """
     return {
         "ANTHROPIC_BASE_URL": base_url(),
         "ANTHROPIC_API_KEY": AGENT_KEY,
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "MCP_CONNECTION_NONBLOCKING": "0",
     }
 
 

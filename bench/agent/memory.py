@@ -1,40 +1,42 @@
-"""The treatment arm's memory: restored through the provisioner adapter, mounted through the harness's own hooks.
+"""A treatment arm's memory: any declared system, restored through the provisioner adapter for one run.
 
-:func:`live_memory` restores the fixture with the reference memory system (argv prefix
-``[python, -m, bench.memory, --home, DIR]``), yields the restored session and destroys it on every way out. The
-adapter's :func:`~bench.provision.adapter.provisioned` is asynchronous; the arm run is blocking Docker work, so the
-context is driven on a private event loop kept for the whole block: restore on entry, destroy on exit (Ctrl-C
-included, since the exit runs in ``finally``), with the adapter's own finaliser logic unchanged.
-
-:func:`memory_attachment` is the one respect in which the arms differ: the restored state, the hook program and
-the agent user's ``~/.claude/settings.json``, each mounted read-only (see :mod:`bench.memory.install`).
+:func:`system_provisioner` makes the adapter's :class:`~bench.provision.adapter.Provisioner` from a declaration
+(the argv prefix resolved against the suite directory, the declared timeouts). :func:`live_memory` restores the
+fixture, yields the restored session and destroys it on every way out. The adapter's
+:func:`~bench.provision.adapter.provisioned` is asynchronous; the arm run is blocking Docker work, so the context is
+driven on a private event loop kept for the whole block: restore on entry, destroy on exit (Ctrl-C included, since
+the exit runs in ``finally``), with the adapter's own finaliser logic unchanged.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from ..memory.install import stage_attachment
-from ..memory.provisioner import state_path
 from ..provision.adapter import MemorySession, Provisioner, provisioned
 from ..provision.fixture import Fixture
+from ..provision.messages import Verb
 from ..provision.receipt import SnapshotReceipt
-from ..sandbox.layout import USER_HOME
-from ..sandbox.spec import MemoryAttachment, Mount
+from ..suite.memory_system import MemorySystem, resolve_provisioner
 
-__all__ = ["SETTINGS_PATH", "LiveMemory", "live_memory", "memory_attachment", "reference_provisioner"]
-
-SETTINGS_PATH = PurePosixPath(USER_HOME) / ".claude" / "settings.json"
+__all__ = ["LiveMemory", "live_memory", "system_provisioner"]
 
 
-def reference_provisioner(home: Path, fixture_root: Path) -> Provisioner:
-    """The project's reference memory system, keeping its projects under ``home``."""
-    return Provisioner(prefix=(sys.executable, "-m", "bench.memory", "--home", str(home)), fixture_root=fixture_root)
+def system_provisioner(system: MemorySystem, suite_root: Path, fixture_root: Path) -> Provisioner:
+    """The adapter for ``system``: its argv prefix (``argv[0]`` on PATH or under ``suite_root``) and timeouts."""
+    timeouts = system.timeouts
+    return Provisioner(
+        prefix=resolve_provisioner(system, suite_root),
+        fixture_root=fixture_root,
+        timeouts={
+            Verb.RESTORE: timeouts.restore_seconds,
+            Verb.SNAPSHOT: timeouts.snapshot_seconds,
+            Verb.DESTROY: timeouts.destroy_seconds,
+        },
+    )
 
 
 @dataclass(frozen=True)
@@ -64,13 +66,3 @@ def live_memory(provisioner: Provisioner, fixture: Fixture, graph_arm: str, run_
         loop.run_until_complete(context.__aexit__(None, None, None))
     finally:
         loop.close()
-
-
-def memory_attachment(home: Path, session: MemorySession, staging: Path) -> MemoryAttachment:
-    """Stage the hook program and settings in ``staging`` and mount them with the restored state, read-only."""
-    pairs = stage_attachment(staging, state_path(home, session.project), SETTINGS_PATH)
-    for directory in {staging, home, state_path(home, session.project).parent}:
-        directory.chmod(0o755)  # the agent user (not root) reads the mounted files
-    for host, _ in pairs:
-        host.chmod(0o644)
-    return MemoryAttachment(mounts=tuple(Mount(source=str(host), target=str(target)) for host, target in pairs))

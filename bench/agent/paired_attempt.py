@@ -1,14 +1,16 @@
-"""The ``paired-attempt`` stage: one attempt of one challenge, both arms, as an observed store action.
+"""The ``paired-attempt`` stage: one attempt of one challenge, the shared control and every system's treatment.
 
-Inputs: ``start`` (the prebuilt tree T2 both arms start from), ``challenge`` (the ChallengeManifest document),
+Inputs: ``start`` (the prebuilt tree T2 every arm starts from), ``challenge`` (the ChallengeManifest document),
 ``fixture`` (the fixture directory as a tree: manifest and pinned artifacts), ``policy`` (the gateway policy
-file's bytes), and the two gates: ``certification`` and ``calibration``. No container starts and no token is spent
-unless the challenge certified and calibrated. The attempt number is in the params, so a recorded attempt is never
-run again by a rerun.
+file's bytes, policy mode only), and the two gates: ``certification`` and ``calibration``. No container starts and
+no token is spent unless the challenge certified and calibrated. The params carry the memory systems' declarations
+(and their layer image IDs), the gateway mode and, in forward mode, the provider settings (variable names, prices,
+caps: never a key). The attempt number is in the params, so a recorded attempt is never run again by a rerun.
 
-Outputs: ``spec_diff``, ``fence``, ``control`` and ``treatment`` (ArmRecords), ``control_final`` and
-``treatment_final`` (their final trees, for the audit and the verifier), ``snapshot`` (the memory's receipt) and
-``pair`` (the PairRecord with the pair's verdict).
+Outputs: ``fence`` (the attempt's fence record), ``control`` (the shared control's ArmRecord), and per memory
+system, keyed by its name: ``treatments`` (ArmRecords), ``snapshots`` (its receipt), ``spec_diffs`` (control
+against that treatment) and ``pairs`` (the PairRecord with the pair's verdict); ``finals`` holds every arm's final
+tree by condition (``control`` or the system's name), for the audit and the verifier.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pydantic import Field
 from ..contracts import BlobDigest, ContractModel, ImageId, Ref, TreeDigest
 from ..errors import StageError
 from ..fence.fence_record import FenceRecord
+from ..gateway.config import Mode
 from ..packaging.certify import CertificationReport, Verdict
 from ..provision.fixture import load_fixture
 from ..provision.receipt import SnapshotReceipt
@@ -31,43 +34,49 @@ from ..stages import Ports, StageContext, StageKind, stage
 from ..store import Store
 from ..store.tarstream import export_tree
 from ..suite.challenge import ChallengeManifest
+from ..suite.forward import ForwardSettings
+from ..suite.memory_system import MemorySystem
 from .arm import ArmRun
 from .arm_record import ArmRecord, PairRecord
-from .pair import run_pair
+from .attempt import AttemptSetup, run_attempt
 
-__all__ = ["PairInputs", "PairOutputs", "PairedAttemptParams", "paired_attempt"]
+__all__ = ["AttemptInputs", "AttemptOutputs", "PairedAttemptParams", "paired_attempt"]
 
 
 class PairedAttemptParams(ContractModel):
     challenge_id: str
     attempt: int = Field(ge=1)
     model: str = Field(min_length=1)
-    image_id: ImageId  # the agent image
-    graph_arm: str = Field(min_length=1)  # which of the fixture's graph states the memory is restored with
+    image_id: ImageId  # the agent image (the control's, and that of every system without a layer)
+    suite_dir: str = Field(min_length=1)  # relative to where the run starts: provisioner paths resolve against it
+    graph_arm: str = Field(min_length=1)  # which of the fixture's graph states every memory is restored with
+    systems: tuple[MemorySystem, ...] = Field(min_length=1)
+    layers: dict[str, ImageId] = Field(default_factory=dict)  # system name -> its layer image
+    gateway_mode: Mode
+    forward: ForwardSettings | None = None
 
 
-class PairInputs(Ports):
+class AttemptInputs(Ports):
     start: TreeDigest
     challenge: Ref[ChallengeManifest]
     fixture: TreeDigest
-    policy: BlobDigest
+    policy: BlobDigest | None = None
     certification: Ref[CertificationReport]
     calibration: Ref[CalibrationReport]
 
 
-class PairOutputs(Ports):
-    spec_diff: Ref[SpecDiffReceipt]
+class AttemptOutputs(Ports):
     fence: Ref[FenceRecord]
     control: Ref[ArmRecord]
-    treatment: Ref[ArmRecord]
-    control_final: TreeDigest
-    treatment_final: TreeDigest
-    snapshot: Ref[SnapshotReceipt]
-    pair: Ref[PairRecord]
+    treatments: dict[str, Ref[ArmRecord]]
+    finals: dict[str, TreeDigest]
+    snapshots: dict[str, Ref[SnapshotReceipt]]
+    spec_diffs: dict[str, Ref[SpecDiffReceipt]]
+    pairs: dict[str, Ref[PairRecord]]
 
 
-@stage("paired-attempt", version=2, kind=StageKind.OBSERVED)
-def paired_attempt(context: StageContext, inputs: PairInputs, params: PairedAttemptParams) -> PairOutputs:
+@stage("paired-attempt", version=3, kind=StageKind.OBSERVED)
+def paired_attempt(context: StageContext, inputs: AttemptInputs, params: PairedAttemptParams) -> AttemptOutputs:
     store = context.store
     _require_gates(store, inputs)
     challenge = store.get_document(inputs.challenge, ChallengeManifest)
@@ -81,18 +90,38 @@ def paired_attempt(context: StageContext, inputs: PairInputs, params: PairedAtte
         start=inputs.start,
         challenge=challenge,
         model=params.model,
-        policy=store.get_bytes(inputs.policy),
+        mode=params.gateway_mode,
+        policy=store.get_bytes(inputs.policy) if inputs.policy is not None else None,
+        forward=params.forward,
     )
     with tempfile.TemporaryDirectory(prefix="fx-") as scratch:
         root = Path(scratch) / "fixture"
         export_tree(store, inputs.fixture, root)
-        _, outputs = run_pair(run, params.image_id, root, load_fixture(root), params.graph_arm, params.attempt)
-    for arm in ("control", "treatment"):
-        outputs[f"{arm}_final"] = store.get_document(outputs[arm], ArmRecord).final
-    return PairOutputs.model_validate(outputs, strict=False)
+        setup = AttemptSetup(
+            suite_root=Path(params.suite_dir),
+            fixture_root=root,
+            fixture=load_fixture(root),
+            graph_arm=params.graph_arm,
+            image_id=params.image_id,
+            systems=params.systems,
+            layers=params.layers,
+        )
+        done = run_attempt(run, setup, params.attempt)
+    return AttemptOutputs.model_validate(
+        {
+            "fence": done.fence,
+            "control": done.control,
+            "treatments": done.treatments,
+            "finals": done.finals,
+            "snapshots": done.snapshots,
+            "spec_diffs": done.spec_diffs,
+            "pairs": done.pairs,
+        },
+        strict=False,
+    )
 
 
-def _require_gates(store: Store, inputs: PairInputs) -> None:
+def _require_gates(store: Store, inputs: AttemptInputs) -> None:
     """Refuse to start unless certification passed and calibration showed the verifier tells work from none."""
     certification = store.get_document(inputs.certification, CertificationReport)
     checked = {surface.surface: surface.digest for surface in certification.surfaces}

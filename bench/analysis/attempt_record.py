@@ -1,10 +1,12 @@
 """The comparability key and the per-attempt paired record the analysis consumes.
 
 A trend line only means something when every point asked the same question of the same model against the same
-memory, so the key names everything that defines the question: challenge, fixture, model, both conditions, the
+memory, so the key names everything that defines the question: challenge, fixture, model, how the model was
+reached (the gateway mode and, in policy mode, the policy's digest: a deterministic stand-in is not a model),
+both conditions (the treatment is the memory system by name and the graph arm it was restored from), the
 preregistration manifest and verifier digests and the source commit. The build under test is deliberately not
-in it: it is the thing whose effect we want to see, so it is recorded with each data point (``Build``) and a
-step in a trend can be traced to the build that caused it.
+in it: it is the thing whose effect we want to see (the memory system's version), so it is recorded with each data
+point (``Build``) and a step in a trend can be traced to the build that caused it.
 
 The runner and grading issues produce these records; this module only fixes the minimal shape the statistics
 need.
@@ -12,12 +14,14 @@ need.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
 from ..contracts import ContractModel, Digest, Document, canonical_bytes
+from ..gateway.config import Mode
 
 __all__ = [
     "PUBLIC_CONTRACTS",
@@ -56,11 +60,19 @@ class ComparabilityKey(ContractModel):
     challenge: Name
     fixture: Digest
     model: Name
+    gateway_mode: Mode
+    policy: Digest | None  # the policy the stand-in model answered from; None in forward mode
     control_condition: Name
     treatment_condition: Name
     manifest: Digest
     verifier: Digest
     source_commit: Annotated[str, Field(pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$")]
+
+    @model_validator(mode="after")
+    def _policy_in_policy_mode(self) -> ComparabilityKey:
+        if (self.gateway_mode is Mode.POLICY) != (self.policy is not None):
+            raise ValueError("the key names a policy digest exactly in gateway mode 'policy'")
+        return self
 
     @property
     def key_id(self) -> Digest:
@@ -88,13 +100,14 @@ class ArmResult(ContractModel):
     used: bool
     tokens: Annotated[int, Field(ge=0)]
     wall_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    spent_usd: Annotated[Decimal, Field(ge=0, allow_inf_nan=False)] = Decimal(0)  # as the gateway metered it
 
 
 class PairedAttempt(Document):
     """One paired attempt: both arms ran the same task from the same start, so they are analysed as a pair."""
 
     kind: Literal["paired-attempt"] = "paired-attempt"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     key: ComparabilityKey
     build: Build
     attempt: Annotated[int, Field(ge=1)]

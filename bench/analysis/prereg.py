@@ -1,6 +1,7 @@
 """Preregistration: what a run froze before it ran, versioned, and the check that refuses a moved run.
 
-A manifest freezes the prompt, the verifier, the model, the budget and the analysis plan. A run checks its
+A manifest freezes the prompt, the verifier, the model, every memory system's declaration (by digest, under its
+name), the budget and the analysis plan. A run checks its
 observed inputs against the manifest before starting and refuses, naming every moved field, when anything
 changed. An apparatus correction never edits a manifest: it writes version N+1 that names the old one, and the
 runs under the old version are excluded (``supersede``), kept whole in the record.
@@ -59,6 +60,7 @@ class FrozenInputs(ContractModel):
     prompt: Digest
     verifier: Digest
     model: Annotated[str, Field(min_length=1)]
+    memory_systems: Annotated[dict[str, Digest], Field(min_length=1)]  # name -> digest of its declaration
     budget: Budget
     analysis: AnalysisPlan
 

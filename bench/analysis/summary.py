@@ -1,8 +1,12 @@
 """The statistics summary: a deterministic receipt derived from admitted paired attempts only.
 
-Attempts are grouped into cells, one per (comparability key, build): pooling builds would mix the very effect
-a trend is meant to show. Every number comes from ``exact`` and ``signed_rank``; the same attempts always give
-byte-identical canonical JSON, which is what lets ``verify`` re-derive a published summary.
+Attempts are grouped into cells, one per (comparability key, build): pooling builds would mix the very effect a
+trend is meant to show. Each memory system is its own cell (its name is in the key), beside the others.
+
+In policy mode the model is a deterministic stand-in whose token counts are estimates and which spends nothing, so
+token and dollar differences are not tested there at all (``not-tested``), whatever the number of pairs. Every
+number comes from ``exact`` and ``signed_rank``; the same attempts always give byte-identical canonical JSON, which
+is what lets ``verify`` re-derive a published summary.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Literal
 
 from ..contracts import ContractModel, Digest, Document
 from ..errors import ContractError
+from ..gateway.config import Mode
 from .attempt_record import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
 from .exact import clopper_pearson, conditional_odds_ratio_interval, mcnemar_exact, sign_test
 from .signed_rank import signed_rank_test
@@ -67,6 +72,7 @@ class PairedBinary(ContractModel):
 class ContinuousStatus(StrEnum):
     EXPLORATORY = "exploratory"
     TESTED = "tested"
+    NOT_TESTED = "not-tested"  # a policy-mode estimate (tokens) or nothing spent (dollars): no test means anything
 
 
 class ContinuousSummary(ContractModel):
@@ -89,11 +95,12 @@ class Cell(ContractModel):
     paired: PairedBinary
     tokens: ContinuousSummary
     wall_seconds: ContinuousSummary
+    dollars: ContinuousSummary
 
 
 class StatisticsSummary(Document):
     kind: Literal["statistics-summary"] = "statistics-summary"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     confidence: str
     inputs: list[Digest]
     cells: list[Cell]
@@ -128,11 +135,12 @@ def _paired(pairs: Sequence[tuple[ArmResult, ArmResult]], confidence: Fraction) 
     )
 
 
-def continuous(differences: Sequence[Fraction]) -> ContinuousSummary:
-    """Exact sign and signed-rank tests on paired differences, or nothing at all below five pairs."""
-    if len(differences) < EXPLORATORY_BELOW:
+def continuous(differences: Sequence[Fraction], testable: bool = True) -> ContinuousSummary:
+    """Exact sign and signed-rank tests on paired differences, or nothing at all below five pairs (or when the
+    measure is not ``testable``: an estimate, not a measurement)."""
+    if not testable or len(differences) < EXPLORATORY_BELOW:
         return ContinuousSummary(
-            status=ContinuousStatus.EXPLORATORY,
+            status=ContinuousStatus.EXPLORATORY if testable else ContinuousStatus.NOT_TESTED,
             median_difference=None,
             sign_test_p=None,
             signed_rank_p=None,
@@ -154,6 +162,7 @@ def _cell(attempts: Sequence[PairedAttempt], confidence: Fraction) -> Cell:
     pairs = [(a.control, a.treatment) for a in attempts if a.control is not None and a.treatment is not None]
     controls = [c for c, _ in pairs]
     treatments = [t for _, t in pairs]
+    measured = first.key.gateway_mode is Mode.FORWARD
     return Cell(
         key=first.key,
         key_id=first.key.key_id,
@@ -163,8 +172,9 @@ def _cell(attempts: Sequence[PairedAttempt], confidence: Fraction) -> Cell:
         treatment=_arm(treatments, confidence),
         paired=_paired(pairs, confidence),
         # Fractions of the recorded floats: differences and ties are decided exactly.
-        tokens=continuous([Fraction(t.tokens - c.tokens) for c, t in pairs]),
+        tokens=continuous([Fraction(t.tokens - c.tokens) for c, t in pairs], measured),
         wall_seconds=continuous([Fraction(t.wall_seconds) - Fraction(c.wall_seconds) for c, t in pairs]),
+        dollars=continuous([Fraction(t.spent_usd - c.spent_usd) for c, t in pairs], measured),
     )
 
 

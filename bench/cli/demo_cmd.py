@@ -17,9 +17,10 @@ from pathlib import Path
 from ..errors import BenchError, StageError
 from ..publish.manifest import MANIFEST_NAME
 from ..publish.verify import verify
-from ..sandbox.images import ImageName, build_image
+from ..sandbox.images import ImageName, build_image, build_layer
 from ..store import Store, export_tree
 from ..store.actions import ActionKey, recorded_from
+from ..suite.suite import load_suite
 from .output import Output
 from .signals import end_child
 
@@ -27,6 +28,7 @@ __all__ = ["register"]
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 PLAN = Path("manifests/plans/example.json")
+SUITE = Path("challenges/example")
 PUBLISHED = Path("manifests/published/example")
 
 
@@ -47,6 +49,12 @@ def _demo(args: argparse.Namespace, out: Output) -> int:
         result = build_image(name)
         verb = "built" if result.built else "reused"
         out.progress(f"demo: image {name.value}: {result.record.image_id[:19]} ({verb})")
+    for system in load_suite(ROOT / SUITE).memory_systems:
+        if system.attachment.image is not None:  # the plan pins it; built here so the wait is announced
+            out.progress(f"demo: image layer of {system.name}: building unless built")
+            layer = build_layer(system.attachment.image)
+            verb = "built" if layer.built else "reused"
+            out.progress(f"demo: image layer of {system.name}: {layer.record.image_id[:19]} ({verb})")
     started = time.time()
     _run_doit(store_path, args.attempts, args.workers)
     store = Store(store_path)

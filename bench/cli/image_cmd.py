@@ -15,7 +15,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser("image", help="build and list the locally built container images")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     build = verbs.add_parser("build", help="build an image unless one with the same inputs exists; prints its ID")
-    build.add_argument("name", type=ImageName, choices=list(ImageName), metavar="NAME", help="tiny, base or agent")
+    build.add_argument(
+        "name",
+        type=ImageName,
+        choices=[n for n in ImageName if n is not ImageName.LAYER],
+        metavar="NAME",
+        help="tiny, base or agent",
+    )
     build.add_argument(
         "--archive",
         action="store_true",

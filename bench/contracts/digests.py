@@ -77,8 +77,9 @@ class Digest(_PatternStr):
 
     @classmethod
     def of(cls, data: bytes) -> Self:
-        """The digest naming ``data``."""
-        return cls(f"blake3:{blake3_hex(data)}:{len(data)}")
+        """The digest naming ``data``; well formed by construction, so not matched against the pattern again
+        (hashing a tree's files is per-file work, where the match cost as much as hashing 8 KB)."""
+        return str.__new__(cls, f"blake3:{blake3_hex(data)}:{len(data)}")
 
     @classmethod
     def from_parts(cls, hex_: str, size: int) -> Self:
@@ -176,6 +177,6 @@ class Sha256(_PatternStr):
 
 def blake3_hex(data: bytes) -> str:
     """BLAKE3 of ``data`` as lowercase hex, multithreaded for large inputs."""
-    hasher = blake3.blake3(max_threads=blake3.blake3.AUTO) if len(data) > 1 << 20 else blake3.blake3()
-    hasher.update(data)
-    return hasher.hexdigest()
+    if len(data) > 1 << 20:
+        return blake3.blake3(data, max_threads=blake3.blake3.AUTO).hexdigest()
+    return blake3.blake3(data).hexdigest()

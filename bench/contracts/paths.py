@@ -11,6 +11,10 @@ from .digests import _PatternStr
 __all__ = ["PortablePath", "check_entry_name", "check_portable_path"]
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
+# Components of ASCII word characters and a few punctuation marks, none starting with '.': portable by every
+# rule below (ASCII is NFC; no drive, NUL, backslash, '.' or '..' component is possible), so one match decides.
+# Paths are checked per file when a tree is built, where the general checks cost more than hashing the file.
+_PLAIN = re.compile(r"[\w+=@,~-][\w.+=@,~-]*(?:/[\w+=@,~-][\w.+=@,~-]*)*", re.ASCII)
 
 
 def check_entry_name(name: str) -> str | None:
@@ -56,6 +60,8 @@ class PortablePath(_PatternStr):
     meaning = "a portable relative POSIX path"
 
     def __new__(cls, value: str) -> PortablePath:
+        if isinstance(value, str) and _PLAIN.fullmatch(value):
+            return str.__new__(cls, value)
         if not isinstance(value, str):
             raise ValueError(f"{value!r} is not {cls.meaning}: it is not a string")
         reason = check_portable_path(value)

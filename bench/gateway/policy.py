@@ -7,11 +7,16 @@ delivered: that is the point of policy mode.
 
 Identifiers in a reply (message id, tool_use ids) are derived from the request bytes, so the same request
 always gets the same reply.
+
+A rule may also condition on the tools a request offers (``offers``): that is still reading the request. A tool is
+offered when the request defines it in ``tools`` or lists it among the deferred tools its text announces (Claude
+Code defers MCP tools: their names arrive as a list in a system reminder, their schemas only on demand).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -23,7 +28,10 @@ from ..errors import ContractError
 from .errors import GatewayError, PolicyDigestMismatch
 from .wire import Part, RequestView
 
-__all__ = ["Policy", "Rule", "TextReply", "ToolUseReply", "When", "load_policy"]
+__all__ = ["Policy", "Rule", "TextReply", "ToolUseReply", "When", "load_policy", "offered_tools"]
+
+# A deferred-tool announcement: a line naming deferred tools, then one tool name per line.
+_DEFERRED = re.compile(r"deferred tools[^\n]*\n((?:[A-Za-z0-9_.:-]+\n?)+)")
 
 
 class TextReply(ContractModel):
@@ -50,8 +58,11 @@ class When(ContractModel):
     part: Part = Part.ANY
     turn: int | None = Field(default=None, ge=1)  # 1 + assistant messages already in the request
     tool_result_seen: bool | None = None  # whether any tool result is in the request
+    offers: tuple[str, ...] = ()  # every named tool is offered by the request (defined or announced as deferred)
 
-    def holds(self, view: RequestView) -> bool:
+    def holds(self, view: RequestView, offered: frozenset[str] = frozenset()) -> bool:
+        if not offered.issuperset(self.offers):
+            return False
         texts = view.texts(self.part)
         if not all(any(phrase in text for text in texts) for phrase in self.contains):
             return False
@@ -74,16 +85,18 @@ class Policy(Document):
     rules: tuple[Rule, ...]
     default: tuple[Reply, ...] = Field(min_length=1)
 
-    def choose(self, view: RequestView) -> tuple[str, tuple[TextReply | ToolUseReply, ...]]:
+    def choose(
+        self, view: RequestView, offered: frozenset[str] = frozenset()
+    ) -> tuple[str, tuple[TextReply | ToolUseReply, ...]]:
         """The name of the rule that answers (``default`` when none matches) and its reply."""
         for rule in self.rules:
-            if rule.when.holds(view):
+            if rule.when.holds(view, offered):
                 return rule.name, rule.reply
         return "default", self.default
 
     def answer(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """The rule name and the assistant message for request ``body``, without ``usage`` (the caller counts)."""
-        rule, reply = self.choose(RequestView.of(body))
+        rule, reply = self.choose(RequestView.of(body), offered_tools(body))
         seed = hashlib.sha256(canonical_json(body)).hexdigest()
         content: list[dict[str, Any]] = []
         for index, block in enumerate(reply):
@@ -104,6 +117,17 @@ class Policy(Document):
             "stop_sequence": None,
         }
         return rule, message
+
+
+def offered_tools(body: dict[str, Any]) -> frozenset[str]:
+    """The tools a request offers the model: those it defines and those its text announces as deferred."""
+    tools = body.get("tools")
+    names = {str(t["name"]) for t in tools if isinstance(t, dict) and "name" in t} if isinstance(tools, list) else set()
+    view = RequestView.of(body)
+    for text in view.texts(Part.ANY):
+        for listing in _DEFERRED.findall(text):
+            names.update(line for line in listing.splitlines() if line)
+    return frozenset(names)
 
 
 def load_policy(path: Path, sha256: Sha256) -> Policy:

@@ -1,8 +1,9 @@
 """Layer one, delivered: did the memory reach the model, and through which channel.
 
-A phrase is delivered through a channel when an injected step of that channel contains it. An agent step
-never counts (the agent can write any phrase itself), nor does a tool result (it shows what the agent chose
-to read, which may be what the agent wrote). Matches in user or system steps are reported apart, as
+A phrase is delivered through a channel when a delivering step of that channel contains it: an injected step,
+or a result of the memory system's own declared MCP tool (:mod:`.delivered`). An agent step never counts (the
+agent can write any phrase itself), nor does any other tool result (it shows what the agent chose to read, which
+may be what the agent wrote). Matches in user or system steps are reported apart, as
 ``outside_channels``: context the harness gave both arms alike, such as a CLAUDE.md, is not a memory channel.
 Each channel's finding is cross-checked against the gateway log, the record of what the model was sent.
 """
@@ -15,7 +16,8 @@ from pydantic import Field
 
 from ..contracts import ContractModel
 from ..gateway.exchange import ExchangeRecord
-from .gateway_view import hook_contexts, received_texts
+from .delivered import delivering_steps
+from .gateway_view import hook_contexts, memory_tool_results, received_texts
 from .memory import MemoryDeclaration
 from .transcript import Channel, StepSource, Transcript
 
@@ -54,10 +56,11 @@ def _found(phrases: Sequence[str], texts: Sequence[str]) -> tuple[str, ...]:
 def grade_delivery(
     transcript: Transcript, exchanges: Sequence[ExchangeRecord], memory: MemoryDeclaration
 ) -> DeliveryGrade:
-    received = hook_contexts(exchanges)
+    received = hook_contexts(exchanges) + memory_tool_results(exchanges, memory.tool_prefixes)
+    delivering = delivering_steps(transcript, memory)
     channels = []
     for channel in Channel:
-        steps = [s for s in transcript.by_source(StepSource.INJECTED) if s.channel is channel]
+        steps = [s for s in delivering if s.channel is channel]
         phrases = _found(memory.phrases, [s.text for s in steps])
         first = next((s.index for s in steps if any(p in s.text for p in phrases)), None)
         gateway = _found(memory.phrases, [r.text for r in received if r.channel is channel])

@@ -16,12 +16,19 @@ class MemoryDeclaration(ContractModel):
 
     ``anchored_paths`` are workspace files the memory points at; ``identifiers`` are names only the memory
     gives. Both are markers of use: an agent that acts on one after delivery, having seen it nowhere else,
-    acted on the memory.
+    acted on the memory. ``tool_servers`` names the MCP servers the memory system declares: a result of one of
+    their tools (``mcp__<server>__<tool>``) is the memory-tool channel.
     """
 
     phrases: tuple[str, ...] = Field(min_length=1)
     anchored_paths: tuple[str, ...] = ()
     identifiers: tuple[str, ...] = ()
+    tool_servers: tuple[str, ...] = ()
+
+    @property
+    def tool_prefixes(self) -> tuple[str, ...]:
+        """The tool-name prefixes of the declared servers' tools, as the harness names them."""
+        return tuple(f"mcp__{server}__" for server in self.tool_servers)
 
     @model_validator(mode="after")
     def _no_empty_marker(self) -> Self:

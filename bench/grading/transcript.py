@@ -32,6 +32,9 @@ class Channel(StrEnum):
     ANCHOR_TRIGGERED_RECALL = "anchor-triggered-recall"  # a PostToolUse hook, tied to the tool call that fired it
     SESSION_START = "session-start"  # a SessionStart hook
     OTHER = "other"  # any other hook event
+    # A tool result of the declared memory system's own MCP server: the agent asked, the system answered. Tool
+    # results are never injected steps; grading names this channel from the memory declaration's tool servers.
+    MEMORY_TOOL_RETRIEVAL = "memory-tool-retrieval"
 
 
 class ToolCall(ContractModel):

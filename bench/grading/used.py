@@ -1,10 +1,11 @@
 """Layer two, used: did the agent act on something only the delivered memory said.
 
 Definition. A marker (an anchored path or an identifier the challenge declares) is *used* when all hold:
-  1. an injected step contains the marker: the memory said it (its first such step is the delivery);
+  1. a delivering step (an injected step, or a result of the memory system's own tool) contains the marker: the
+     memory said it (its first such step is the delivery);
   2. a later agent step makes a tool call whose input contains the marker in some string value
      (opening the anchored file, passing the identifier to a command): acting, not talking;
-  3. no user step or tool result before that call contained the marker: the agent had no other source.
+  3. no user step or other tool result before that call contained the marker: the agent had no other source.
 Rule 3 is deliberately conservative: an agent that saw the file listed by ``ls`` and then also got the memory
 is not counted as using it, so "used" can under-count but never credits the memory with what the workspace
 already showed. Agent text that merely mentions a marker is never use.
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 from pydantic import JsonValue
 
 from ..contracts import ContractModel
+from .delivered import DeliveringStep, delivering_steps, memory_tool_call_ids
 from .memory import MemoryDeclaration
 from .transcript import Channel, Step, StepSource, Transcript
 
@@ -51,17 +53,20 @@ def _strings(value: JsonValue) -> Iterator[str]:
             yield from _strings(item)
 
 
-def _seen_elsewhere(step: Step, marker: str) -> bool:
+def _seen_elsewhere(step: Step, marker: str, memory_calls: frozenset[str]) -> bool:
     if step.source is StepSource.USER:
         return marker in step.text
-    return step.source is StepSource.TOOL and any(marker in result.text for result in step.tool_results)
+    return step.source is StepSource.TOOL and any(
+        marker in result.text for result in step.tool_results if result.tool_use_id not in memory_calls
+    )
 
 
-def _use_of(transcript: Transcript, marker: str) -> UseEvidence | str | None:
+def _use_of(
+    transcript: Transcript, marker: str, delivering: tuple[DeliveringStep, ...], memory_calls: frozenset[str]
+) -> UseEvidence | str | None:
     """Evidence of use; the marker itself when it was acted on but seen elsewhere first; None when never acted on."""
-    injected = transcript.by_source(StepSource.INJECTED)
-    delivery = next((step for step in injected if marker in step.text), None)
-    if delivery is None or delivery.channel is None:
+    delivery = next((step for step in delivering if marker in step.text), None)
+    if delivery is None:
         return None
     seen_elsewhere = False
     for step in transcript.steps:
@@ -77,15 +82,17 @@ def _use_of(transcript: Transcript, marker: str) -> UseEvidence | str | None:
                         used_at=step.index,
                         tool=call.name,
                     )
-        seen_elsewhere = seen_elsewhere or _seen_elsewhere(step, marker)
+        seen_elsewhere = seen_elsewhere or _seen_elsewhere(step, marker, memory_calls)
     return None
 
 
 def grade_use(transcript: Transcript, memory: MemoryDeclaration) -> UseGrade:
     evidence: list[UseEvidence] = []
     unattributable: list[str] = []
+    delivering = delivering_steps(transcript, memory)
+    memory_calls = memory_tool_call_ids(transcript, memory)
     for marker in memory.markers:
-        found = _use_of(transcript, marker)
+        found = _use_of(transcript, marker, delivering, memory_calls)
         if isinstance(found, UseEvidence):
             evidence.append(found)
         elif found is not None:

@@ -6,7 +6,7 @@ backfilled from an evidence corpus (:mod:`.corpus` documents the convention). ``
 verbs; :mod:`.recall` is the standalone hook program the agent's container runs; :mod:`.install` says where it goes.
 """
 
-from .install import HOOK_PATH, POST_TOOL_MATCHER, STATE_PATH, hook_program, hook_settings, stage_attachment
+from .install import HOOK_PATH, POST_TOOL_MATCHER, STATE_PATH, hook_program, hook_settings
 from .provisioner import STATE_FILE, state_path
 
 __all__ = [
@@ -16,6 +16,5 @@ __all__ = [
     "STATE_PATH",
     "hook_program",
     "hook_settings",
-    "stage_attachment",
     "state_path",
 ]

@@ -1,13 +1,16 @@
-"""``python -m bench.memory --home DIR restore|snapshot|destroy``: the reference provisioner as an executable.
+"""``python -m bench.memory [--home DIR] restore|snapshot|destroy``: the reference provisioner as an executable.
 
 Reads exactly one JSON request on stdin, writes exactly one compact JSON response on stdout, diagnostics on stderr.
-Exit status 2: the request breaks the protocol; 1: the verb failed (the message says which input).
+Exit status 2: the request breaks the protocol; 1: the verb failed (the message says which input). Projects live
+under ``--home``, by default ``$RECALL_HOME`` or ``<temp dir>/recall``: per-run state, gone with destroy.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -36,9 +39,13 @@ def _dispatch(home: Path, request: ContractModel) -> ContractModel:
     raise TypeError(f"no verb takes a {type(request).__name__}")
 
 
+def _default_home() -> Path:
+    return Path(os.environ.get("RECALL_HOME") or Path(tempfile.gettempdir()) / "recall")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.memory", description=__doc__.splitlines()[0])
-    parser.add_argument("--home", type=Path, required=True, help="directory holding this system's projects")
+    parser.add_argument("--home", type=Path, default=_default_home(), help="directory holding this system's projects")
     parser.add_argument("verb", choices=sorted(_REQUESTS))
     args = parser.parse_args(argv)
     request_type = _REQUESTS[args.verb]

@@ -1,13 +1,14 @@
-"""What the runner puts into the memory condition's container so the agent's hooks can read the restored state.
+"""What the reference memory's treatment container gets, as its suite declaration states it.
 
 Everything here is visible to the agent, so nothing names the harness, the condition or the experiment: the program
-is :mod:`bench.memory.recall` copied under a neutral name, and the settings point at neutral paths. Mount the
-project's ``state.sqlite`` (:func:`bench.memory.provisioner.state_path`) read-only at :data:`STATE_PATH`.
+is :mod:`bench.memory.recall` copied under a neutral name, and the settings point at neutral paths. Restore writes
+the program next to the project's ``state.sqlite`` and reports both as locations (``hook``, ``state``); the suite
+mounts them read-only at :data:`HOOK_PATH` and :data:`STATE_PATH` and gives :func:`hook_settings` as the agent
+user's settings.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -18,7 +19,6 @@ __all__ = [
     "STATE_PATH",
     "hook_program",
     "hook_settings",
-    "stage_attachment",
 ]
 
 HOOK_DIR = PurePosixPath("/opt/recall")
@@ -51,21 +51,3 @@ def hook_settings(
             "PostToolUse": [{"matcher": POST_TOOL_MATCHER, "hooks": [command("recall")]}],
         }
     }
-
-
-def stage_attachment(
-    directory: Path, state: Path, settings_path: PurePosixPath
-) -> tuple[tuple[Path, PurePosixPath], ...]:
-    """Write the hook program and a settings file into runner-owned ``directory``; return read-only mounts.
-
-    Each pair is (host path, container path): the restored state, the hook program and a Claude Code settings file
-    to mount at ``settings_path`` (for example the agent user's ``~/.claude/settings.json``).
-    """
-    if not state.is_file():
-        raise FileNotFoundError(f"restored state {state} does not exist; restore the project first")
-    directory.mkdir(parents=True, exist_ok=True)
-    program = directory / "hook.py"
-    program.write_bytes(hook_program())
-    settings = directory / "settings.json"
-    settings.write_text(json.dumps(hook_settings(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return ((state, STATE_PATH), (program, HOOK_PATH), (settings, settings_path))

@@ -1,16 +1,19 @@
 """The reference memory system's three verbs, over the directory it keeps its projects in (its *home*).
 
-Layout: ``<home>/<project>/state.sqlite`` is the memory (the only file mounted into the agent's container) and
-``<home>/<project>/restore.json`` what snapshot needs besides it (the probes to run, how the semantic method stood
-at restore). A restore is built in a temporary directory and renamed into place, so a failed or killed restore
-leaves no half-built project behind. Ingestion is synchronous, so the reference system has no queue: both queue
-counts it reports are zero by construction.
+Layout: ``<home>/<project>/state.sqlite`` is the memory, ``<home>/<project>/hook.py`` the hook program the agent's
+container runs over it (both reported as restore locations, ``state`` and ``hook``, which the suite's attachment
+mounts), and ``<home>/<project>/restore.json`` what snapshot needs besides them (the probes to run, how the semantic
+method stood at restore). A project's name is salted per restore, so runs sharing a home never collide. A restore is
+built in a temporary directory and renamed into place, so a failed or killed restore leaves no half-built project
+behind. Ingestion is synchronous, so the reference system has no queue: both queue counts it reports are zero by
+construction.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 import shutil
 import tempfile
 import time
@@ -24,6 +27,7 @@ from bench.provision.messages import (
     DestroyResponse,
     MemoryState,
     ProbeRequest,
+    RestoreLocations,
     RestoreRequest,
     RestoreResponse,
     SnapshotRequest,
@@ -31,14 +35,16 @@ from bench.provision.messages import (
 )
 
 from .corpus import read_corpus
+from .install import hook_program
 from .probes import run_probes
 from .recall import connect
 from .semantic import load_embedder
 from .state import StateError, build_state, fingerprint, item_count
 
-__all__ = ["STATE_FILE", "destroy", "project_dir", "restore", "snapshot", "state_path"]
+__all__ = ["HOOK_FILE", "STATE_FILE", "destroy", "project_dir", "restore", "snapshot", "state_path"]
 
 STATE_FILE = "state.sqlite"
+HOOK_FILE = "hook.py"
 _RESTORE_FILE = "restore.json"
 
 
@@ -55,7 +61,7 @@ def restore(home: Path, request: RestoreRequest) -> RestoreResponse:
     started = time.monotonic()
     for name, ref in (("evidence corpus", request.artifacts.evidence_corpus), ("graph", request.artifacts.graph)):
         _check_artifact(name, ref)
-    key = "\0".join((request.fixture, request.graph_arm, request.run_identity))
+    key = "\0".join((request.fixture, request.graph_arm, request.run_identity, secrets.token_hex(8)))
     project = "r" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:20]
     target = project_dir(home, project)
     if target.exists():
@@ -67,9 +73,13 @@ def restore(home: Path, request: RestoreRequest) -> RestoreResponse:
         build_state(Path(scratch) / STATE_FILE, documents, Path(request.artifacts.graph.path), embedder)
         facts = {"probes": [p.model_dump(mode="json") for p in request.probes], "semantic": semantic}
         (Path(scratch) / _RESTORE_FILE).write_text(json.dumps(facts, sort_keys=True), encoding="utf-8")
+        (Path(scratch) / HOOK_FILE).write_bytes(hook_program())
         Path(scratch).rename(target)
         Path(scratch).mkdir()  # TemporaryDirectory removes its path on exit
-    return RestoreResponse(project=project, queue_before_count=0, restore_seconds=time.monotonic() - started)
+    locations = RestoreLocations(paths={"state": str(target / STATE_FILE), "hook": str(target / HOOK_FILE)})
+    return RestoreResponse(
+        project=project, queue_before_count=0, restore_seconds=time.monotonic() - started, locations=locations
+    )
 
 
 def snapshot(home: Path, request: SnapshotRequest) -> SnapshotResponse:

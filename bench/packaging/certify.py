@@ -21,10 +21,10 @@ from ..contracts import BlobDigest, ContractModel, Digest, Document, PortablePat
 from ..errors import StageError
 from ..stages import Ports, StageContext, StageKind, stage
 from ..store import EntryKind, Store, walk_tree
+from ..store.prefetch import prefetched
 from ..suite import ChallengeManifest
 from .graph import graph_texts
 from .markers import FindingKind, TextScanner, identity_terms, path_markers
-from .prefetch import prefetched
 
 __all__ = [
     "UNCHECKED_CORPUS_VARIABLE",
@@ -156,9 +156,9 @@ def _scan_tree(
         if entry.kind is not EntryKind.DIRECTORY:
             paths_by_blob[entry.digest].append(path)
     scanned = 0
-    # Read in store order (the index is then read sequentially), in a worker thread while this one scans.
-    ordered = sorted(paths_by_blob, key=lambda d: d.hex)
-    for digest, data in prefetched(store.get_many(ordered)):
+    # Read in the order the walk met them, which is the order they were stored in (so neighbours in a pack
+    # are read together), in a worker thread while this one scans.
+    for digest, data in prefetched(store.get_many(list(paths_by_blob))):
         scanned += len(data)
         for hit in scanner.scan(data):
             for path in paths_by_blob[digest]:

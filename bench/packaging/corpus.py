@@ -20,17 +20,17 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Literal
 
-from dulwich.objects import Blob, Commit, Tree, TreeEntry
+from dulwich.objects import Blob, Commit, Tree, object_class
 from pydantic import StringConstraints
 
 from ..contracts import BlobDigest, ContractModel, Document, GitObjectId, PortablePath, Ref, TreeDigest
 from ..errors import ContractError, SourceError
 from ..stages import LOCATOR, NoInputs, Ports, StageContext, StageKind, stage
 from ..store import EntryKind, FileEntry, Store, tree_from_entries
+from ..store.prefetch import prefetched
 from .gitsource import GitSource, open_source, resolve_commit
-from .prefetch import prefetched
 from .symlinks import check_symlinks
 
 __all__ = [
@@ -46,7 +46,6 @@ __all__ = [
     "repository_name",
 ]
 
-GitObject = TypeVar("GitObject", Blob, Tree)
 _TREE, _SYMLINK, _GITLINK = 0o040000, 0o120000, 0o160000
 _LFS_HEADER = b"version https://git-lfs.github.com/spec/v1\n"
 _LFS_LIMIT = 1024  # git-lfs never writes a pointer this large (its spec)
@@ -144,7 +143,7 @@ def materialize(
     if not isinstance(obj, Commit):
         raise CorpusError("(commit)", f"{commit} is not a commit in {source.repository}")
     walk = _Walk()
-    tree = tree_from_entries(store, prefetched(_entries(source, obj.tree, "", walk)))
+    tree = tree_from_entries(store, prefetched(_entries(source, obj.tree, walk)))
     return MaterializationReceipt(
         repository=name or repository_name(source.repository),
         commit=commit,
@@ -153,89 +152,119 @@ def materialize(
         files=walk.files,
         symlinks=len(walk.links),
         total_bytes=walk.total_bytes,
-        lfs_pointers=tuple(walk.lfs),
+        lfs_pointers=tuple(sorted(walk.lfs, key=lambda pointer: pointer.path)),  # not in the order files were read
     )
 
 
-def _entries(source: GitSource, tree_id: bytes, prefix: str, walk: _Walk) -> Iterator[FileEntry]:
+def _entries(source: GitSource, tree_id: bytes, walk: _Walk) -> Iterator[FileEntry]:
     """Yield every leaf below ``tree_id``; the last step checks the symlinks against the whole tree."""
-    yield from _walk_tree(source, tree_id, prefix, walk)
+    yield from _walk_tree(source, tree_id, walk)
     for path, reason in check_symlinks(walk.links):
         raise CorpusError(path, reason)
 
 
-def _walk_tree(source: GitSource, tree_id: bytes, prefix: str, walk: _Walk) -> Iterator[FileEntry]:
-    tree = _object(source, tree_id, Tree, prefix.rstrip("/") or "(root tree)")
-    for entry in _unique_entries(source, tree, prefix):
-        path = _checked_path(prefix, entry.path)
-        if entry.mode == _TREE:
-            yield FileEntry(path, EntryKind.DIRECTORY, b"")
-            yield from _walk_tree(source, entry.sha, path + "/", walk)
-        elif entry.mode == _GITLINK:
-            raise CorpusError(
-                path, f"is a submodule (gitlink to {entry.sha.decode()}); its content is not in this repository"
-            )
-        elif entry.mode == _SYMLINK:
-            target = _object(source, entry.sha, Blob, path).as_raw_string()
-            walk.links[path] = target
-            yield FileEntry(path, EntryKind.SYMLINK, target)
-        elif entry.mode & 0o170000 == 0o100000:
-            data = _object(source, entry.sha, Blob, path).as_raw_string()
+def _walk_tree(source: GitSource, root: bytes, walk: _Walk) -> Iterator[FileEntry]:
+    """Every entry below the tree ``root``: directories and symlinks as the trees are read, depth first, then
+    the files in the order their objects lie in the repository (:meth:`GitSource.raw_many`), each object read
+    once however many paths it has. Objects are read raw (type and bytes) and checked against their names
+    there: building a dulwich object per blob cost more than inflating it."""
+    files: dict[bytes, list[tuple[PortablePath, EntryKind]]] = {}
+    pending: list[tuple[bytes, str]] = [(root, "")]
+    while pending:
+        tree_id, prefix = pending.pop()
+        below = []
+        for raw, mode, sha in _tree_entries(source, tree_id, prefix):
+            path = _checked_path(prefix, raw)
+            if mode == _TREE:
+                yield FileEntry(path, EntryKind.DIRECTORY, b"")
+                below.append((sha, path + "/"))
+            elif mode == _GITLINK:
+                raise CorpusError(
+                    path, f"is a submodule (gitlink to {sha.decode()}); its content is not in this repository"
+                )
+            elif mode == _SYMLINK:
+                target = _raw(source, sha, Blob, path)
+                walk.links[path] = target
+                yield FileEntry(path, EntryKind.SYMLINK, target)
+            elif mode & 0o170000 == 0o100000:
+                kind = EntryKind.EXECUTABLE if mode & 0o111 else EntryKind.FILE
+                files.setdefault(sha, []).append((path, kind))
+            else:
+                raise CorpusError(path, f"has git mode {mode:o}, which is not a file, directory or symlink")
+        pending.extend(reversed(below))
+    for sha, found in source.raw_many({sha: paths[0][0] for sha, paths in files.items()}):
+        for path, kind in files[sha]:
+            data = _checked_blob(source, sha, found, path)
             walk.files += 1
             walk.total_bytes += len(data)
             _note_lfs(walk, path, data)
-            kind = EntryKind.EXECUTABLE if entry.mode & 0o111 else EntryKind.FILE
             yield FileEntry(path, kind, data)
-        else:
-            raise CorpusError(path, f"has git mode {entry.mode:o}, which is not a file, directory or symlink")
 
 
-def _unique_entries(source: GitSource, tree: Tree, prefix: str) -> list[TreeEntry]:
-    """The tree's entries as stored, refusing a name that appears twice (dulwich would keep only the last)."""
-    entries = source.tree_items(tree)
+def _tree_entries(source: GitSource, sha: bytes, prefix: str) -> list[tuple[bytes, int, bytes]]:
+    """The (name, mode, hex id) entries of the tree ``sha`` at ``prefix``, read raw and parsed as its bytes list
+    them, refusing a name that appears twice (dulwich's own view keeps only the last)."""
+    shown = prefix.rstrip("/") or "(root tree)"
+    entries = source.tree_entries(sha, _raw(source, sha, Tree, shown), shown)
     seen: set[bytes] = set()
-    for entry in entries:
-        if entry.path in seen:
-            shown = prefix + entry.path.decode("utf-8", "backslashreplace")
+    for name, _, _ in entries:
+        if name in seen:
             raise CorpusError(
-                shown, "appears twice in its git tree (git fsck: duplicateEntries); a crafted tree has no one meaning"
+                _shown(prefix, name),
+                "appears twice in its git tree (git fsck: duplicateEntries); a crafted tree has no one meaning",
             )
-        seen.add(entry.path)
+        seen.add(name)
     return entries
 
 
-def _object(source: GitSource, sha: bytes, expected: type[GitObject], path: str) -> GitObject:
-    obj = source.get(sha)
-    if obj is None:
+def _raw(source: GitSource, sha: bytes, expected: type[Blob | Tree], path: str) -> bytes:
+    """The bytes of the object ``sha``, which must be of type ``expected``."""
+    return _checked_blob(source, sha, source.raw(sha, path), path, expected)
+
+
+def _checked_blob(
+    source: GitSource, sha: bytes, found: tuple[int, bytes] | None, path: str, expected: type[Blob | Tree] = Blob
+) -> bytes:
+    """The bytes of ``found`` (what reading ``sha`` gave), refusing an absent object or one of another type."""
+    if found is None:
         raise CorpusError(
             path,
             f"its {expected.type_name.decode()} {sha.decode()} is missing from {source.repository}; "
             "fetch the missing objects (git fetch --refetch) before packaging",
         )
-    if not isinstance(obj, expected):
-        raise CorpusError(
-            path, f"object {sha.decode()} is a {obj.type_name.decode()}, not a {expected.type_name.decode()}"
-        )
-    return obj
+    type_num, data = found
+    if type_num != expected.type_num:
+        actual = object_class(type_num)
+        shown = actual.type_name.decode() if actual is not None else f"type {type_num}"
+        raise CorpusError(path, f"object {sha.decode()} is a {shown}, not a {expected.type_name.decode()}")
+    return data
 
 
 def _checked_path(prefix: str, raw: bytes) -> PortablePath:
     """The tree path for entry name ``raw`` under ``prefix``, refusing names a checkout would not survive."""
-    shown = prefix + raw.decode("utf-8", "backslashreplace")
     if b"\x00" in raw or b"/" in raw or raw in (b"", b".", b".."):
         raise CorpusError(
-            shown, "is a crafted tree entry (a name containing NUL or '/', or an empty, '.' or '..' name)"
+            _shown(prefix, raw), "is a crafted tree entry (a name containing NUL or '/', or an empty, '.' or '..' name)"
         )
     if raw.rstrip(b". ").lower() == b".git":
-        raise CorpusError(shown, "is a tree entry named .git; a tree must never carry repository metadata")
+        raise CorpusError(
+            _shown(prefix, raw), "is a tree entry named .git; a tree must never carry repository metadata"
+        )
     try:
         name = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise CorpusError(shown, "has a name that is not UTF-8 (shown escaped); rename it upstream") from None
+        raise CorpusError(
+            _shown(prefix, raw), "has a name that is not UTF-8 (shown escaped); rename it upstream"
+        ) from None
     try:
         return PortablePath(prefix + name)
     except ValueError as exc:
-        raise CorpusError(shown, f"cannot enter a portable tree: {exc}") from None
+        raise CorpusError(_shown(prefix, raw), f"cannot enter a portable tree: {exc}") from None
+
+
+def _shown(prefix: str, raw: bytes) -> str:
+    """The path of entry ``raw`` as an error shows it: escaped where it is not printable UTF-8."""
+    return prefix + raw.decode("utf-8", "backslashreplace")  # CorpusError escapes what is not printable
 
 
 def _note_lfs(walk: _Walk, path: str, data: bytes) -> None:

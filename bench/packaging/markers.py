@@ -16,7 +16,7 @@ from fnmatch import translate
 
 from ahocorasick_rs import MATCHKIND_LEFTMOST_FIRST, BytesAhoCorasick
 
-from .patterns import auto_loaded_match
+from .patterns import CANDIDATE_NAMES, auto_loaded_match
 
 __all__ = [
     "HARNESS_TERMS",
@@ -97,6 +97,17 @@ _CREDENTIAL_NAMES: tuple[str, ...] = (
 _CREDENTIAL_NAMES += ("*.p12", "*.pfx", "*.jks", "*.keystore")
 _CREDENTIAL = re.compile("|".join(f"(?P<c{i}>{translate(glob)})" for i, glob in enumerate(_CREDENTIAL_NAMES)))
 _PATCH_SUFFIXES = (".patch", ".diff", ".orig", ".rej")
+# Every name _name_markers finds anything for, as one pattern (a superset: it only decides who is checked).
+_CANDIDATE = re.compile(
+    "|".join(
+        (
+            CANDIDATE_NAMES,
+            _CREDENTIAL.pattern,
+            *(f"{re.escape(name)}\\Z" for name in (*_VCS_DIRECTORIES, "credentials")),
+            "(?s:.*)(?:" + "|".join(re.escape(suffix) for suffix in _PATCH_SUFFIXES) + ")\\Z",
+        )
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -159,7 +170,16 @@ def _phrase_needle(phrase: str) -> _Needle:
 
 def path_markers(path: str) -> Iterator[tuple[FindingKind, str]]:
     """Findings a tree entry earns by its path alone (its content is scanned separately)."""
-    name = path.rsplit("/", 1)[-1]
+    name = path[path.rfind("/") + 1 :]
+    if _CANDIDATE.match(name) is not None:  # one match rejects nearly every name before the checks below
+        yield from _name_markers(path, name)
+    lowered = path.lower()
+    for term in HARNESS_TERMS:
+        if term in lowered:
+            yield FindingKind.BENCHMARK_AWARENESS, term
+
+
+def _name_markers(path: str, name: str) -> Iterator[tuple[FindingKind, str]]:
     pattern = auto_loaded_match(path)
     if pattern is not None:
         yield FindingKind.AUTO_LOADED_CONTEXT, pattern
@@ -173,10 +193,6 @@ def path_markers(path: str) -> Iterator[tuple[FindingKind, str]]:
         yield FindingKind.SUSPICIOUS_METADATA, "credential file .aws/credentials"
     if name.endswith(_PATCH_SUFFIXES):
         yield FindingKind.PATCH_OR_DIFF, f"{name.rsplit('.', 1)[-1]} file"
-    lowered = path.lower()
-    for term in HARNESS_TERMS:
-        if term in lowered:
-            yield FindingKind.BENCHMARK_AWARENESS, term
 
 
 def identity_terms(value: str) -> list[str]:

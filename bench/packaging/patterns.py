@@ -115,11 +115,19 @@ def auto_loaded_match(path: str) -> str | None:
     Only the entry's own name is compared; callers walk a tree top-down, so an entry inside a matched directory
     is reached through that directory's match.
     """
-    parts = path.split("/")
-    found = _NAMES.match(parts[-1])
+    name = path[path.rfind("/") + 1 :]
+    found = _NAMES.match(name)
     if found is not None:
         return _NAME_GLOBS[int(str(found.lastgroup)[1:])]
-    for components in _DIRECTORIES.get(parts[-1], ()):
+    candidates = _DIRECTORIES.get(name)
+    if candidates is None:  # nearly every entry: no split of its path
+        return None
+    parts = path.split("/")
+    for components in candidates:
         if tuple(parts[-len(components) :]) == components:
             return "/".join(components) + "/"
     return None
+
+
+# Names auto_loaded_match can return a pattern for (a superset, for a caller's one-pass reject).
+CANDIDATE_NAMES = _NAMES.pattern + "".join(f"|{re.escape(name)}\\Z" for name in _DIRECTORIES)

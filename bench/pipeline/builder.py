@@ -45,9 +45,16 @@ class Handle(Generic[O]):
     stage: Stage[Any, Any, O]
 
     def __getitem__(self, output: str) -> Link:
-        port = self.stage.outputs.ports().get(output)
-        if port is None:
-            declared = ", ".join(self.stage.outputs.ports()) or "none"
+        """The link to ``output``: a port's name, or ``port/key`` for one entry of a dict port."""
+        field, _, key = output.partition(SEPARATOR)
+        port = self.stage.outputs.ports().get(field)
+        if port is None or port.many != bool(key):
+            declared = (
+                ", ".join(
+                    f"{p.name}{SEPARATOR}<key>" if p.many else p.name for p in self.stage.outputs.ports().values()
+                )
+                or "none"
+            )
             raise PlanError(
                 self.name, output, f"is not an output of stage {self.stage.name!r} (it declares: {declared})"
             )
@@ -68,13 +75,16 @@ class PlanBuilder:
         params: ContractModel,
         *,
         refs: Mapping[str, str] | None = None,
-        **inputs: Link | Digest | Mapping[str, Link | Digest],
+        **inputs: Link | Digest | Mapping[str, Link | Digest] | None,
     ) -> Handle[O]:
+        """Add an invocation; an input given as None is left out (an optional port the plan does not feed)."""
         if not isinstance(params, stage.params):
             raise PlanError(name, "params", f"must be {stage.params.__name__}, not {type(params).__name__}")
         links: dict[str, Upstream] = {}
         sources: dict[str, Digest] = {}
         for port, value in inputs.items():
+            if value is None:
+                continue
             entries = (
                 {f"{port}{SEPARATOR}{key}": item for key, item in value.items()}
                 if isinstance(value, Mapping)

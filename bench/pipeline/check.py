@@ -1,9 +1,10 @@
 """The plan check: every invocation against its stage's declaration, before doit runs anything.
 
 For each invocation: the stage exists; the params parse; every input names a declared port (``port/key`` for a dict
-port) and every required port is given; a link names an output the upstream stage declares, whose digest type the
-port accepts; a source is a stored object of the kind its port declares. A misspelled output therefore fails at
-load, naming the invocation, the input, the output and the expected type, not an hour later inside doit.
+port) and every required port is given; a link names an output the upstream stage declares (``port/key`` for one
+entry of a dict output, whose keys only the run decides), whose digest type the port accepts; a source is a stored
+object of the kind its port declares. A misspelled output therefore fails at load, naming the invocation, the input,
+the output and the expected type, not an hour later inside doit.
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ def check_plan(plan: Plan, catalogue: Catalogue, store: Store | None = None) -> 
             port = _port(invocation, declared, name)
             given.add(port.name)
             upstream = stages[link.invocation]
-            produced = upstream.outputs.ports().get(link.output)
-            if produced is None or produced.many:
+            field, _, key = link.output.partition(SEPARATOR)
+            produced = upstream.outputs.ports().get(field)
+            if produced is None or produced.many != bool(key):
                 raise PlanError(
                     invocation.name,
                     name,

@@ -16,9 +16,9 @@ there is nothing to address and the call log says so.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -63,11 +63,19 @@ def _request(model: type[RequestT], **fields: Any) -> RequestT:
 
 @dataclass(frozen=True)
 class Provisioner:
-    """A memory system as the runner sees it: an argv prefix, a fixture root and call limits."""
+    """A memory system as the runner sees it: an argv prefix, a fixture root and call limits.
+
+    ``timeouts`` overrides ``limits.timeout_seconds`` per verb (a suite declares each verb's timeout).
+    """
 
     prefix: tuple[str, ...]
     fixture_root: Path
     limits: ProcessLimits = field(default_factory=ProcessLimits)
+    timeouts: Mapping[Verb, float] = field(default_factory=dict)
+
+    def limits_for(self, verb: Verb) -> ProcessLimits:
+        timeout = self.timeouts.get(verb)
+        return self.limits if timeout is None else replace(self.limits, timeout_seconds=timeout)
 
     def __post_init__(self) -> None:
         # An empty prefix would run the verb itself as the program; an empty word names no program either.
@@ -93,17 +101,17 @@ class Provisioner:
         )
 
     async def restore(self, request: RestoreRequest, log: list[CallRecord]) -> RestoreResponse:
-        return await run_verb(self.prefix, Verb.RESTORE, request, RestoreResponse, self.limits, log)
+        return await run_verb(self.prefix, Verb.RESTORE, request, RestoreResponse, self.limits_for(Verb.RESTORE), log)
 
     async def snapshot(self, project: str, log: list[CallRecord]) -> SnapshotResponse:
+        request = _request(SnapshotRequest, project=project)
         return await run_verb(
-            self.prefix, Verb.SNAPSHOT, _request(SnapshotRequest, project=project), SnapshotResponse, self.limits, log
+            self.prefix, Verb.SNAPSHOT, request, SnapshotResponse, self.limits_for(Verb.SNAPSHOT), log
         )
 
     async def destroy(self, project: str, log: list[CallRecord]) -> DestroyResponse:
-        return await run_verb(
-            self.prefix, Verb.DESTROY, _request(DestroyRequest, project=project), DestroyResponse, self.limits, log
-        )
+        request = _request(DestroyRequest, project=project)
+        return await run_verb(self.prefix, Verb.DESTROY, request, DestroyResponse, self.limits_for(Verb.DESTROY), log)
 
 
 @dataclass

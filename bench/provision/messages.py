@@ -32,6 +32,7 @@ __all__ = [
     "ProbeStatus",
     "ProjectName",
     "RestoreArtifacts",
+    "RestoreLocations",
     "RestoreRequest",
     "RestoreResponse",
     "RunIdentity",
@@ -112,12 +113,31 @@ class RestoreRequest(ContractModel):
     probes: tuple[ProbeRequest, ...] = ()
 
 
+class RestoreLocations(ContractModel):
+    """Where the restored state lives for this run, by name: the host paths the suite's attachment mounts.
+
+    Version 1. A suite declares mounts by location name (``attachment.mounts[].location``); the runner mounts each
+    named path into the treatment container and grants the container's user read access (and write access where
+    the mount is declared writable). Paths must stay valid until ``destroy``.
+    """
+
+    version: Literal[1] = 1
+    paths: dict[Name, AbsolutePath] = Field(min_length=1)
+
+
 class RestoreResponse(ContractModel):
     """stdout of ``restore``."""
 
     project: ProjectName
     queue_before_count: Count
     restore_seconds: Seconds
+    locations: RestoreLocations | None = Field(
+        default=None,
+        description=(
+            "Optional, versioned (see RestoreLocations.version): per-run host paths of the restored state, by "
+            "location name, for a suite whose attachment mounts restored state into the agent's container."
+        ),
+    )
 
 
 class SnapshotRequest(ContractModel):

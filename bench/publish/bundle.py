@@ -15,8 +15,7 @@ and verification refuse anything else rather than manifest whatever happens to b
 
 from __future__ import annotations
 
-import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TypeVar
 
@@ -26,6 +25,7 @@ from ..analysis import AdmissionDecision, PairedAttempt
 from ..contracts import Digest, PortablePath
 from ..contracts.files import parse_contract
 from ..errors import ContractError
+from ..store.trees import EntryKind, scan_directory
 from .manifest import MANIFEST_NAME
 
 __all__ = [
@@ -59,19 +59,23 @@ class BundleError(ContractError):
 
 def bundle_files(root: Path) -> dict[PortablePath, bytes]:
     """Every regular file under ``root`` except the manifest, by portable path. Links and devices are refused."""
+    return dict(iter_bundle_files(root))
+
+
+def iter_bundle_files(root: Path) -> Iterator[tuple[PortablePath, bytes]]:
+    """:func:`bundle_files` one file at a time, in path order: only one file's bytes are held at once."""
     if not root.is_dir():
         raise BundleError(str(root), "is not a directory; pass a bundle directory")
-    files: dict[PortablePath, bytes] = {}
-    for path in sorted(root.rglob("*")):
-        mode = path.lstat().st_mode
-        relative = path.relative_to(root).as_posix()
-        if stat.S_ISDIR(mode):
-            continue
-        if not stat.S_ISREG(mode):
-            raise BundleError(relative, f"in {root} is not a regular file; a bundle holds only files and folders")
-        if relative != MANIFEST_NAME:
-            files[PortablePath(relative)] = path.read_bytes()
-    return files
+    try:
+        for path, kind, data in scan_directory(root):
+            if kind is EntryKind.DIRECTORY:
+                continue
+            if kind not in (EntryKind.FILE, EntryKind.EXECUTABLE):
+                raise BundleError(path, f"in {root} is not a regular file; a bundle holds only files and folders")
+            if path != MANIFEST_NAME:
+                yield path, data
+    except OSError as exc:  # unreadable, or removed while the bundle is read: a refusal, not a traceback
+        raise BundleError(str(exc.filename or root), f"cannot be read ({exc.strerror}); check the bundle") from exc
 
 
 def check_layout(paths: Iterable[PortablePath], where: str) -> None:

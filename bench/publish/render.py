@@ -1,7 +1,10 @@
 """The static HTML report: one self-contained file that opens from disk (inline CSS and SVG, no scripts).
 
-It shows per-challenge paired outcomes with their exact intervals, the three grading layers, the admission
-decisions and one trend plot per comparability key. It contains no timestamps and iterates only in sorted
+It says at its top how the model was reached: in policy mode, that the model was a deterministic stand-in (and
+which policies it answered from). It shows per-challenge paired outcomes with their exact intervals, each memory
+system beside the others (a row per system against the shared control), the three grading layers with delivery per
+channel (hooks, and the memory system's own tools), the admission decisions and one trend plot per comparability
+key. It contains no timestamps and iterates only in sorted
 order, so the same inputs always give byte-identical HTML.
 """
 
@@ -22,6 +25,7 @@ from ..analysis import (
 )
 from ..contracts import Digest, PortablePath
 from ..errors import ContractError
+from ..gateway.config import Mode
 from .svg import CONTROL_COLOUR, TREATMENT_COLOUR, TrendLine, interval_plot, layer_bars, trend_plot
 
 __all__ = ["render_report"]
@@ -34,6 +38,7 @@ table{border-collapse:collapse;font-size:12px;margin:8px 0}
 th,td{border:1px solid #ccc;padding:3px 6px;text-align:left}th{background:#f2f2f2}
 .control{color:#b35806}.treatment{color:#1f5fa6}.excluded{background:#fbeaea}.admitted{background:#eaf6ea}
 code{font-size:11px}.note{font-size:12px;color:#555}
+.stand-in{font-size:14px;background:#fff4d6;border:1px solid #e0c060;padding:8px}
 """
 
 
@@ -43,7 +48,7 @@ def _interval(interval: Interval, digits: int = 3) -> str:
 
 
 def _cell_title(cell: Cell) -> str:
-    return f"{cell.key.challenge} @ {cell.build.label}"
+    return f"{cell.key.challenge}: {cell.build.label}"
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], row_classes: Sequence[str] | None = None) -> str:
@@ -56,8 +61,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], row_classes: Se
 
 
 def _outcomes(summary: StatisticsSummary) -> str:
-    header = ["challenge", "build", "pairs", "control pass", "treatment pass", "T only / C only", "McNemar p",
-              "discordant share", "conditional odds ratio"]  # fmt: skip
+    header = ["challenge", "memory system", "pairs", "control pass", "treatment pass", "T only / C only",
+              "McNemar p", "discordant share", "conditional odds ratio"]  # fmt: skip
     rows = [
         [
             escape(c.key.challenge),
@@ -94,6 +99,8 @@ def _layers(summary: StatisticsSummary) -> str:
 
 
 def _continuous_text(measure: ContinuousSummary) -> str:
+    if measure.status is ContinuousStatus.NOT_TESTED:
+        return "not tested (policy mode: the stand-in model's tokens are estimates and it spends nothing)"
     if measure.status is ContinuousStatus.EXPLORATORY:
         return "exploratory (fewer than 5 pairs: no test computed)"
     return (
@@ -104,10 +111,28 @@ def _continuous_text(measure: ContinuousSummary) -> str:
 
 def _continuous(summary: StatisticsSummary) -> str:
     rows = [
-        [escape(c.key.challenge), escape(c.build.label), _continuous_text(c.tokens), _continuous_text(c.wall_seconds)]
+        [escape(c.key.challenge), escape(c.build.label)]
+        + [_continuous_text(measure) for measure in (c.tokens, c.dollars, c.wall_seconds)]
         for c in summary.cells
     ]
-    return _table(["challenge", "build", "tokens (treatment - control)", "wall seconds (treatment - control)"], rows)
+    header = ["challenge", "memory system", "tokens (treatment - control)", "USD (treatment - control)",
+              "wall seconds (treatment - control)"]  # fmt: skip
+    return _table(header, rows)
+
+
+def _model_note(summary: StatisticsSummary) -> str:
+    """How the model was reached, said first: a stand-in must never pass for a model."""
+    modes = {cell.key.gateway_mode for cell in summary.cells}
+    models = ", ".join(sorted({escape(cell.key.model) for cell in summary.cells})) or "none"
+    if Mode.POLICY in modes:
+        policies = sorted({cell.key.policy.short for cell in summary.cells if cell.key.policy is not None})
+        return (
+            '<p class="stand-in"><strong>The model was a deterministic stand-in.</strong> Every answer came from a '
+            f"digest-pinned policy that reads the request (gateway mode policy; {len(policies)} policies: "
+            f"{', '.join(f'<code>{p}</code>' for p in policies)}), not from {models}. Token counts are estimates "
+            "and are not tested; nothing was spent.</p>"
+        )
+    return f'<p class="note">Model: {models}, reached through the gateway in forward mode; metered per arm.</p>'
 
 
 def _admissions(
@@ -161,12 +186,14 @@ def render_report(
     ]
     body = "".join(f'<section id="{id_}"><h2>{title}</h2>{content}</section>' for id_, title, content in sections)
     legend = (
-        f'<p class="note"><span class="control">&#9632; control</span> <span class="treatment">&#9632; treatment</span>'
+        f'<p class="note"><span class="control">&#9632; control</span> <span class="treatment">&#9632; treatment '
+        "(each memory system against the shared control)</span>"
         f" &middot; {len(records)} records, {admitted} admitted, {len(admissions) - admitted} excluded &middot; "
         f"exact {escape(summary.confidence)} intervals (Clopper-Pearson; conditional odds ratio on discordant pairs)"
         "</p>"
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Paired run report</title>'
-        f"<style>{_STYLE}</style></head><body><h1>Paired run report</h1>{legend}{body}</body></html>\n"
+        f"<style>{_STYLE}</style></head><body><h1>Paired run report</h1>{_model_note(summary)}{legend}{body}"
+        "</body></html>\n"
     )

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from ..contracts import Digest, PortablePath
 from ..errors import BenchError
-from .bundle import bundle_files, check_layout
+from .bundle import bundle_files, check_layout, iter_bundle_files
 from .manifest import PublicationManifest, read_manifest
 from .receipts import derive
 
-__all__ = ["Difference", "receipt_lineage", "verify"]
+__all__ = ["Difference", "receipt_lineage", "rehash", "verify"]
 
 
 @dataclass(frozen=True)
@@ -54,19 +54,19 @@ def _consumers(manifest: PublicationManifest, path: str) -> tuple[str, ...]:
     return tuple(f"feeds {r.path} ({r.stage.value})" for r in manifest.receipts if path in r.inputs)
 
 
-def _rehash(manifest: PublicationManifest, files: Mapping[PortablePath, bytes]) -> list[Difference]:
+def rehash(manifest: PublicationManifest, root: Path) -> list[Difference]:
+    """The hashing pass: every file of the bundle at ``root`` re-hashed against ``manifest``."""
+    actual = {path: Digest.of(data) for path, data in iter_bundle_files(root)}
     differences = []
     for entry in manifest.files:
-        actual = Digest.of(files[entry.path]) if entry.path in files else None
-        if actual != entry.digest:
+        found = actual.get(entry.path)
+        if found != entry.digest:
             differences.append(
-                Difference(entry.path, entry.digest, actual, "re-hashed", _consumers(manifest, entry.path))
+                Difference(entry.path, entry.digest, found, "re-hashed", _consumers(manifest, entry.path))
             )
     listed = {entry.path for entry in manifest.files}
-    for path in sorted(set(files) - listed):
-        differences.append(
-            Difference(path, None, Digest.of(files[path]), "re-hashed", ("not covered by the manifest",))
-        )
+    for path in sorted(set(actual) - listed):
+        differences.append(Difference(path, None, actual[path], "re-hashed", ("not covered by the manifest",)))
     return differences
 
 
@@ -89,5 +89,4 @@ def verify(manifest_path: Path) -> list[Difference]:
     """Every difference between the manifest and the bundle beside it; empty means verified."""
     manifest = read_manifest(manifest_path)
     check_layout([entry.path for entry in manifest.files], str(manifest_path))
-    files = bundle_files(manifest_path.parent)
-    return _rehash(manifest, files) + _rederive(manifest, files)
+    return rehash(manifest, manifest_path.parent) + _rederive(manifest, bundle_files(manifest_path.parent))

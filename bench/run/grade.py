@@ -9,15 +9,16 @@ inputs belong together (the verifier and the audit judged this arm's final tree)
 Continuity: the transcript spans every step of the arm's one native session, so delivery and use are read over
 the whole session, while the outcome is scored once, on the final step's tree; the grade names that step.
 
-The memory declaration is the fixture's: its ``memory_phrases`` for delivery and, for use, the workspace paths
-its evidence notes are anchored on (the ``Anchors:`` lines of the corpus convention, :mod:`bench.memory.corpus`).
+The memory declaration is the fixture's: its ``memory_phrases`` for delivery and, for use, the challenge's markers
+(anchored workspace paths, identifiers); with the MCP servers the arm's memory system declares, whose tool results
+are its memory-tool channel.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from ..agent.arm_record import ArmRecord, Condition, PromptKind
+from ..agent.arm_record import ArmRecord, ConditionName, PromptKind
 from ..agent.recorder import read_exchange_log
 from ..analysis.attempt_record import ArmResult, Outcome
 from ..contracts import ContractModel, Digest, Document, Ref
@@ -40,9 +41,9 @@ class GradeParams(ContractModel):
 
 class ArmGrade(Document):
     kind: Literal["arm-grade"] = "arm-grade"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     arm: Ref[ArmRecord]
-    condition: Condition
+    condition: ConditionName
     transcript: Ref[Transcript]
     steps: int
     scored_step: int  # index of the step whose final tree the outcome judges: always the last
@@ -60,7 +61,7 @@ def _session_of(arm: ArmRecord, verifier: VerifierResult, audit: AuditReceipt) -
         )
     if arm.session is None:
         raise StageError(
-            f"the {arm.condition.value} arm recorded no session file (steps: "
+            f"the {arm.condition} arm recorded no session file (steps: "
             f"{[(s.exit_code, s.timed_out) for s in arm.steps]}); its stderr says why the agent never started"
         )
     return arm.session
@@ -104,6 +105,7 @@ def arm_result(store: Store, graded: ArmGrade) -> ArmResult:
         used=graded.grade.used.used,
         tokens=sum(usage.model_dump().values()),  # every counted token, cached ones included
         wall_seconds=sum(step.seconds for step in arm.steps),
+        spent_usd=arm.spent_usd,
     )
 
 
@@ -118,7 +120,7 @@ class GradeOutputs(Ports):
     transcript: Ref[Transcript]
 
 
-@stage("grade", version=2, kind=StageKind.DETERMINISTIC)
+@stage("grade", version=3, kind=StageKind.DETERMINISTIC)
 def grade_stage(context: StageContext, inputs: GradeInputs, params: GradeParams) -> GradeOutputs:
     store = context.store
     verifier = store.get_document(inputs.verifier, VerifierResult)

@@ -1,16 +1,21 @@
 """A suite manifest as a run plan: every stage invocation from the pinned commit to the published bundle.
 
     corpus -> redact -> per challenge: certify, prebuild -> calibrate
-      -> per attempt: paired-attempt (both arms) -> per arm: verify, audit -> grade
-      -> paired-record -> admit
+      -> per attempt: paired-attempt (the shared control, one treatment per memory system)
+         -> per arm: verify, audit -> grade
+         -> per memory system: paired-record (control and that system's treatment) -> admit
     -> bundle -> publish
+
+Any suite directory makes a plan: every path the suite names is relative to it, and paths in params are relative
+to ``base`` (where the pipeline runs), so the same code plans the bundled example or a suite elsewhere.
 
 Every invocation is made through its stage's declaration (:class:`~bench.pipeline.builder.PlanBuilder`), so a
 link to an output a stage does not declare, or of another type, is refused here, before doit runs anything.
 
 Building the plan observes the suite's files: it checks every pin and the preregistrations (a moved frozen input
-refuses the whole run before anything starts), and stores the runner-owned sources the stages read (fixture,
-challenge documents, verifiers, policies, preregistrations), so every stage input is a digest.
+refuses the whole run before anything starts), finds every memory system's provisioner, builds (or reuses) every
+declared image layer and pins its ID, and stores the runner-owned sources the stages read (fixture, challenge
+documents, verifiers, policies, preregistrations), so every stage input is a digest.
 """
 
 from __future__ import annotations
@@ -18,11 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..agent.arm_record import Condition
-from ..agent.paired_attempt import PairedAttemptParams, PairOutputs, paired_attempt
+from ..agent.paired_attempt import AttemptOutputs, PairedAttemptParams, paired_attempt
 from ..analysis.attempt_record import Build, ComparabilityKey
 from ..contracts import Digest, ImageId, TreeDigest
 from ..errors import SandboxError
+from ..gateway.config import Mode
+from ..grading.memory import MemoryDeclaration
 from ..packaging.certify import CertifyParams, certify
 from ..packaging.corpus import corpus, corpus_params
 from ..packaging.redact import RedactOutputs, RedactParams, redact
@@ -31,13 +37,14 @@ from ..pipeline.builder import Handle, Link, PlanBuilder
 from ..pipeline.plan import Plan
 from ..sandbox.audit import AuditParams, audit_stage
 from ..sandbox.calibrate import CalibrateOutputs, CalibrateParams, calibrate_stage
+from ..sandbox.images.build import build_layer
 from ..sandbox.images.registry import ImageName, find_image
 from ..sandbox.layout import WORKSPACE
 from ..sandbox.prebuild import PrebuildOutputs, PrebuildParams, prebuild_stage
 from ..sandbox.verify import VerifyParams, verify_stage
 from ..stages import NoParams
-from ..stages.code import store_code_manifest
 from ..store import Store, tree_from_directory
+from ..suite.memory_system import CONTROL, MemorySystem, resolve_provisioner
 from ..suite.suite import LoadedChallenge, Suite, open_suite
 from .admit import admit
 from .bundle import bundle
@@ -48,7 +55,6 @@ from .publish import PublishParams, publish_stage
 
 __all__ = ["SuiteRun", "suite_plan"]
 
-ARMS = (Condition.CONTROL, Condition.TREATMENT)
 CONTROL_CONDITION = "no-memory"
 
 
@@ -64,6 +70,11 @@ class SuiteRun:
     build_sequence: int
     image_id: ImageId
     fixture: TreeDigest
+    layers: dict[str, ImageId]  # memory system name -> its layer image, for systems that declare one
+
+    @property
+    def systems(self) -> tuple[MemorySystem, ...]:
+        return self.suite.manifest.memory_systems
 
 
 @dataclass
@@ -82,6 +93,16 @@ def _agent_image() -> ImageId:
     return ImageId(record.image_id)
 
 
+def _layers(suite: Suite) -> dict[str, ImageId]:
+    """Find every provisioner, and build (or reuse) every declared image layer, before anything runs."""
+    layers: dict[str, ImageId] = {}
+    for system in suite.manifest.memory_systems:
+        resolve_provisioner(system, suite.root)
+        if system.attachment.image is not None:
+            layers[system.name] = ImageId(build_layer(system.attachment.image).record.image_id)
+    return layers
+
+
 def suite_plan(base: Path, store: Store, suite: str, attempts: int | None = None, build_sequence: int = 1) -> Plan:
     """The plan of the suite at ``base/suite``; paths in params stay relative to ``base`` (no host paths)."""
     opened = open_suite(base / suite)
@@ -98,6 +119,7 @@ def suite_plan(base: Path, store: Store, suite: str, attempts: int | None = None
         build_sequence=build_sequence,
         image_id=_agent_image(),
         fixture=fixture_tree,
+        layers=_layers(opened),
     )
     plan = PlanBuilder()
     project = opened.manifest.project
@@ -166,40 +188,13 @@ def _challenge(
     )
     published.files[f"receipts/{name}/certification.json"] = certified["report"]
     published.files[f"receipts/{name}/calibration.json"] = calibrated["calibration"]
-    key = ComparabilityKey(
-        challenge=name,
-        fixture=run.fixture,
-        model=run.suite.manifest.model,
-        control_condition=CONTROL_CONDITION,
-        treatment_condition=f"reference-memory:{run.suite.manifest.fixture.graph_arm}",
-        manifest=prereg.digest,
-        verifier=owned.runner["verifier"],
-        source_commit=run.suite.manifest.project.commit,
-    )
-    build = Build(label=f"reference-memory@{_memory_build(store)}", sequence=run.build_sequence)
-    policy = store.put_bytes(run.suite.policy(name, WORKSPACE))
+    policy = store.put_bytes(run.suite.policy(name, WORKSPACE)) if _policy_mode(run) else None
     gates = _Gates(owned.challenge, policy, prebuilt, certified["report"], calibrated)
     for attempt in range(1, run.attempts + 1):
         pair, grades = _attempt(plan, run, loaded, attempt, gates, published)
-        record = plan.add(
-            f"record-{name}-{attempt}",
-            paired_record,
-            RecordParams(key=key, build=build),
-            pair=pair["pair"],
-            control=grades[Condition.CONTROL]["grade"],
-            treatment=grades[Condition.TREATMENT]["grade"],
-        )
-        admission = plan.add(
-            f"admit-{name}-{attempt}",
-            admit,
-            NoParams(),
-            record=record["record"],
-            pair=pair["pair"],
-            certification=certified["report"],
-            calibration=calibrated["calibration"],
-        )
-        published.records[f"{name}-{attempt}"] = record["record"]
-        published.admissions[f"{name}-{attempt}"] = admission["admission"]
+        for system in run.systems:
+            key = _key(run, name, system, policy, prereg.digest, owned.runner["verifier"])
+            _record(plan, run, system, key, f"{name}-{attempt}-{system.name}", pair, grades, gates, published)
     prereg_path = f"{name}/v{prereg.version}.json"
     published.files[f"manifests/{prereg_path}"] = store.put_bytes((run.preregistrations / prereg_path).read_bytes())
 
@@ -209,28 +204,101 @@ class _Gates:
     """What every attempt of one challenge shares: its document, policy, start tree and gates."""
 
     challenge: Digest
-    policy: Digest
+    policy: Digest | None  # policy mode only
     prebuilt: Handle[PrebuildOutputs]
     certification: Link
     calibrated: Handle[CalibrateOutputs]
 
 
+def _key(
+    run: SuiteRun, challenge: str, system: MemorySystem, policy: Digest | None, manifest: Digest, verifier: Digest
+) -> ComparabilityKey:
+    """What makes one system's data points the same question: never its version, which is the build under test."""
+    suite = run.suite.manifest
+    return ComparabilityKey(
+        challenge=challenge,
+        fixture=run.fixture,
+        model=suite.model,
+        gateway_mode=suite.gateway_mode,
+        policy=policy,
+        control_condition=CONTROL_CONDITION,
+        treatment_condition=f"{system.name}:{suite.fixture.graph_arm}",
+        manifest=manifest,
+        verifier=verifier,
+        source_commit=suite.project.commit,
+    )
+
+
+def _record(
+    plan: PlanBuilder,
+    run: SuiteRun,
+    system: MemorySystem,
+    key: ComparabilityKey,
+    label: str,
+    pair: Handle[AttemptOutputs],
+    grades: dict[str, Handle[GradeOutputs]],
+    gates: _Gates,
+    published: _Published,
+) -> None:
+    """One system's pair of one attempt: its durable record and the admission decision about it."""
+    record = plan.add(
+        f"record-{label}",
+        paired_record,
+        RecordParams(key=key, build=Build(label=system.condition, sequence=run.build_sequence)),
+        pair=pair[f"pairs/{system.name}"],
+        control=grades[CONTROL]["grade"],
+        treatment=grades[system.name]["grade"],
+    )
+    admission = plan.add(
+        f"admit-{label}",
+        admit,
+        NoParams(),
+        record=record["record"],
+        pair=pair[f"pairs/{system.name}"],
+        certification=gates.certification,
+        calibration=gates.calibrated["calibration"],
+    )
+    published.records[label] = record["record"]
+    published.admissions[label] = admission["admission"]
+
+
+def _policy_mode(run: SuiteRun) -> bool:
+    return run.suite.manifest.gateway_mode is Mode.POLICY
+
+
+def _attempt_params(run: SuiteRun, name: str, attempt: int) -> PairedAttemptParams:
+    manifest = run.suite.manifest
+    return PairedAttemptParams(
+        challenge_id=name,
+        attempt=attempt,
+        model=manifest.model,
+        image_id=run.image_id,
+        suite_dir=str(run.root),
+        graph_arm=manifest.fixture.graph_arm,
+        systems=run.systems,
+        layers=run.layers,
+        gateway_mode=manifest.gateway_mode,
+        forward=manifest.forward,
+    )
+
+
+def _grading_memory(run: SuiteRun, challenge: str, condition: str) -> MemoryDeclaration:
+    """What grading looks for in one arm; the control is read for every system's tools (it must find none)."""
+    systems = run.systems if condition == CONTROL else (run.suite.manifest.memory_system(condition),)
+    servers = tuple(sorted({server for system in systems for server in system.tool_servers}))
+    return run.suite.memory(challenge).model_copy(update={"tool_servers": servers})
+
+
 def _attempt(
     plan: PlanBuilder, run: SuiteRun, loaded: LoadedChallenge, attempt: int, gates: _Gates, published: _Published
-) -> tuple[Handle[PairOutputs], dict[Condition, Handle[GradeOutputs]]]:
-    """One attempt: the pair, then each arm's verifier run, audit and grade."""
+) -> tuple[Handle[AttemptOutputs], dict[str, Handle[GradeOutputs]]]:
+    """One attempt: the shared control and every treatment, then each arm's verifier run, audit and grade."""
     manifest = loaded.manifest
     name = manifest.challenge_id
     pair = plan.add(
         f"pair-{name}-{attempt}",
         paired_attempt,
-        PairedAttemptParams(
-            challenge_id=name,
-            attempt=attempt,
-            model=run.suite.manifest.model,
-            image_id=run.image_id,
-            graph_arm=run.suite.manifest.fixture.graph_arm,
-        ),
+        _attempt_params(run, name, attempt),
         start=gates.prebuilt["start"],
         certification=gates.certification,
         calibration=gates.calibrated["calibration"],
@@ -238,46 +306,58 @@ def _attempt(
         fixture=run.fixture,
         policy=gates.policy,
     )
-    published.files[f"receipts/{name}/{attempt}/snapshot.json"] = pair["snapshot"]
-    memory = run.suite.memory(name)
-    challenge_dir = str(run.root / loaded.entry.directory)
-    grades: dict[Condition, Handle[GradeOutputs]] = {}
-    for arm in ARMS:
-        label = f"{name}-{attempt}-{arm.value}"
-        final = pair[f"{arm.value}_final"]
-        verified = plan.add(
-            f"verify-{label}",
-            verify_stage,
-            VerifyParams(
-                challenge_dir=challenge_dir,
-                verifier_sha256=manifest.verifier.asset.sha256,
-                image_id=run.image_id,
-                attempt=attempt,
-            ),
-            final=final,
-        )
-        audited = plan.add(
-            f"audit-{label}",
-            audit_stage,
-            AuditParams(allowed_output_paths=manifest.allowed_output_paths),
-            start=gates.prebuilt["start"],
-            final=final,
-        )
-        graded = grades[arm] = plan.add(
-            f"grade-{label}",
-            grade_stage,
-            GradeParams(memory=memory),
-            arm=pair[arm.value],
-            verifier=verified["verifier"],
-            audit=audited["audit"],
-        )
-        receipts = f"receipts/{name}/{attempt}/{arm.value}"
-        published.files[f"{receipts}-verifier.json"] = verified["verifier"]
-        published.files[f"{receipts}-audit.json"] = audited["audit"]
-        published.files[f"{receipts}-grade.json"] = graded["grade"]
+    grades = {
+        condition: _arm(plan, run, loaded, attempt, condition, pair, gates, published)
+        for condition in (CONTROL, *(system.name for system in run.systems))
+    }
     return pair, grades
 
 
-def _memory_build(store: Store) -> str:
-    """The build under test: the reference memory system's own code, named by its code digest."""
-    return store_code_manifest(store, "bench.memory.provisioner").hex[:12]
+def _arm(
+    plan: PlanBuilder,
+    run: SuiteRun,
+    loaded: LoadedChallenge,
+    attempt: int,
+    condition: str,
+    pair: Handle[AttemptOutputs],
+    gates: _Gates,
+    published: _Published,
+) -> Handle[GradeOutputs]:
+    """One arm of an attempt (the control or a system's treatment): its verifier run, audit and grade."""
+    manifest = loaded.manifest
+    name = manifest.challenge_id
+    label = f"{name}-{attempt}-{condition}"
+    final = pair[f"finals/{condition}"]
+    verified = plan.add(
+        f"verify-{label}",
+        verify_stage,
+        VerifyParams(
+            challenge_dir=str(run.root / loaded.entry.directory),
+            verifier_sha256=manifest.verifier.asset.sha256,
+            image_id=run.image_id,
+            attempt=attempt,
+        ),
+        final=final,
+    )
+    audited = plan.add(
+        f"audit-{label}",
+        audit_stage,
+        AuditParams(allowed_output_paths=manifest.allowed_output_paths),
+        start=gates.prebuilt["start"],
+        final=final,
+    )
+    graded = plan.add(
+        f"grade-{label}",
+        grade_stage,
+        GradeParams(memory=_grading_memory(run, name, condition)),
+        arm=pair["control"] if condition == CONTROL else pair[f"treatments/{condition}"],
+        verifier=verified["verifier"],
+        audit=audited["audit"],
+    )
+    receipts = f"receipts/{name}/{attempt}/{condition}"
+    published.files[f"{receipts}-verifier.json"] = verified["verifier"]
+    published.files[f"{receipts}-audit.json"] = audited["audit"]
+    published.files[f"{receipts}-grade.json"] = graded["grade"]
+    if condition != CONTROL:
+        published.files[f"{receipts}-snapshot.json"] = pair[f"snapshots/{condition}"]
+    return graded

@@ -1,8 +1,9 @@
 """Preregistrations for a suite's challenges: frozen before any run, checked before every run.
 
 ``manifests/<suite>/<challenge>/v<N>.json`` freezes the prompt (both prompts of a continuity challenge), the
-verifier's bytes, the model, the budget and the analysis plan. A run observes the first three again and refuses to
-start when any has moved; the budget's ``attempts`` is the most a run may make.
+verifier's bytes, the model, each memory system's declaration, the budget and the analysis plan. A run observes the
+first four again and refuses to start when any has moved (a changed declaration needs a new version); the budget's
+``attempts`` is the most a run may make.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def observed_inputs(suite: Suite, loaded: LoadedChallenge, budget: Budget, analy
         prompt=Digest.of(canonical_json(prompts)),
         verifier=Digest.of(read_asset(loaded.directory, manifest.verifier.asset)),
         model=suite.manifest.model,
+        memory_systems={system.name: system.digest for system in suite.manifest.memory_systems},
         budget=budget,
         analysis=analysis,
     )
@@ -49,9 +51,13 @@ def freeze(suite: Suite, directory: Path) -> list[Path]:
         challenge = loaded.manifest.challenge_id
         if challenge in existing:
             continue
+        forward = suite.manifest.forward
         budget = Budget(
             attempts=MAX_ATTEMPTS,
-            max_usd_cents_per_pair=0,  # policy mode reaches no paid provider
+            # policy mode reaches no paid provider; forward mode's pair cap, rounded up to whole cents
+            max_usd_cents_per_pair=0
+            if forward is None
+            else int((forward.pair_cap_usd * 100).to_integral_value("ROUND_CEILING")),
             max_tokens_per_arm=2_000_000,
             max_wall_seconds_per_arm=loaded.manifest.agent_timeout_seconds,
         )

@@ -56,10 +56,16 @@ class NetworkSpec(ContractModel):
 
 
 class MemoryAttachment(ContractModel):
-    """The one respect in which the arms may differ: how the memory system reaches the agent."""
+    """The one respect in which the arms may differ: how the memory system reaches the agent.
+
+    ``image_id`` is the memory system's own agent image (the agent image plus its declared packages), when it
+    declares an image layer: the container then starts from it instead of the spec's image, and a spec diff
+    names it as ``attachment.image_id``.
+    """
 
     env: dict[str, str] = Field(default_factory=dict)
     mounts: tuple[Mount, ...] = ()
+    image_id: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$")
 
 
 class ContainerSpec(ContractModel):
@@ -79,6 +85,12 @@ class ContainerSpec(ContractModel):
 
     def effective_mounts(self) -> tuple[Mount, ...]:
         return self.mounts + (self.attachment.mounts if self.attachment else ())
+
+    def effective_image(self) -> str:
+        """The image the container starts from: the attachment's layer image when it has one."""
+        if self.attachment is not None and self.attachment.image_id is not None:
+            return self.attachment.image_id
+        return self.image_id
 
 
 class FieldDifference(ContractModel):

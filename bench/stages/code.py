@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..contracts import Digest
@@ -23,6 +24,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 _stored: dict[tuple[str, str], Digest] = {}
 
 
+@functools.cache
 def _module_file(module: str) -> Path | None:
     parts = module.split(".")[1:]
     if not parts:
@@ -34,11 +36,12 @@ def _module_file(module: str) -> Path | None:
     return None
 
 
-def _imports(module: str, path: Path) -> set[str]:
+@functools.cache
+def _imports(module: str, path: Path) -> frozenset[str]:
     """Package modules named by the import statements of ``module`` (and their parent packages)."""
     is_package = path.name == "__init__.py"
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+    for node in _statements(ast.parse(path.read_bytes(), filename=str(path)).body):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -53,7 +56,23 @@ def _imports(module: str, path: Path) -> set[str]:
             parts = name.split(".")
             if parts[0] == PACKAGE:
                 found.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
-    return {name for name in found if _module_file(name) is not None}
+    return frozenset(name for name in found if _module_file(name) is not None)
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement in ``body`` and in the statement blocks nested in it. An import is a statement, so this
+    finds every import while skipping the expressions, most of a module's nodes (a no-op rerun derives each
+    stage's code digest, and walking every node was most of that)."""
+    pending = list(body)
+    while pending:
+        node = pending.pop()
+        yield node
+        for block in ("body", "orelse", "finalbody"):
+            pending.extend(getattr(node, block, ()))
+        for handler in getattr(node, "handlers", ()):
+            pending.extend(handler.body)
+        for case in getattr(node, "cases", ()):
+            pending.extend(case.body)
 
 
 @functools.cache

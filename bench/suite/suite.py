@@ -30,6 +30,8 @@ from ..gateway.config import Mode
 from ..grading.memory import MemoryDeclaration
 from ..provision.fixture import Fixture, load_fixture
 from .challenge import Asset, ChallengeManifest, load_challenge, read_asset
+from .forward import ForwardSettings
+from .memory_system import MemorySystem
 
 __all__ = [
     "PUBLIC_CONTRACTS",
@@ -90,14 +92,17 @@ class SuiteChallenge(ContractModel):
 
 class SuiteManifest(Document):
     kind: Literal["suite"] = "suite"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     suite_id: Name
     project: ProjectSource
     fixture: FixtureRef
     challenges: Annotated[tuple[SuiteChallenge, ...], Field(min_length=1)]
+    # Each a treatment condition; one control arm per attempt is shared by all of them.
+    memory_systems: Annotated[tuple[MemorySystem, ...], Field(min_length=1)]
     attempts: Annotated[int, Field(ge=1, le=100)] = 2
     model: Annotated[str, StringConstraints(min_length=1)]
     gateway_mode: Mode
+    forward: ForwardSettings | None = None  # how forward mode reaches the provider; required there, refused otherwise
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -105,11 +110,27 @@ class SuiteManifest(Document):
         repeated = sorted({i for i in ids if ids.count(i) > 1})
         if repeated:
             raise ValueError(f"challenge directories must end in distinct ids; repeated: {', '.join(repeated)}")
+        names = [system.name for system in self.memory_systems]
+        if len(set(names)) != len(names):
+            raise ValueError(f"memory systems need distinct names; got {names}")
         if self.gateway_mode is Mode.POLICY:
             missing = [c.challenge_id for c in self.challenges if c.policy is None]
             if missing:
                 raise ValueError(f"gateway_mode 'policy' needs a policy for every challenge; none for {missing}")
+        if (self.gateway_mode is Mode.FORWARD) != (self.forward is not None):
+            raise ValueError(
+                "`forward` (provider, key variable, prices, caps) is given exactly in gateway_mode 'forward'"
+            )
+        if self.forward is not None and self.model not in self.forward.prices:
+            raise ValueError(f"forward.prices has no price for the model {self.model!r}; spending must be metered")
         return self
+
+    def memory_system(self, name: str) -> MemorySystem:
+        for system in self.memory_systems:
+            if system.name == name:
+                return system
+        known = ", ".join(system.name for system in self.memory_systems)
+        raise ContractError(f"suite {self.suite_id!r} declares no memory system {name!r}; it declares: {known}")
 
     def challenge(self, challenge_id: str) -> SuiteChallenge:
         for challenge in self.challenges:

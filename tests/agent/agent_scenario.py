@@ -11,13 +11,16 @@ agent-authored echo).
 from __future__ import annotations
 
 import json
+import secrets
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.agent.paired_attempt import PairedAttemptParams
 from bench.contracts import Digest, PortablePath, Sha256
-from bench.gateway import Policy
+from bench.gateway import Mode, Policy
 from bench.grading import MemoryDeclaration
+from bench.memory import HOOK_PATH, STATE_PATH, hook_settings
 from bench.memory.corpus import read_corpus
 from bench.packaging.certify import CertifyInputs, CertifyParams, certify
 from bench.packaging.surfaces import challenge_inputs, fixture_inputs
@@ -31,6 +34,7 @@ from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import EntryKind, FileEntry, Store, export_tree, tree_from_entries
 from bench.suite.challenge import ChallengeManifest
+from bench.suite.memory_system import Attachment, MemorySystem, StateMount
 
 __all__ = [
     "ANCHOR_PHRASE",
@@ -38,8 +42,11 @@ __all__ = [
     "FOLLOW_UP",
     "PROMPT",
     "RECALL_PHRASE",
+    "attempt_params",
     "challenge",
+    "neutral_dir",
     "policy_bytes",
+    "reference_system",
     "workspace_tree",
     "write_challenge_dir",
     "write_fixture",
@@ -200,3 +207,41 @@ class Inputs:
         report = execute(StageContext(store, services()), certify, surfaces, CertifyParams()).outputs["report"]
         calibration = calibrate_start(backend, store, self.challenge_dir, challenge, image_id, start)
         return {"certification": report, "calibration": store.put_document(calibration)}
+
+
+def neutral_dir() -> Path:
+    """A fresh directory whose path names nothing: restored state under it is mounted, and mount sources are
+    agent-visible (pytest's own directories are named after the tests)."""
+    path = Path(tempfile.gettempdir()) / f"r{secrets.token_hex(8)}"
+    path.mkdir()
+    return path
+
+
+def reference_system(home: Path, name: str = "reference") -> MemorySystem:
+    """The reference memory declared as a suite declares it, keeping its projects under ``home``."""
+    return MemorySystem(
+        name=name,
+        version="1",
+        provisioner=("python3", "-m", "bench.memory", "--home", str(home)),
+        attachment=Attachment(
+            settings=hook_settings(),
+            mounts=(
+                StateMount(location="state", target=str(STATE_PATH)),
+                StateMount(location="hook", target=str(HOOK_PATH)),
+            ),
+        ),
+    )
+
+
+def attempt_params(agent_image: str) -> PairedAttemptParams:
+    """The first attempt of the scenario in policy mode with the reference memory as the one declared system."""
+    return PairedAttemptParams(
+        challenge_id=CHALLENGE_ID,
+        attempt=1,
+        model=MODEL,
+        image_id=agent_image,
+        suite_dir=".",
+        graph_arm="plain",
+        systems=(reference_system(neutral_dir()),),
+        gateway_mode=Mode.POLICY,
+    )

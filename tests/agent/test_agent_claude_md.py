@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from agent_scenario import MODEL, Inputs, challenge, workspace_tree
 
-from bench.agent import ArmRecord, ArmRun, Condition, read_exchange_log, run_arm
-from bench.agent.pair import arm_spec
+from bench.agent import ArmRecord, ArmRun, arm_spec, read_exchange_log, run_arm
 from bench.contracts import Digest
+from bench.gateway import Mode
 from bench.gateway.wire import Part, RequestView
 from bench.grading import received_texts
 from bench.packaging.redact import redact_tree
@@ -18,8 +18,9 @@ PHRASE = "orchid rotation protocol"
 
 
 def _arm(inputs: Inputs, backend: SandboxBackend, agent_image: str, start: Digest) -> ArmRecord:
-    run = ArmRun(backend, start, challenge(follow_up=False), MODEL, inputs.store.get_bytes(inputs.policy))
-    return run_arm(run, Condition.CONTROL, arm_spec(run, agent_image, None))
+    policy = inputs.store.get_bytes(inputs.policy)
+    run = ArmRun(backend, start, challenge(follow_up=False), MODEL, Mode.POLICY, policy=policy)
+    return run_arm(run, "control", arm_spec(run, agent_image, None))
 
 
 @pytest.fixture(scope="module")

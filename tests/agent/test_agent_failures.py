@@ -7,13 +7,21 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from agent_scenario import CHALLENGE_ID, MODEL, Inputs, challenge, workspace_tree, write_fixture
+from agent_scenario import (
+    MODEL,
+    Inputs,
+    attempt_params,
+    challenge,
+    reference_system,
+    workspace_tree,
+    write_fixture,
+)
 
-from bench.agent import ArmRun, Condition, PairRecord, run_arm
-from bench.agent.memory import live_memory, reference_provisioner
-from bench.agent.pair import arm_spec
-from bench.agent.paired_attempt import PairedAttemptParams, paired_attempt
+from bench.agent import ArmRun, PairRecord, arm_spec, run_arm
+from bench.agent.memory import live_memory, system_provisioner
+from bench.agent.paired_attempt import paired_attempt
 from bench.agent.recorder import StoreRecorder, read_exchange_log
+from bench.gateway import Mode
 from bench.gateway.errors import GatewayError
 from bench.gateway.exchange import ExchangeRecord
 from bench.memory.provisioner import state_path
@@ -55,8 +63,10 @@ def test_an_agent_past_its_deadline_is_killed_and_recorded_timed_out(
         "default": [{"type": "text", "text": "done"}],
     }  # fmt: skip
     store = inputs.store
-    run = ArmRun(backend, workspace_tree(store), challenge(timeout=6), MODEL, json.dumps(slow).encode())
-    record = run_arm(run, Condition.CONTROL, arm_spec(run, agent_image, None))
+    run = ArmRun(
+        backend, workspace_tree(store), challenge(timeout=6), MODEL, Mode.POLICY, policy=json.dumps(slow).encode()
+    )
+    record = run_arm(run, "control", arm_spec(run, agent_image, None))
     assert record.outcome is ProcessOutcome.TIMED_OUT
     assert len(record.steps) == 1 and record.steps[0].timed_out and record.steps[0].exit_code is None
     assert record.session is not None  # the transcript so far is kept
@@ -80,11 +90,9 @@ def test_a_failed_snapshot_makes_the_pair_invalid_with_its_reason(
         "policy": inputs.policy,
         **inputs.gates(backend, challenge(follow_up=False), start, agent_image),
     }
-    params = PairedAttemptParams(
-        challenge_id=CHALLENGE_ID, attempt=1, model=MODEL, image_id=agent_image, graph_arm="plain"
-    )
+    params = attempt_params(agent_image)
     outcome = execute(StageContext(store, services()), paired_attempt, stage_inputs, params)
-    pair = store.get_document(outcome.outputs["pair"], PairRecord)
+    pair = store.get_document(outcome.outputs["pairs/reference"], PairRecord)
     assert pair.verdict is PairVerdict.PROBE_FAILED
     assert any("probe 'ledger' failed" in reason for reason in pair.reasons)
     assert len(pair.arms) == 2  # both arms ran and are recorded: an invalid pair is data, not a gap
@@ -93,7 +101,7 @@ def test_a_failed_snapshot_makes_the_pair_invalid_with_its_reason(
 def test_ctrl_c_while_the_memory_is_live_still_destroys_it(tmp_path: Path) -> None:
     root, home = tmp_path / "fixture", tmp_path / "home"
     write_fixture(root)
-    provisioner = reference_provisioner(home, root)
+    provisioner = system_provisioner(reference_system(home), tmp_path, root)
     with pytest.raises(KeyboardInterrupt), live_memory(provisioner, load_fixture(root), "plain", "x.1") as memory:
         calls = memory.session.log
         assert state_path(home, memory.session.project).is_file()

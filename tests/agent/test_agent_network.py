@@ -10,17 +10,18 @@ import json
 import socket
 import time
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import PurePosixPath
 
 import docker
 import pytest
 from agent_scenario import Inputs, challenge, workspace_tree
 
-from bench.agent import ArmRun, Condition
-from bench.agent.arm import policy_gateway
+from bench.agent import ArmRun, arm_spec
+from bench.agent.arm import arm_gateway
 from bench.agent.claude import HOME_DIRS
-from bench.agent.pair import arm_spec
 from bench.agent.recorder import StoreRecorder, read_exchange_log
+from bench.gateway import Mode
 from bench.sandbox.backends import OWNER_LABEL, ProcessOutcome
 from bench.sandbox.backends.docker import DockerBackend, DockerModelNetwork
 from bench.sandbox.layout import GATEWAY_ALIAS
@@ -65,7 +66,7 @@ def host_service() -> Iterator[int]:
 @pytest.fixture
 def run(inputs: Inputs, backend: DockerBackend) -> ArmRun:
     store = inputs.store
-    return ArmRun(backend, workspace_tree(store), challenge(), "m", store.get_bytes(inputs.policy))
+    return ArmRun(backend, workspace_tree(store), challenge(), "m", Mode.POLICY, policy=store.get_bytes(inputs.policy))
 
 
 def test_only_the_relay_answers_inside_an_arm_container(
@@ -75,8 +76,9 @@ def test_only_the_relay_answers_inside_an_arm_container(
     recorder = StoreRecorder(run.store)
     with (
         run.backend.model_network(agent_image) as network,
-        policy_gateway(Condition.CONTROL, run.policy, recorder, network.host_address) as port,
+        arm_gateway(run, "control", Decimal(0), recorder, network.host_address) as gateway,
     ):
+        port = int(gateway.url.rsplit(":", 1)[1])
         assert isinstance(network, DockerModelNetwork)
         network.start_relay(port)
         targets = {

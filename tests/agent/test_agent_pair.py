@@ -1,5 +1,6 @@
 """A real paired attempt through the store engine: the Claude Code CLI in both arm containers, the gateway in
-policy mode, the reference memory system in the treatment arm; then the audit, the verifier and the grade stage.
+policy mode, the reference memory system (declared as a suite declares it) in the treatment arm; then the audit, the
+verifier and the grade stage.
 
 One pair runs per module (about ten seconds); every test reads its records. The verifier runs through the sandbox's
 ``verify`` stage on each arm's final tree, the audit through its ``audit`` stage.
@@ -13,18 +14,17 @@ from dataclasses import dataclass
 import pytest
 from agent_scenario import (
     ANCHOR_PHRASE,
-    CHALLENGE_ID,
     FOLLOW_UP,
-    MODEL,
     RECALL_PHRASE,
     Inputs,
+    attempt_params,
     challenge,
     memory_declaration,
     workspace_tree,
 )
 from docker import DockerClient
 
-from bench.agent import ArmRecord, Condition, PairRecord, PromptKind, read_exchange_log
+from bench.agent import ArmRecord, PairRecord, PromptKind, read_exchange_log
 from bench.agent.paired_attempt import PairedAttemptParams, paired_attempt
 from bench.analysis.attempt_record import Outcome
 from bench.contracts import Digest, PortablePath
@@ -41,6 +41,10 @@ from bench.sandbox.verify import VerifyParams, verify_stage
 from bench.stages import StageContext
 from bench.stages.engine import ActionOutcome, execute
 from bench.store import Store
+from bench.suite.memory_system import CONTROL
+
+TREATMENT = "reference"
+CONDITIONS = (CONTROL, TREATMENT)
 
 
 @dataclass(frozen=True)
@@ -56,11 +60,11 @@ class Pair:
     outcome: ActionOutcome
     params: PairedAttemptParams
     stage_inputs: dict[str, Digest]
-    arms: dict[Condition, Graded]
+    arms: dict[str, Graded]
 
     @property
     def record(self) -> PairRecord:
-        return self.store.get_document(self.outcome.outputs["pair"], PairRecord)
+        return self.store.get_document(self.outcome.outputs[f"pairs/{TREATMENT}"], PairRecord)
 
 
 def _grade(inputs: Inputs, agent_image: str, start: Digest, arm: Digest) -> Graded:
@@ -93,11 +97,10 @@ def pair(inputs: Inputs, engine: DockerClient, agent_image: str) -> Pair:
         "policy": inputs.policy,
         **inputs.gates(DockerBackend(store, engine), challenge(), start, agent_image),
     }
-    params = PairedAttemptParams(
-        challenge_id=CHALLENGE_ID, attempt=1, model=MODEL, image_id=agent_image, graph_arm="plain"
-    )
+    params = attempt_params(agent_image)
     outcome = execute(StageContext(store, services()), paired_attempt, stage_inputs, params)
-    arms = {condition: _grade(inputs, agent_image, start, outcome.outputs[condition.value]) for condition in Condition}
+    arm_of = {CONTROL: outcome.outputs["control"], TREATMENT: outcome.outputs[f"treatments/{TREATMENT}"]}
+    arms = {condition: _grade(inputs, agent_image, start, arm_of[condition]) for condition in CONDITIONS}
     return Pair(store, outcome, params, stage_inputs, arms)
 
 
@@ -112,14 +115,14 @@ def test_the_pair_is_valid_and_its_specs_differ_only_in_the_attachment(pair: Pai
 
 
 def test_the_snapshot_receipt_belongs_to_the_treatment_arm_only(pair: Pair) -> None:
-    treatment, control = pair.arms[Condition.TREATMENT].record, pair.arms[Condition.CONTROL].record
-    assert control.snapshot is None and treatment.snapshot == pair.outcome.outputs["snapshot"]
+    treatment, control = pair.arms[TREATMENT].record, pair.arms[CONTROL].record
+    assert control.snapshot is None and treatment.snapshot == pair.outcome.outputs[f"snapshots/{TREATMENT}"]
     receipt = pair.store.get_document(treatment.snapshot, SnapshotReceipt)
     assert receipt.verdict is PairVerdict.VALID
 
 
 def test_treatment_delivers_through_both_channels_and_the_gateway_agrees(pair: Pair) -> None:
-    delivered = pair.arms[Condition.TREATMENT].grade.grade.delivered
+    delivered = pair.arms[TREATMENT].grade.grade.delivered
     assert delivered.channel(Channel.PROMPT_TIME_RETRIEVAL).phrases == (RECALL_PHRASE,)
     assert delivered.channel(Channel.ANCHOR_TRIGGERED_RECALL).phrases == (ANCHOR_PHRASE,)
     assert delivered.gateway_agrees
@@ -127,7 +130,7 @@ def test_treatment_delivers_through_both_channels_and_the_gateway_agrees(pair: P
 
 
 def test_the_control_shows_no_delivery_though_its_agent_echoes_a_phrase(pair: Pair) -> None:
-    control = pair.arms[Condition.CONTROL]
+    control = pair.arms[CONTROL]
     assert any(RECALL_PHRASE in step.text for step in control.transcript.by_source(StepSource.AGENT))
     delivered = control.grade.grade.delivered
     assert not delivered.delivered and delivered.received_by_model == () and delivered.gateway_agrees
@@ -138,13 +141,11 @@ def test_the_policy_followed_the_anchor_only_where_the_recall_reached_the_model(
         condition: [e.rule for e in read_exchange_log(pair.store, graded.record.exchanges)]
         for condition, graded in pair.arms.items()
     }
-    assert "follow-anchor" in rules[Condition.TREATMENT] and "follow-anchor" not in rules[Condition.CONTROL]
+    assert "follow-anchor" in rules[TREATMENT] and "follow-anchor" not in rules[CONTROL]
 
 
-@pytest.mark.parametrize("condition", list(Condition))
-def test_the_follow_up_resumes_the_same_session_and_only_the_final_step_is_scored(
-    pair: Pair, condition: Condition
-) -> None:
+@pytest.mark.parametrize("condition", CONDITIONS)
+def test_the_follow_up_resumes_the_same_session_and_only_the_final_step_is_scored(pair: Pair, condition: str) -> None:
     graded = pair.arms[condition]
     first, second = graded.record.steps
     assert (first.prompt, second.prompt) == (PromptKind.INITIAL, PromptKind.FOLLOW_UP)
@@ -156,8 +157,8 @@ def test_the_follow_up_resumes_the_same_session_and_only_the_final_step_is_score
     assert graded.grade.grade.outcome.verifier_passed and graded.grade.grade.outcome.audit_clean
 
 
-@pytest.mark.parametrize("condition", list(Condition))
-def test_the_follow_up_reached_the_model_only_in_the_second_step(pair: Pair, condition: Condition) -> None:
+@pytest.mark.parametrize("condition", CONDITIONS)
+def test_the_follow_up_reached_the_model_only_in_the_second_step(pair: Pair, condition: str) -> None:
     record = pair.arms[condition].record
     assert FOLLOW_UP not in json.dumps(record.spec.model_dump(mode="json"))
     views = [RequestView.of(e.request_body) for e in read_exchange_log(pair.store, record.exchanges)]  # type: ignore[arg-type]
@@ -174,6 +175,6 @@ def test_a_rerun_of_the_recorded_attempt_runs_nothing(pair: Pair) -> None:
 
 def test_the_analysis_sees_delivery_in_the_treatment_only_and_both_outcomes(pair: Pair) -> None:
     results = {condition: arm_result(pair.store, graded.grade) for condition, graded in pair.arms.items()}
-    assert results[Condition.TREATMENT].delivered and not results[Condition.CONTROL].delivered
+    assert results[TREATMENT].delivered and not results[CONTROL].delivered
     assert {r.outcome for r in results.values()} == {Outcome.PASS}
     assert all(r.tokens > 0 and r.wall_seconds > 0 for r in results.values())

@@ -6,17 +6,24 @@ import random
 
 from bench.analysis import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
 from bench.contracts import Digest, canonical_bytes
+from bench.gateway import Mode
 
 __all__ = ["arm", "attempt", "key", "random_attempts", "record_digest"]
 
 
 def key(
-    challenge: str = "rename-config", manifest: bytes = b"prereg v1", verifier: bytes = b"verifier v1"
+    challenge: str = "rename-config",
+    manifest: bytes = b"prereg v1",
+    verifier: bytes = b"verifier v1",
+    mode: Mode = Mode.FORWARD,
 ) -> ComparabilityKey:
+    """A key of a forward-mode run (a real model) unless ``mode`` says policy (then with a policy digest)."""
     return ComparabilityKey(
         challenge=challenge,
         fixture=Digest.of(b"fixture " + challenge.encode()),
         model="claude-sonnet-4-5",
+        gateway_mode=mode,
+        policy=Digest.of(b"policy " + challenge.encode()) if mode is Mode.POLICY else None,
         control_condition="no-memory",
         treatment_condition="reference-memory",
         manifest=Digest.of(manifest),

@@ -35,6 +35,7 @@ def _frozen(verifier: bytes = b"verifier v1", attempts: int = 5) -> FrozenInputs
         prompt=Digest.of(b"prompt"),
         verifier=Digest.of(verifier),
         model="claude-sonnet-4-5",
+        memory_systems={"reference": Digest.of(b"reference declaration")},
         budget=Budget(
             attempts=attempts, max_usd_cents_per_pair=300, max_tokens_per_arm=200_000, max_wall_seconds_per_arm=900
         ),

@@ -11,6 +11,8 @@ from statsmodels.stats.contingency_tables import mcnemar
 from bench.analysis import Build, ContinuousStatus, Outcome, summarize
 from bench.contracts import canonical_bytes
 from bench.errors import ContractError
+from bench.gateway import Mode
+from bench.publish.render import render_report
 from tests.analysis.attempt_factory import arm, attempt, key, random_attempts, record_digest
 
 
@@ -71,3 +73,17 @@ def test_repeated_attempt_numbers_are_refused() -> None:
     b = attempt(1, arm(False), arm(False))
     with pytest.raises(ContractError, match="attempt numbers repeat"):
         summarize(_by_digest([a, b]))
+
+
+def test_policy_mode_never_tests_tokens_or_dollars_and_the_report_says_the_model_was_a_stand_in() -> None:
+    attempts = random_attempts(random.Random(7), 8, key(mode=Mode.POLICY), Build(label="reference@1", sequence=1))
+    cell = summarize({record_digest(a): a for a in attempts}).cells[0]
+    assert cell.tokens.status is cell.dollars.status is ContinuousStatus.NOT_TESTED
+    assert cell.tokens.median_difference is None and cell.dollars.sign_test_p is None
+    assert cell.wall_seconds.status is ContinuousStatus.TESTED  # wall time is measured, not estimated
+    forward = random_attempts(random.Random(7), 8, key(), Build(label="reference@1", sequence=1))
+    assert summarize({record_digest(a): a for a in forward}).cells[0].tokens.status is ContinuousStatus.TESTED
+    summary = summarize({record_digest(a): a for a in attempts})
+    html = render_report(summary, {}, {})
+    assert "The model was a deterministic stand-in" in html.split("<section", 1)[0]
+    assert "deterministic stand-in" not in render_report(summarize({record_digest(a): a for a in forward}), {}, {})

@@ -27,6 +27,7 @@ CREDITS_PATH = "/api/v1/credits"
 class Failure(Enum):
     CLOSE = auto()  # accept the request, then close the connection without an answer
     UNAVAILABLE = auto()  # answer 503
+    RATE_LIMITED = auto()  # answer 429, as the provider does when a key sends too many requests
     REDIRECT = auto()  # answer 302 to another path on the same server
     HANG = auto()  # never answer: hold the connection until the server stops, past any client timeout
 
@@ -40,6 +41,7 @@ class Account:
     total_usage: Decimal = Decimal("0")
     reject_key: bool = False
     failures: dict[str, Failure] = field(default_factory=dict)
+    healthy: dict[str, int] = field(default_factory=dict)  # path -> requests answered before its failure applies
     bodies: dict[str, bytes] = field(default_factory=dict)  # path -> a raw 200 body, to test malformed answers
     requests: list[str] = field(default_factory=list)
 
@@ -79,12 +81,16 @@ def _handler(account: Account, released: threading.Event) -> type[BaseHTTPReques
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             account.requests.append(self.path)
-            failure = account.failures.get(self.path)
+            served = account.requests.count(self.path) - 1
+            failure = account.failures.get(self.path) if served >= account.healthy.get(self.path, 0) else None
             if failure is Failure.CLOSE:
                 self.close_connection = True
                 return
             if failure is Failure.UNAVAILABLE:
                 self._send(503, b'{"error":{"message":"Service Unavailable","code":503}}')
+                return
+            if failure is Failure.RATE_LIMITED:
+                self._send(429, b'{"error":{"message":"Rate limit exceeded","code":429}}')
                 return
             if failure is Failure.REDIRECT:
                 self.send_response(302)

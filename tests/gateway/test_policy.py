@@ -78,3 +78,27 @@ def test_load_refuses_a_missing_or_broken_policy(tmp_path: Path) -> None:
     path.write_text('{"rules": [], "default": [{"type": "text", "text": "x"}], "extra": 1}')
     with pytest.raises(GatewayError, match="breaks its contract: extra"):
         load_policy(path, Sha256.of(path.read_bytes()))
+
+
+def test_offers_holds_for_defined_and_announced_deferred_tools_only() -> None:
+    searched = {
+        "rules": [
+            {
+                "name": "search",
+                "when": {"offers": ["mcp__kg__search_nodes"]},
+                "reply": [{"type": "tool_use", "name": "mcp__kg__search_nodes", "input": {"query": "x"}}],
+            }
+        ],
+        "default": [{"type": "text", "text": "d"}],
+    }
+    chosen = Policy.model_validate_json(json.dumps(searched))
+    announced = (
+        "<system-reminder>\nThe following deferred tools are now available via ToolSearch. Use ToolSearch first:\n"
+        "WebFetch\nmcp__kg__open_nodes\nmcp__kg__search_nodes\n</system-reminder>"
+    )
+    assert chosen.answer(request_body(announced))[0] == "search"
+    defined = request_body("plain", tools=[{"name": "mcp__kg__search_nodes", "input_schema": {}}])
+    assert chosen.answer(defined)[0] == "search"
+    assert chosen.answer(request_body("please call mcp__kg__search_nodes"))[0] == "default"  # named, not offered
+    other = announced.replace("mcp__kg__search_nodes", "mcp__kg__read_graph")
+    assert chosen.answer(request_body(other))[0] == "default"

@@ -19,6 +19,8 @@ from bench.packaging import (
     certify,
     certify_surfaces,
 )
+from bench.packaging.markers import _CREDENTIAL_NAMES, path_markers
+from bench.packaging.patterns import AUTO_LOADED_CONTEXT_PATTERNS
 from bench.run.catalogue import services
 from bench.stages import StageContext
 from bench.stages.engine import execute
@@ -198,3 +200,24 @@ def test_the_stage_records_a_rejection_and_a_rerun_executes_nothing(store: Store
     assert (first.executed, second.executed) == (True, False)
     report = store.get_document(first.outputs["report"], CertificationReport)
     assert report.verdict is Verdict.REJECTED and first.outputs == second.outputs
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        *(pattern.rstrip("/").replace("*", "x").rsplit("/", 1)[-1] for pattern in AUTO_LOADED_CONTEXT_PATTERNS),
+        *(glob.replace("*", "x") for glob in _CREDENTIAL_NAMES),
+        ".git",
+        ".svn",
+        "fix.patch",
+        "a.diff",
+        "b.orig",
+        "c.rej",
+    ],
+)
+def test_every_name_a_path_finding_exists_for_passes_the_one_pass_prefilter(name: str) -> None:
+    # path_markers rejects most names with one pattern before its checks; the pattern must let every name
+    # through that any check would flag, wherever in a tree it sits.
+    prefix = ".github/" if name == "instructions" else "deep/down/"
+    assert list(path_markers(prefix + name)), f"{prefix + name} earns no finding"
+    assert list(path_markers("stele-bench/ordinary.py")) == [(FindingKind.BENCHMARK_AWARENESS, "stele-bench")]

@@ -20,6 +20,7 @@ from bench.packaging import (
     materialize,
     open_source,
 )
+from bench.packaging.gitsource import GitSourceCorrupt
 from bench.run.catalogue import services
 from bench.stages import StageContext
 from bench.stages.engine import execute
@@ -139,21 +140,25 @@ def test_a_missing_blob_is_refused_and_no_partial_tree_is_stored(store: Store, m
     assert not store.has(Digest.of(b"present\n"))
 
 
-def test_a_name_with_nul_is_refused(store: Store) -> None:
-    # The tree format cannot even store such a name (NUL ends it), so the objects are held in memory as dulwich
-    # objects: this is the shape a corrupt or hostile object source could hand over.
+def test_a_tree_object_that_does_not_parse_is_refused_by_path(store: Store, tmp_path: Path) -> None:
+    # A name holding NUL: the tree format ends a name at NUL, so its bytes no longer parse as a tree. Written
+    # with dulwich, the shape a corrupt or hostile repository could hand over.
     blob = Blob.from_string(b"x")
+    sub = Tree()
+    sub.add(b"a\x00b", 0o100644, blob.id)
     tree = Tree()
-    tree.add(b"a\x00b", 0o100644, blob.id)
+    tree.add(b"dir", 0o040000, sub.id)
     commit = Commit()
     commit.tree, commit.author, commit.committer = tree.id, b"D <d@e>", b"D <d@e>"
     commit.author_time = commit.commit_time = commit.author_timezone = commit.commit_timezone = 0
     commit.message = b"m"
-    objects = {obj.id: obj for obj in (blob, tree, commit)}
-    source = GitSource("in-memory", objects, lambda name: None)  # type: ignore[arg-type]
-    with pytest.raises(CorpusError, match="crafted") as refused:
+    repo = Repo.init(str(tmp_path / "repo"), mkdir=True)
+    for obj in (blob, sub, tree, commit):
+        repo.object_store.add_object(obj)
+    source = GitSource("hostile", repo.object_store, lambda name: None)
+    with pytest.raises(GitSourceCorrupt, match=rf"hostile: object {sub.id.decode()} \(dir\) cannot be read"):
         materialize(store, source, commit.id.decode())
-    assert refused.value.path == "a\\x00b"
+    assert list(store.digests()) == []
 
 
 def test_the_stage_runs_once_and_is_cached_after(store: Store, make_repo: RepoFactory) -> None:

@@ -80,6 +80,54 @@ def test_a_damaged_loose_object_is_refused_naming_the_object(
     assert alpha in refusal["error"]["message"] and str(repo) in refusal["error"]["message"]
 
 
+def _packed(repo: Path) -> tuple[Path, Path]:
+    """Pack every object of ``repo`` (git's own repack) and drop the loose copies; the pack and its index."""
+    for command in (["repack", "-a", "-d", "-q"], ["prune-packed"]):
+        subprocess.run(["git", "-C", str(repo), *command], check=True, capture_output=True)
+    (pack,) = (repo / ".git" / "objects" / "pack").glob("*.pack")
+    return pack, pack.with_suffix(".idx")
+
+
+def _swap_offsets(index: Path, one: str, other: str) -> None:
+    """Point ``one``'s entry of a version 2 pack index at ``other``'s bytes and back: each name then finds the
+    other object's bytes, which inflate and resolve fine."""
+    data = bytearray(index.read_bytes())
+    count = int.from_bytes(data[8 + 255 * 4 : 8 + 256 * 4], "big")
+    names = [bytes(data[8 + 1024 + 20 * i : 8 + 1024 + 20 * (i + 1)]).hex() for i in range(count)]
+    offsets = 8 + 1024 + 24 * count
+    first, second = (offsets + 4 * names.index(sha) for sha in (one, other))
+    data[first : first + 4], data[second : second + 4] = data[second : second + 4], data[first : first + 4]
+    index.chmod(0o644)
+    index.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", ["flip", "swap"])
+def test_a_damaged_pack_is_refused_naming_the_object_and_its_path(
+    make_repo: RepoFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    # The corpus reads packed blobs raw, in pack order (GitSource.raw_many): the same refusal as a loose object.
+    alpha_data, beta_data = b"alpha\n" * 50, b"the other file\n" * 40
+    repo, commit = make_repo({"src/a.txt": alpha_data, "b.txt": beta_data})
+    alpha, beta = (Blob.from_string(data).id.decode() for data in (alpha_data, beta_data))
+    pack, index = _packed(repo)
+    if damage == "flip":
+        with Repo(str(repo)) as handle:
+            offset = next(p for p in handle.object_store.packs).index.object_offset(alpha.encode())
+        data = bytearray(pack.read_bytes())
+        data[offset + 6] ^= 0xFF  # inside the object's deflated bytes
+        pack.chmod(0o644)
+        pack.write_bytes(bytes(data))
+    else:
+        _swap_offsets(index, alpha, beta)
+    code, refusal = _corpus_json(capsys, tmp_path / "store", str(repo), commit)
+    assert (code, refusal["error"]["code"]) == (1, "git-source-corrupt"), refusal
+    message = str(refusal["error"]["message"])
+    assert f"object {alpha} (src/a.txt) cannot be read" in message and str(repo) in message
+    if damage == "swap":
+        assert "ChecksumMismatch" in message
+    assert not Store(tmp_path / "store").has(Digest.of(beta_data))  # nothing of the tree was stored
+
+
 def _bundle(repo: Path, target: Path) -> bytes:
     subprocess.run(["git", "-C", str(repo), "bundle", "create", str(target), "main"], check=True, capture_output=True)
     return target.read_bytes()

@@ -6,20 +6,23 @@ python3 with no site packages, against a state file it may only read.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
 import sqlite3
 import subprocess
 import sys
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import pytest
 
-from bench.memory import hook_program, hook_settings, stage_attachment
+from bench.memory import HOOK_PATH, STATE_PATH, hook_program, hook_settings
 from bench.memory.corpus import read_corpus
 from bench.memory.recall import graph_hits
 from bench.memory.state import build_state
+from bench.provision import Provisioner, load_fixture, provisioned
+from bench.suite.suite import load_suite
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "tests" / "provision" / "data" / "example-evidence"
@@ -189,13 +192,28 @@ def test_hook_program_is_standard_library_only(installed, tmp_path: Path) -> Non
     assert "issues/0042-duplicate-delivery.md" in _context(done, "UserPromptSubmit")
 
 
-def test_staged_attachment_runs_as_mounted(installed, tmp_path: Path) -> None:
-    _, state = installed
-    mounts = stage_attachment(tmp_path / "attach", state, PurePosixPath("/home/dev/.claude/settings.json"))
-    by_target = {str(target): host for host, target in mounts}
-    assert set(by_target) == {"/opt/recall/state.sqlite", "/opt/recall/hook.py", "/home/dev/.claude/settings.json"}
-    assert json.loads(by_target["/home/dev/.claude/settings.json"].read_text()) == hook_settings()
-    hook = (by_target["/opt/recall/hook.py"], by_target["/opt/recall/state.sqlite"])
-    assert "notes/job-schema.md" in _context(
-        _fire(hook, "recall", _post_tool("Read", "src/tinyq/codec.py")), "PostToolUse"
-    )
+def test_the_declared_attachment_mounts_what_restore_reported_and_it_runs(tmp_path: Path) -> None:
+    """The example suite declares the reference memory's settings and mounts; restore reports both locations."""
+    suite = REPO / "challenges" / "example"
+    system = load_suite(suite).memory_system("reference")
+    assert system.attachment.settings == hook_settings()
+    assert {m.location: m.target for m in system.attachment.mounts} == {
+        "state": str(STATE_PATH),
+        "hook": str(HOOK_PATH),
+    }
+    fixture = load_fixture(suite / "fixture")
+    prefix = (sys.executable, "-m", "bench.memory", "--home", str(tmp_path))
+    provisioner = Provisioner(prefix=prefix, fixture_root=suite / "fixture")
+
+    async def restored_paths() -> dict[str, str]:
+        async with provisioned(provisioner, fixture, "backfilled", "hooks.1") as session:
+            assert session.restored.locations is not None
+            paths = dict(session.restored.locations.paths)
+            hook = (Path(paths["hook"]), Path(paths["state"]))
+            assert "notes/household-spreadsheet.md" in _context(
+                _fire(hook, "recall", _post_tool("Read", "tallybook/export.py")), "PostToolUse"
+            )
+            return paths
+
+    paths = asyncio.run(restored_paths())
+    assert set(paths) == {"state", "hook"} and not any(Path(path).exists() for path in paths.values())

@@ -20,8 +20,6 @@ from bench.provision import (
     ProbeKind,
     ProbeOutcome,
     Provisioner,
-    ProvisionRefused,
-    RefusalReason,
     SnapshotReceipt,
     load_fixture,
     provisioned,
@@ -153,17 +151,18 @@ def test_graph_edge_to_an_unknown_node_fails_restore_and_leaves_nothing(tmp_path
     assert list(home.iterdir()) == []
 
 
-def test_restoring_the_same_run_twice_is_refused(tmp_path: Path, monkeypatch) -> None:
+def test_the_same_run_restored_twice_gets_two_projects_that_never_collide(tmp_path: Path, monkeypatch) -> None:
+    """Runs share the default home (the temp directory), so a project name is salted per restore."""
     monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path / "no-model"))
     home = tmp_path / "home"
-    assert _run_verb(home, "restore", _restore_request()).returncode == 0
-    log: list[CallRecord] = []
-    provisioner = _reference(home)
-    request = provisioner.restore_request(load_fixture(EXAMPLE), "backfilled", "run-x")
-    with pytest.raises(ProvisionRefused) as caught:
-        asyncio.run(provisioner.restore(request, log))
-    assert caught.value.reason_code is RefusalReason.NONZERO_EXIT
-    assert "already exists" in caught.value.diagnostics
+    first, second = (json.loads(_run_verb(home, "restore", _restore_request()).stdout) for _ in range(2))
+    assert first["project"] != second["project"]
+    assert {first["locations"]["paths"]["state"], second["locations"]["paths"]["state"]} == {
+        str(home / first["project"] / "state.sqlite"),
+        str(home / second["project"] / "state.sqlite"),
+    }
+    assert _run_verb(home, "destroy", {"project": first["project"]}).returncode == 0
+    assert not (home / first["project"]).exists() and (home / second["project"] / "hook.py").is_file()
 
 
 def test_corpus_convention(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ def _frozen(verifier: bytes) -> FrozenInputs:
         prompt=Digest.of(b"prompt"),
         verifier=Digest.of(verifier),
         model="claude-sonnet-4-5",
+        memory_systems={"reference": Digest.of(b"reference declaration")},
         budget=Budget(attempts=6, max_usd_cents_per_pair=300, max_tokens_per_arm=200_000, max_wall_seconds_per_arm=900),
         analysis=AnalysisPlan(confidence="0.95"),
     )

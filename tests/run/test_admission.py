@@ -9,6 +9,7 @@ from bench.analysis.admission import ReasonCode
 from bench.analysis.attempt_record import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
 from bench.contracts import Digest
 from bench.fence.fence_record import FenceOutcome, FenceRecord
+from bench.gateway import Mode
 from bench.packaging.certify import CertificationReport, Finding, FindingKind, Verdict
 from bench.provision.receipt import PairVerdict
 from bench.run.admit import exclusion
@@ -47,11 +48,14 @@ def pair(verdict: PairVerdict = PairVerdict.VALID) -> PairRecord:
     return PairRecord(
         challenge_id="c",
         attempt=1,
+        system="memory",
         model="m",
+        gateway_mode=Mode.POLICY,
         image_id=f"sha256:{SHA}",
         start=D,
         spec_diff=D,
         fence=D,
+        order=("control", "memory"),
         arms=(D, D),
         verdict=verdict,
         reasons=reasons,
@@ -64,6 +68,8 @@ def record(completion: Completion = Completion.COMPLETED) -> PairedAttempt:
         challenge="c",
         fixture=D,
         model="m",
+        gateway_mode=Mode.POLICY,
+        policy=D,
         control_condition="no-memory",
         treatment_condition="memory",
         manifest=D,

@@ -113,6 +113,19 @@ class StoreContract(abc.ABC):
         with pytest.raises(ObjectMissing):
             list(store.get_many([Digest.of(b"never stored")]))
 
+    def test_a_bulk_write_stores_each_object_once_and_shows_it_only_when_it_ends(self, store: Store) -> None:
+        before = store.put_bytes(b"already stored")
+        datas = [b"already stored", os.urandom(PACK_LIMIT + 1), b"", *(os.urandom(5000) for _ in range(600))]
+        datas.append(datas[3])  # the same bytes twice in one write
+        with store.batch():
+            digests = store.put_many(datas)
+            assert not in_another_thread(lambda: store.has(digests[3]))
+            assert store.get_bytes(digests[3]) == datas[3], "a batch reads its own writes"
+        assert digests == [Digest.of(data) for data in datas] and digests[0] == before
+        assert [data for _, data in store.get_many(digests)] == datas
+        assert sorted(store.digests()) == sorted(set(digests))
+        assert store.put_many([b"a document", b"x"], document=True) and store.is_document(Digest.of(b"a document"))
+
     def test_documents_round_trip_through_their_contract(self, store: Store) -> None:
         blob = store.put_bytes(b"content")
         tree = TreeObject(entries=(TreeEntry(name="f", kind=EntryKind.FILE, digest=blob, size=7),))

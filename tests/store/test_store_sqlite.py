@@ -1,5 +1,5 @@
-"""The store contract on a store directory (SQLite index and loose files), and what only that backend does:
-packing, loose files, several processes, a writer killed mid-ingest."""
+"""The store contract on a store directory (SQLite index, packs and loose files), and what only that backend does:
+inline rows, packs, loose files, an old store's migration, several processes, a writer killed mid-ingest."""
 
 from __future__ import annotations
 
@@ -14,11 +14,13 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import pytest
 from store_contract import StoreContract
 
 from bench.contracts import Digest
 from bench.store import PACK_LIMIT, Store, TreeObject, tree_from_directory
-from bench.store.backends import SqliteBackend
+from bench.store.backends import INLINE_LIMIT, SqliteBackend
+from bench.store.backends.packs import pack_names, pack_path
 from bench.store.fsck import FsckStatus, fsck
 from bench.store.gc import gc
 
@@ -65,16 +67,89 @@ def test_gc_removes_the_loose_files_of_what_it_deletes(store: Store) -> None:
     assert not _backend(store).loose_path(garbage.hex).exists()
 
 
-def test_fsck_reports_a_lost_loose_file_as_missing_from_the_index(store: Store, tmp_path: Path) -> None:
-    (tmp_path / "tree").mkdir()
-    (tmp_path / "tree" / "big").write_bytes(os.urandom(PACK_LIMIT))
-    tree = tree_from_directory(store, tmp_path / "tree")
-    store.set_ref("kept", tree)
-    blob = store.get_document(tree, TreeObject).entries[0].digest
+def test_fsck_reports_a_lost_loose_file_as_missing_from_the_index(store: Store) -> None:
+    blob = store.put_bytes(os.urandom(PACK_LIMIT))
     _backend(store).loose_path(blob.hex).unlink()
     report = fsck(store)
     assert report.status is FsckStatus.MISSING
-    assert blob in report.missing and "index" in report.missing[blob]
+    assert report.missing == {blob: ["index"]}
+
+
+def test_a_bulk_write_packs_its_larger_objects_into_one_file(store: Store, tmp_path: Path) -> None:
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "big").write_bytes(os.urandom(PACK_LIMIT))
+    (tmp_path / "tree" / "medium").write_bytes(os.urandom(INLINE_LIMIT))
+    (tmp_path / "tree" / "small").write_bytes(b"x" * (INLINE_LIMIT - 1))
+    tree = tree_from_directory(store, tmp_path / "tree")
+    entries = {entry.name: entry.digest for entry in store.get_document(tree, TreeObject).entries}
+    with _index(store) as index:
+        placed = dict(index.execute("SELECT hex, pack IS NOT NULL FROM objects").fetchall())
+    assert placed[entries["big"].hex] and placed[entries["medium"].hex] and not placed[entries["small"].hex]
+    assert not placed[tree.hex], "a directory object is small: a row"
+    assert len(pack_names(_backend(store).packs)) == 1 and not list((_backend(store).root / "objects").glob("??/*"))
+    assert store.get_bytes(entries["big"]) == (tmp_path / "tree" / "big").read_bytes()
+    pack_path(_backend(store).packs, pack_names(_backend(store).packs)[0]).unlink()
+    report = fsck(store)
+    assert report.status is FsckStatus.MISSING
+    assert set(report.missing) == {entries["big"], entries["medium"]}
+
+
+def test_a_transaction_reads_its_own_packed_writes_and_a_rollback_removes_its_pack(store: Store) -> None:
+    data = [os.urandom(INLINE_LIMIT + index) for index in range(3)]
+    with store.batch():
+        first = store.put_many(data[:1])[0]
+        with pytest.raises(RuntimeError), store.batch():
+            undone = store.put_many(data[1:2])[0]
+            assert store.get_bytes(undone) == data[1]
+            raise RuntimeError
+        assert store.get_bytes(first) == data[0] and not store.has(undone)
+        kept = store.put_many(data[2:])[0]
+    assert [store.get_bytes(digest) for digest in (first, kept)] == [data[0], data[2]]
+    (name,) = pack_names(_backend(store).packs)
+    assert pack_path(_backend(store).packs, name).stat().st_size == len(data[0]) + len(data[2]), (
+        "the savepoint's bytes are cut"
+    )
+    with pytest.raises(RuntimeError), store.batch():
+        store.put_many([os.urandom(INLINE_LIMIT)])
+        raise RuntimeError
+    assert pack_names(_backend(store).packs) == [name], "a rolled-back transaction leaves no pack"
+    assert store.put_many(data) == [first, undone, kept]
+    assert len(pack_names(_backend(store).packs)) == 2, "only the object not stored yet was written again"
+
+
+def test_gc_removes_a_pack_once_none_of_its_objects_is_kept(store: Store) -> None:
+    kept, dropped = store.put_many([os.urandom(INLINE_LIMIT), os.urandom(INLINE_LIMIT)])
+    store.set_ref("kept", kept)
+    assert gc(store, grace_seconds=0).deleted == 1
+    assert not store.has(dropped) and store.get_bytes(kept) and len(pack_names(_backend(store).packs)) == 1
+    store.delete_ref("kept")
+    assert gc(store, grace_seconds=0).deleted == 1
+    assert pack_names(_backend(store).packs) == []
+
+
+def test_a_store_made_before_packs_is_migrated_in_place(tmp_path: Path) -> None:
+    root = tmp_path / "old"
+    root.mkdir()
+    small, large = b"an old small object", os.urandom(PACK_LIMIT)
+    with contextlib.closing(sqlite3.connect(root / "index.sqlite", isolation_level=None)) as index:
+        index.executescript(OLD_SCHEMA)
+        for data in (small, large):
+            digest = Digest.of(data)
+            index.execute(
+                "INSERT INTO objects VALUES (?, ?, 0, ?, 0)", (digest.hex, len(data), data if data is small else None)
+            )
+    (root / "objects" / Digest.of(large).hex[:2]).mkdir(parents=True)
+    (root / "objects" / Digest.of(large).hex[:2] / Digest.of(large).hex).write_bytes(large)
+    store = Store(root)
+    assert store.get_bytes(Digest.of(small)) == small and store.get_bytes(Digest.of(large)) == large
+    packed = store.put_many([os.urandom(INLINE_LIMIT)])[0]
+    assert Store(root).has(packed) and fsck(Store(root)).status is FsckStatus.CLEAN
+
+
+OLD_SCHEMA = """
+CREATE TABLE objects (hex TEXT PRIMARY KEY, size INTEGER NOT NULL, is_document INTEGER NOT NULL, data BLOB,
+                      created REAL NOT NULL);
+"""
 
 
 def _write_same_objects(root: str) -> list[Digest]:
@@ -95,22 +170,19 @@ def test_several_processes_writing_the_same_objects_agree(tmp_path: Path) -> Non
     assert sum(1 for _ in store.digests()) == 201
 
 
-# The writer announces when it is halfway through the ingest (loose files linked, packed rows written but not
-# committed) and waits there, so the kill lands mid-write on a fast machine as on a slow one.
+# The writer announces once its first batch is in its pack (a quarter of the big files; no row committed) and
+# waits there, so the kill lands mid-write on a fast machine as on a slow one.
 INGEST = """
 import sys, time
 from pathlib import Path
 from bench.store import Store, tree_from_directory
 
 class Announcing(Store):
-    written = 0
-    def put_bytes(self, data, **kwargs):
-        digest = super().put_bytes(data, **kwargs)
-        self.written += 1
-        if self.written == 1000:
-            print("halfway", flush=True)
-            time.sleep(60)
-        return digest
+    def put_many(self, datas, **kwargs):
+        digests = super().put_many(datas, **kwargs)
+        print("halfway", flush=True)
+        time.sleep(60)
+        return digests
 
 tree_from_directory(Announcing(sys.argv[1]), Path(sys.argv[2]))
 """
@@ -130,15 +202,12 @@ def test_a_writer_killed_mid_ingest_leaves_no_partial_object(tmp_path: Path) -> 
     assert writer.returncode == -signal.SIGKILL
 
     store = Store(root)
-    visible = {digest.hex for digest in store.digests()}
-    loose_files = {path.name for path in (root / "objects").glob("??/*")}
-    assert not visible, "the ingest is one transaction: nothing of it may be visible"
-    assert len(loose_files) == 16, "the large files were linked in before the kill"
+    assert not list(store.digests()), "the ingest is one transaction: nothing of it may be visible"
+    (pack,) = pack_names(root / "packs")
+    assert pack_path(root / "packs", pack).stat().st_size > 0, "the big files were written to the pack before the kill"
     report = fsck(store)
     assert report.status is FsckStatus.CLEAN, (report.corrupt, report.missing)
-    assert report.stale_temporaries == 16, "linked but never recorded"
-    for digest in store.digests():
-        store.get_bytes(digest)  # every visible object is whole
-    # Bytes linked but never recorded stay invisible, and gc sweeps them.
-    assert gc(store, grace_seconds=0).temporaries_removed == 16
-    assert not list((root / "objects").glob("??/*"))
+    assert report.stale_temporaries == 1, "written but never recorded"
+    # Bytes written but never recorded stay invisible, and gc sweeps them.
+    assert gc(store, grace_seconds=0).temporaries_removed == 1
+    assert pack_names(root / "packs") == []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.contracts import PortablePath
+from bench.contracts import PortablePath, canonical_bytes
 from bench.errors import ContractError, SourceError
 from bench.store import (
     EntryKind,
@@ -109,3 +109,25 @@ def test_export_refuses_a_non_empty_destination(store: Store, tmp_path: Path) ->
     with pytest.raises(ContractError, match="not empty"):
         export_tree(store, tree, tmp_path / "busy")
     assert (tmp_path / "busy" / "keep").read_text() == "mine"
+
+
+def test_directory_objects_are_the_canonical_bytes_of_their_contract(store: Store, tmp_path: Path) -> None:
+    # The builder encodes directory objects from plain values; each must be exactly its TreeObject's bytes.
+    source = _sample(tmp_path / "s")
+    for index in range(2500):  # more leaves than one bulk write holds
+        (source / "src" / f"f{index:04}.txt").write_bytes(f"file {index}\n".encode() * (index % 700))
+    tree = tree_from_directory(store, source)
+    directories = [tree] + [entry.digest for _, entry in walk_tree(store, tree) if entry.kind is EntryKind.DIRECTORY]
+    for digest in directories:
+        assert store.get_bytes(digest) == canonical_bytes(store.get_document(digest, TreeObject))
+        assert store.is_document(digest)
+    entries = {str(path): entry for path, entry in walk_tree(store, tree)}
+    assert entries["src/f2499.txt"].size == len(b"file 2499\n") * (2499 % 700)
+    assert store.get_bytes(entries["src/f0700.txt"].digest) == b""
+
+
+def test_walk_tree_lists_directories_before_their_contents_in_name_order(store: Store) -> None:
+    names = ["a/b/c", "a/b.txt", "a/c/d", "b", "a.txt", "a/a"]
+    tree = tree_from_entries(store, [FileEntry(PortablePath(name), EntryKind.FILE, name.encode()) for name in names])
+    walked = [str(path) for path, _ in walk_tree(store, tree)]
+    assert walked == ["a", "a/a", "a/b", "a/b/c", "a/b.txt", "a/c", "a/c/d", "a.txt", "b"]

@@ -15,6 +15,7 @@ from bench.suite.suite import ChallengeCategory, Suite
 
 MEMORY_CHALLENGES = ["harbor-holds", "transaction-memo", "spreadsheet-export"]
 CONTROL = "rule-letter-case"
+MEMORY_SEARCH = "mcp__memory__search_nodes"  # server-memory's search tool, as the declared server "memory" offers it
 
 
 def _policy(suite: Suite, challenge_id: str, workspace: str) -> Policy:
@@ -43,7 +44,7 @@ def test_every_tool_call_is_tied_to_a_turn_so_a_session_always_ends(suite: Suite
     assert not any(isinstance(reply, ToolUseReply) for reply in policy.default)
     for rule in policy.rules:
         for reply in rule.reply:
-            if isinstance(reply, ToolUseReply):
+            if isinstance(reply, ToolUseReply) and reply.name != MEMORY_SEARCH:
                 assert str(reply.input["file_path"]).startswith("/workspace/"), rule.name
 
 
@@ -80,3 +81,15 @@ def test_the_control_runs_the_same_rules_in_both_arms(
         workspace = fresh_workspace(name)
         runs.append(drive(_policy(suite, CONTROL, str(workspace)), workspace, _prompts(suite, CONTROL), state))
     assert runs[0] == runs[1] == ["read-rules", "fold-case", "default"]
+
+
+@pytest.mark.parametrize("challenge_id", [*MEMORY_CHALLENGES, CONTROL])
+def test_the_memory_search_is_called_only_where_the_request_offers_it(suite: Suite, challenge_id: str) -> None:
+    """Every rule calling the search tool conditions on the request offering it, on the first turn only; the rest
+    of each path is the same rules, so a fact found only decides what follows when it came back in the result."""
+    policy = _policy(suite, challenge_id, "/workspace")
+    searching = [
+        r for r in policy.rules if any(isinstance(b, ToolUseReply) and b.name == MEMORY_SEARCH for b in r.reply)
+    ]
+    assert searching and all(r.when.offers == (MEMORY_SEARCH,) and r.when.turn == 1 for r in searching)
+    assert all(not r.when.offers for r in policy.rules if r not in searching)

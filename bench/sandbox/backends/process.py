@@ -339,7 +339,7 @@ class ProcessBackend(SandboxBackend):
     @contextmanager
     def _root(self, spec: ContainerSpec, home_dirs: tuple[PurePosixPath, ...] = ()) -> Iterator[_Root]:
         self.require_network(spec.network.mode)
-        self.image(spec.image_id)
+        self.image(spec.effective_image())
         _user(spec)
         owned = self.boxes / self.lease.owner
         owned.mkdir(parents=True, exist_ok=True)

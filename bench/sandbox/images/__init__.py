@@ -2,7 +2,7 @@
 their archives travel through the store to other nodes."""
 
 from .archive import ImageArchive, StoreImages, archive_image
-from .build import BuildResult, build_image, cache_dir
+from .build import BuildResult, build_image, build_layer, cache_dir
 from .registry import ImageName, ImageRecord, find_image, list_images, newest_image_id, require_image
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "StoreImages",
     "archive_image",
     "build_image",
+    "build_layer",
     "cache_dir",
     "find_image",
     "list_images",

@@ -1,7 +1,8 @@
 """Building the images: idempotent (an image whose recipe label and inputs digest match is reused) and timed.
 
 tiny and base are rootfs tarballs imported through the backend (``docker import`` on Docker); agent is a layer the
-backend builds on the base image's ID (``docker build``). Without a backend given, the default one is used. The
+backend builds on the base image's ID (``docker build``), and a memory system's image a layer on the agent image's
+(:func:`build_layer`, from the packages its declaration names). Without a backend given, the default one is used. The
 rootfs and CLI downloads are cached under :func:`cache_dir`, so even a rebuild after the engine lost its
 images fetches nothing.
 """
@@ -17,15 +18,17 @@ from pathlib import Path
 from ...contracts import Digest, Sha256
 from ...errors import SandboxError
 from ...store import Store
+from ...suite.memory_system import ImageLayer
 from ..backends import SandboxBackend
 from ..layout import BASE_ENV
 from .agent import agent_context, agent_inputs, fetch_cli
 from .archive import archive_image
 from .debian import DebianRecipe, base_rootfs, configured_mirror, host_codename
+from .layer import fetch_npm, fetch_wheels, layer_context, layer_inputs
 from .registry import INPUTS_LABEL, RECIPE_LABEL, ImageName, ImageRecord, find_image, list_images, using
 from .tiny import tiny_rootfs
 
-__all__ = ["BuildResult", "build_image", "cache_dir"]
+__all__ = ["BuildResult", "build_image", "build_layer", "cache_dir"]
 
 
 @dataclass(frozen=True)
@@ -94,9 +97,37 @@ def _build(name: ImageName, backend: SandboxBackend) -> BuildResult:
         inputs = recipe.inputs
         if find_image(name, inputs, backend) is None:
             _import(backend, name, inputs, base_rootfs(recipe, cache))
-    else:
+    elif name is ImageName.AGENT:
         inputs = _build_agent(backend, cache)
+    else:
+        raise SandboxError(
+            "a layer image is built from a memory system's declared packages (build_layer), not by name; "
+            "the suite plan builds each system's layer"
+        )
+    return _found(name, inputs, backend, before, started)
+
+
+def _found(name: ImageName, inputs: str, backend: SandboxBackend, before: set[str], started: float) -> BuildResult:
     record = find_image(name, inputs, backend)
     if record is None:
         raise SandboxError(f"the {name.value} image was built but no image carries inputs {inputs}")
     return BuildResult(record=record, built=record.image_id not in before, seconds=time.monotonic() - started)
+
+
+def build_layer(layer: ImageLayer, backend: SandboxBackend | None = None) -> BuildResult:
+    """The agent image plus ``layer``'s packages, built unless an image with the same inputs exists."""
+    with using(backend) as images:
+        cache = cache_dir()
+        cache.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        before = {record.image_id for record in list_images(images) if record.name is ImageName.LAYER}
+        agent = build_image(ImageName.AGENT, images).record.image_id
+        npm = fetch_npm(cache, layer.npm) if layer.npm else None
+        wheels = fetch_wheels(cache, layer.pip) if layer.pip else None
+        inputs = layer_inputs(agent, layer, npm, wheels)
+        if find_image(ImageName.LAYER, inputs, images) is None:
+            with tempfile.TemporaryDirectory(dir=cache, prefix="context-") as work:
+                context = layer_context(agent, layer, npm, wheels, Path(work) / "context.tar")
+                labels = _labels(ImageName.LAYER, inputs)
+                images.build_image(context, tag=f"sandbox-layer:{inputs[:12]}", labels=labels)
+        return _found(ImageName.LAYER, inputs, images, before, started)

@@ -38,6 +38,7 @@ class ImageName(enum.StrEnum):
     TINY = "tiny"  # busybox-static, for fast tests
     BASE = "base"  # Debian minbase with python3 and git
     AGENT = "agent"  # base plus the coding-agent CLI
+    LAYER = "layer"  # agent plus one memory system's declared packages (built from its declaration)
 
 
 @dataclass(frozen=True)

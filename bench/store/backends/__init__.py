@@ -2,6 +2,6 @@
 
 from .base import ObjectInfo, StoreBackend
 from .memory import MemoryBackend
-from .sqlite import PACK_LIMIT, SqliteBackend
+from .sqlite import INLINE_LIMIT, PACK_LIMIT, SqliteBackend
 
-__all__ = ["PACK_LIMIT", "MemoryBackend", "ObjectInfo", "SqliteBackend", "StoreBackend"]
+__all__ = ["INLINE_LIMIT", "PACK_LIMIT", "MemoryBackend", "ObjectInfo", "SqliteBackend", "StoreBackend"]

@@ -65,6 +65,12 @@ class StoreBackend(abc.ABC):
     def put(self, digest: Digest, data: bytes, *, document: bool) -> None:
         """Keep ``data`` under ``digest`` (computed by the caller); an object that exists is success."""
 
+    def put_many(self, items: Sequence[tuple[Digest, bytes]], *, document: bool) -> None:
+        """:meth:`put` of every ``(digest, data)`` in ``items``, in one transaction; override to write in bulk."""
+        with self.transaction():
+            for digest, data in items:
+                self.put(digest, data, document=document)
+
     @abc.abstractmethod
     def get(self, digest: Digest) -> bytes | None:
         """The stored bytes of ``digest``, unverified; None if absent or its bytes are lost."""

@@ -1,16 +1,19 @@
-"""Today's store: one SQLite index holding small objects, refs and the action cache, plus loose files.
+"""Today's store: one SQLite index of objects, refs and the action cache; bytes in rows, packs or loose files.
 
 Layout of a store directory::
 
-    index.sqlite        small objects (packed), refs, the action cache
-    objects/ab/<hex>    loose objects of PACK_LIMIT bytes or more
+    index.sqlite        every object's row (small objects' bytes inline), refs, the action cache
+    packs/<name>.pack   the bytes of bulk writes (a tree's files), one pack per transaction (see packs.py)
+    objects/ab/<hex>    objects of PACK_LIMIT bytes or more written one at a time (loose)
     tmp/                in-flight loose writes; never visible as objects
 
 One SQLite file in WAL mode serves several processes at once: SQLite serialises writers itself, so the store
-takes no locks of its own, and a transaction is the unit of atomicity. Packing small objects here is what makes
-10,000 small objects cost one transaction instead of 10,000 file creates. A write is visible only once its row
-commits: loose bytes are written to ``tmp/``, fsynced and hard-linked into place (an existing file is success),
-then the row is inserted. This module holds all of the package's SQL.
+takes no locks of its own, and a transaction is the unit of atomicity. Keeping small objects in rows is what
+makes 10,000 small objects cost one transaction instead of 10,000 file creates; appending a bulk write's bytes to
+one pack is what makes them cost one file write instead of two (a row's bytes go to the WAL and again to the
+database at the checkpoint). A write is visible only once its row commits: loose bytes are written to ``tmp/``,
+fsynced and hard-linked into place (an existing file is success), a pack is synced before its transaction
+commits, then the row is visible. This module holds all of the package's SQL.
 """
 
 from __future__ import annotations
@@ -20,31 +23,35 @@ import math
 import os
 import sqlite3
 import tempfile
-import threading
 import time
-import weakref
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Iterable, Iterator, Sequence, Sized
 from pathlib import Path
 
 from ...contracts import Digest
 from ...errors import StoreError
 from .base import ObjectInfo, StoreBackend
+from .packs import PackReader, pack_names, pack_path
 from .sqlite_errors import translate_sqlite_errors
+from .transactions import Database
 
-__all__ = ["PACK_LIMIT", "SqliteBackend"]
+__all__ = ["INLINE_LIMIT", "PACK_LIMIT", "SqliteBackend"]
 
-# Objects below this size are packed into SQLite; measured in benchmarks/store_ingest.py.
+# A single put keeps an object below this size in its row and writes a larger one as a loose file.
 PACK_LIMIT = 256 * 1024
-_BATCH = 500  # objects per query in get_many; well under SQLite's limit on bound parameters
+# A bulk put keeps an object below this size in its row and appends a larger one to its transaction's pack: a
+# row costs a fixed overhead that dwarfs a small object's bytes, a pack entry costs its bytes once.
+INLINE_LIMIT = 1024
+_BATCH = 500  # objects per query in get_many and put_many; well under SQLite's limit on bound parameters
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (
     hex TEXT PRIMARY KEY,
     size INTEGER NOT NULL,
     is_document INTEGER NOT NULL,
-    data BLOB,                      -- NULL: the bytes are a loose file
-    created REAL NOT NULL
+    data BLOB,                      -- NULL: the bytes are in a pack, or else a loose file
+    created REAL NOT NULL,
+    pack TEXT,                      -- the pack holding the bytes, at pack_offset
+    pack_offset INTEGER
 );                                  -- a rowid table: SQLite keeps large rows out of the key b-tree this way
 CREATE TABLE IF NOT EXISTS refs (
     name TEXT PRIMARY KEY,
@@ -63,96 +70,9 @@ CREATE TABLE IF NOT EXISTS produced (
     PRIMARY KEY (output, result)
 ) WITHOUT ROWID;
 """
-
-# SQLite forbids carrying a connection across fork() (a child's close can drop the parent's locks and lose
-# writes), and doit's workers and process pools fork. So every open database closes its idle connection before
-# a fork, and a connection inherited anyway is abandoned unclosed in the child and replaced.
-_OPEN: weakref.WeakSet[_Database] = weakref.WeakSet()
-_ABANDONED: list[sqlite3.Connection] = []
-
-
-def _close_before_fork() -> None:
-    for database in list(_OPEN):
-        if getattr(database._local, "depth", 0) == 0:
-            database.close()
-
-
-os.register_at_fork(before=_close_before_fork)
-
-
-class _Database:
-    """A per-thread SQLite connection to ``path`` with nestable transactions (savepoints inside the outer one)
-    and work deferred until the outermost commit."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._local = threading.local()
-        _OPEN.add(self)
-        self.connection.executescript(_SCHEMA)
-
-    @property
-    def connection(self) -> sqlite3.Connection:
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
-        if connection is not None and self._local.pid != os.getpid():
-            _ABANDONED.append(connection)  # inherited through fork: never use it, never close it here
-            connection = None
-        if connection is None:
-            connection = sqlite3.connect(self.path, timeout=120, isolation_level=None, check_same_thread=False)
-            # Takes effect only when the file is created: large pages keep a packed object on one page, which
-            # measured 2.7x faster than 4 KiB pages for 7 KB objects (benchmarks/store_ingest.py).
-            connection.execute("PRAGMA page_size=65536")
-            connection.execute("PRAGMA journal_mode=WAL")
-            # NORMAL in WAL mode: a committed transaction survives a killed process; only a power cut may lose
-            # the newest ones, and never corrupts the file.
-            connection.execute("PRAGMA synchronous=NORMAL")
-            self._local.connection = connection
-            self._local.pid = os.getpid()
-            self._local.depth = 0
-            self._local.deferred = []
-        return connection
-
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        connection = self.connection
-        depth: int = self._local.depth
-        deferred: list[Callable[[], object]] = self._local.deferred
-        mark = len(deferred)
-        # IMMEDIATE takes the write lock at once: a transaction that reads first and writes later cannot then
-        # fail to upgrade its lock because another writer got in between.
-        connection.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT s{depth}")
-        self._local.depth = depth + 1
-        try:
-            yield
-        except BaseException:
-            self._local.depth = depth
-            if depth == 0:
-                connection.execute("ROLLBACK")
-            else:
-                connection.execute(f"ROLLBACK TO s{depth}")
-                connection.execute(f"RELEASE s{depth}")
-            del deferred[mark:]
-            raise
-        self._local.depth = depth
-        if depth > 0:
-            connection.execute(f"RELEASE s{depth}")
-            return
-        self._local.deferred = []
-        connection.execute("COMMIT")
-        for action in deferred:
-            action()
-
-    def after_commit(self, action: Callable[[], object]) -> None:
-        """Run ``action`` once this thread's writes are committed: now, outside a transaction."""
-        if self._local.depth == 0:
-            action()
-        else:
-            self._local.deferred.append(action)
-
-    def close(self) -> None:
-        connection = getattr(self._local, "connection", None)
-        if connection is not None:
-            connection.close()
-            self._local.connection = None
+# Stores made before packs existed lack the two pack columns; the index needs them.
+_PACK_COLUMNS = ("ALTER TABLE objects ADD COLUMN pack TEXT", "ALTER TABLE objects ADD COLUMN pack_offset INTEGER")
+_COLUMNS = "hex, size, is_document, data, created, pack, pack_offset"
 
 
 @translate_sqlite_errors
@@ -161,15 +81,24 @@ class SqliteBackend(StoreBackend):
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.packs = root / "packs"
         try:
-            (root / "objects").mkdir(parents=True, exist_ok=True)
-            (root / "tmp").mkdir(exist_ok=True)
+            for directory in (root / "objects", self.packs, root / "tmp"):
+                directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(
                 f"cannot create the store at {root}: {exc.strerror}; check the path and its permissions"
             ) from exc
         self._location = str(root.resolve())
-        self._db = _Database(root / "index.sqlite")
+        self._db = Database(root / "index.sqlite", self.packs)
+        self._db.connection.executescript(_SCHEMA)
+        if not self._has_pack_columns():
+            with self._db.transaction():
+                for statement in _PACK_COLUMNS if not self._has_pack_columns() else ():
+                    self._execute(statement)
+
+    def _has_pack_columns(self) -> bool:
+        return "pack" in {row[1] for row in self._execute("PRAGMA table_info(objects)")}
 
     def __repr__(self) -> str:
         return f"SqliteBackend({str(self.root)!r})"
@@ -190,16 +119,52 @@ class SqliteBackend(StoreBackend):
         return self.root / "objects" / hex_[:2] / hex_
 
     def put(self, digest: Digest, data: bytes, *, document: bool) -> None:
-        packed: bytes | None = data
+        # Outside a transaction, an object already stored costs a read, not a write transaction: a no-op rerun
+        # stores every action key again, and a thousand write transactions would wait on each other and the disk.
+        if (len(data) >= PACK_LIMIT or not self._db.in_transaction) and self.stat(digest) is not None:
+            return
+        inline: bytes | None = data
         if len(data) >= PACK_LIMIT:
-            if self.stat(digest) is not None:
-                return
             self._write_loose(digest, data)
-            packed = None
+            inline = None
         self._execute(
-            "INSERT OR IGNORE INTO objects (hex, size, is_document, data, created) VALUES (?, ?, ?, ?, ?)",
-            (digest.hex, len(data), int(document), packed, time.time()),
+            f"INSERT OR IGNORE INTO objects ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, NULL, NULL)",
+            (digest.hex, len(data), int(document), inline, time.time()),
         )
+
+    def put_many(self, items: Sequence[tuple[Digest, bytes]], *, document: bool) -> None:
+        """One transaction: objects below INLINE_LIMIT become rows, the others are appended to its pack."""
+        with self.transaction():
+            for start in range(0, len(items), _BATCH):
+                self._put_batch(items[start : start + _BATCH], int(document))
+
+    def _put_batch(self, batch: Sequence[tuple[Digest, bytes]], document: int) -> None:
+        hexes = [digest.hex for digest, _ in batch]
+        present = self._present(hexes)
+        rows: list[tuple[str, int, int, bytes | None, float, str | None, int | None]] = []
+        packed: list[bytes] = []
+        created = time.time()
+        for hex_, (_, data) in zip(hexes, batch, strict=True):
+            if hex_ in present:
+                continue
+            present.add(hex_)
+            size = len(data)
+            if size < INLINE_LIMIT:
+                rows.append((hex_, size, document, data, created, None, None))
+            else:
+                rows.append((hex_, size, document, None, created, None, None))
+                packed.append(data)
+        if packed:
+            pack = self._db.pack()
+            offsets = iter(pack.append(packed))
+            rows = [row if row[3] is not None else (*row[:5], pack.name, next(offsets)) for row in rows]
+        self._db.connection.executemany(
+            f"INSERT OR IGNORE INTO objects ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows
+        )
+
+    def _present(self, hexes: Sequence[str]) -> set[str]:
+        query = f"SELECT hex FROM objects WHERE hex IN {_marks(hexes)}"
+        return {row[0] for row in self._execute(query, hexes)}
 
     def _write_loose(self, digest: Digest, data: bytes) -> None:
         final = self.loose_path(digest.hex)
@@ -217,27 +182,39 @@ class SqliteBackend(StoreBackend):
             os.unlink(temporary)
 
     def get(self, digest: Digest) -> bytes | None:
-        row = self._execute("SELECT size, data FROM objects WHERE hex = ?", (digest.hex,)).fetchone()
-        return self._bytes(digest, row)
+        return next(self.get_many([digest]))
 
     def get_many(self, digests: Sequence[Digest]) -> Iterator[bytes | None]:
         """A batch of objects per query: one round trip per object is most of the cost of reading a tree of
-        small files."""
-        for start in range(0, len(digests), _BATCH):
-            batch = digests[start : start + _BATCH]
-            query = f"SELECT hex, size, data FROM objects WHERE hex IN ({','.join('?' * len(batch))})"
-            rows = {row[0]: row[1:] for row in self._execute(query, [digest.hex for digest in batch])}
-            for digest in batch:
-                yield self._bytes(digest, rows.get(digest.hex))
+        small files. Packed objects of a batch are read together, neighbours in one ``pread``."""
+        with PackReader(self.packs) as reader:
+            for start in range(0, len(digests), _BATCH):
+                yield from self._get_batch(digests[start : start + _BATCH], reader)
 
-    def _bytes(self, digest: Digest, row: tuple[int, bytes | None] | None) -> bytes | None:
-        """The bytes an index row stands for: packed in it, or the loose file it names."""
-        if row is None or row[0] != digest.size:
-            return None
-        if row[1] is not None:
-            return bytes(row[1])
+    def _get_batch(self, batch: Sequence[Digest], reader: PackReader) -> list[bytes | None]:
+        hexes = [digest.hex for digest in batch]
+        query = f"SELECT hex, size, data, pack, pack_offset FROM objects WHERE hex IN {_marks(hexes)}"
+        rows = {row[0]: row[1:] for row in self._execute(query, hexes)}
+        found: list[bytes | None] = [None] * len(batch)
+        packed: list[tuple[int, tuple[str, int, int]]] = []
+        for index, (digest, hex_) in enumerate(zip(batch, hexes, strict=True)):
+            row = rows.get(hex_)
+            if row is None or row[0] != digest.size:
+                continue
+            size, inline, pack, offset = row
+            if inline is not None:
+                found[index] = inline
+            elif pack is not None:
+                packed.append((index, (pack, offset, size)))
+            else:
+                found[index] = self._loose(hex_)
+        for (index, _), data in zip(packed, reader.read_many([where for _, where in packed]), strict=True):
+            found[index] = data
+        return found
+
+    def _loose(self, hex_: str) -> bytes | None:
         try:
-            return self.loose_path(digest.hex).read_bytes()
+            return self.loose_path(hex_).read_bytes()
         except FileNotFoundError:
             return None
 
@@ -255,17 +232,23 @@ class SqliteBackend(StoreBackend):
     def delete(self, digests: Collection[Digest]) -> None:
         if not digests:
             return
+        hexes = [digest.hex for digest in digests]
         with self.transaction():
-            self._db.connection.executemany("DELETE FROM objects WHERE hex = ?", [(digest.hex,) for digest in digests])
+            packs: set[str] = set()
+            for start in range(0, len(hexes), _BATCH):
+                batch = hexes[start : start + _BATCH]
+                query = f"SELECT DISTINCT pack FROM objects WHERE pack IS NOT NULL AND hex IN {_marks(batch)}"
+                packs.update(row[0] for row in self._execute(query, batch))
+            self._db.connection.executemany("DELETE FROM objects WHERE hex = ?", [(hex_,) for hex_ in hexes])
             # One pass over each action table: entries whose result object is gone.
             for table in ("action_results", "produced"):
                 self._execute(
                     f"DELETE FROM {table} WHERE NOT EXISTS "
                     f"(SELECT 1 FROM objects WHERE objects.hex = substr({table}.result, 8, 64))"
                 )
-        # Loose files go only once the deletion is committed: a rollback must find its objects whole.
-        hexes = [digest.hex for digest in digests]
-        self._db.after_commit(lambda: self._unlink(self._unrecorded(hexes)))
+        # Files go only once the deletion is committed: a rollback must find its objects whole. A pack goes
+        # when no row names it any more.
+        self._db.after_commit(lambda: self._unlink(self._unrecorded(hexes) + self._unnamed(packs)))
 
     def _unrecorded(self, hexes: Iterable[str]) -> list[Path]:
         """The loose files of ``hexes`` that exist with no row recording them (a row may be back since: the
@@ -277,6 +260,12 @@ class SqliteBackend(StoreBackend):
             if path.exists() and self._execute("SELECT 1 FROM objects WHERE hex = ?", (hex_,)).fetchone() is None
         ]
 
+    def _unnamed(self, packs: Iterable[str]) -> list[Path]:
+        """The files of ``packs`` that no row names. One pass over the index: an index on the pack column cost
+        40% of a bulk insert, to speed up only gc and fsck."""
+        named = {row[0] for row in self._execute("SELECT DISTINCT pack FROM objects WHERE pack IS NOT NULL")}
+        return [pack_path(self.packs, name) for name in packs if name not in named]
+
     @staticmethod
     def _unlink(paths: Iterable[Path]) -> int:
         removed = 0
@@ -287,9 +276,9 @@ class SqliteBackend(StoreBackend):
         return removed
 
     def _incomplete(self, before: float) -> list[Path]:
-        """Temporaries, and loose files with no row: a writer killed between linking the bytes and recording
-        them. Only those older than ``before``, as a writer in the middle of a transaction has linked files it
-        has not recorded yet."""
+        """Temporaries, loose files with no row (a writer killed between linking the bytes and recording them)
+        and packs no row names (a writer killed before its commit). Only those older than ``before``, as a
+        writer in the middle of a transaction has written files it has not recorded yet."""
 
         def older(path: Path) -> bool:
             try:
@@ -298,7 +287,9 @@ class SqliteBackend(StoreBackend):
                 return False
 
         loose = [path.name for path in (self.root / "objects").glob("??/*") if older(path)]
-        return self._unrecorded(loose) + [path for path in (self.root / "tmp").iterdir() if older(path)]
+        packs = [name for name in pack_names(self.packs) if older(pack_path(self.packs, name))]
+        temporaries = [path for path in (self.root / "tmp").iterdir() if older(path)]
+        return self._unrecorded(loose) + self._unnamed(packs) + temporaries
 
     def count_incomplete(self) -> int:
         return len(self._incomplete(math.inf))
@@ -368,3 +359,8 @@ class SqliteBackend(StoreBackend):
             "SELECT result FROM action_results WHERE recorded >= ? ORDER BY recorded", (since,)
         ).fetchall()
         return [Digest(result) for (result,) in rows]
+
+
+def _marks(values: Sized) -> str:
+    """The parameter list ``(?, ?, ...)`` for ``values``."""
+    return f"({', '.join('?' * len(values))})"

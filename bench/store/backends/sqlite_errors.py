@@ -1,14 +1,19 @@
-"""The sqlite3 boundary: every error SQLite raises leaves the backend as a store error naming the index file.
+"""The backend's boundary: every error SQLite raises leaves it as a store error naming the index file, and every
+``OSError`` from the files beside the index (packs, loose objects) as one naming that file.
 
 A damaged ``index.sqlite`` ("file is not a database", "database disk image is malformed") is
 :class:`~bench.errors.StoreCorrupt` (exit 3, as ``store fsck`` reports corruption); any other SQLite failure
-(a lock held too long, a read-only file, a full disk) is a :class:`~bench.errors.StoreError`. Applied to the
-backend class as a whole, so a method added later is covered without anyone remembering to wrap it.
+(a lock held too long, a read-only file, a full disk) is a :class:`~bench.errors.StoreError`. A pack or loose
+file that is not what the store wrote (a directory in its place, an I/O error reading it) is corrupt too; a file
+that cannot be written or opened (a full disk, permissions) is a store error. (A pack cut short or altered reads
+back as bytes that fail their hash: the store refuses them as :class:`~bench.errors.ObjectCorrupt`.) Applied to
+the backend class as a whole, so a method added later is covered without anyone remembering to wrap it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import inspect
 import sqlite3
@@ -22,14 +27,27 @@ __all__ = ["translate_sqlite_errors"]
 
 C = TypeVar("C", bound=type)
 _DAMAGE = ("malformed", "not a database", "corrupt")
+# What reading a store file answers when the file is not what the store wrote there.
+_DAMAGED_FILE = {errno.EIO, errno.EISDIR, errno.ENOTDIR, errno.EUCLEAN, errno.EBADMSG}
+_ERRORS = (sqlite3.Error, OSError)
 
 
-def _translated(backend: Any, exc: sqlite3.Error) -> StoreError:
-    where = Path(getattr(backend, "root", ".")) / "index.sqlite"
+def _translated(backend: Any, exc: sqlite3.Error | OSError) -> StoreError:
+    root = Path(getattr(backend, "root", "."))
+    if isinstance(exc, OSError):
+        where = str(exc.filename or root)
+        if exc.errno in _DAMAGED_FILE:
+            return StoreCorrupt(where, exc.strerror or str(exc), what="file")
+        return StoreError(
+            f"the store file {where} cannot be used: {exc.strerror or exc}",
+            path=where,
+            hint="check the free space and the permissions of the store directory",
+        )
+    where = str(root / "index.sqlite")
     damaged = type(exc) is sqlite3.DatabaseError or any(word in str(exc) for word in _DAMAGE)
     if damaged:
-        return StoreCorrupt(str(where), str(exc))
-    return StoreError(f"the store index {where} cannot be used: {exc}", path=str(where))
+        return StoreCorrupt(where, str(exc))
+    return StoreError(f"the store index {where} cannot be used: {exc}", path=where)
 
 
 def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -47,7 +65,7 @@ def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
         def generator(self: Any, *args: Any, **kwargs: Any) -> Any:
             try:
                 yield from function(self, *args, **kwargs)
-            except sqlite3.Error as exc:
+            except _ERRORS as exc:
                 raise _translated(self, exc) from exc
 
         return generator
@@ -56,7 +74,7 @@ def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return function(self, *args, **kwargs)
-        except sqlite3.Error as exc:
+        except _ERRORS as exc:
             raise _translated(self, exc) from exc
 
     return method
@@ -64,10 +82,17 @@ def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
 
 @contextlib.contextmanager
 def _guarded(backend: Any, manager: contextlib.AbstractContextManager[Any]) -> Iterator[Any]:
+    inside: BaseException | None = None
     try:
         with manager as value:
-            yield value
-    except sqlite3.Error as exc:
+            try:
+                yield value
+            except BaseException as exc:
+                inside = exc
+                raise
+    except _ERRORS as exc:
+        if exc is inside and isinstance(exc, OSError):
+            raise  # the block's own: a file it read that is no store file (a tree's source), not the store's
         raise _translated(backend, exc) from exc
 
 

@@ -92,10 +92,11 @@ def create_container(client: Client, spec: ContainerSpec, network: str, labels: 
     """Create (not start) the container ``spec`` describes: limits, no capabilities, the lease labels."""
     mounts = [Mount(m.target, m.source, type="bind", read_only=m.read_only) for m in spec.effective_mounts()]
     limits = spec.limits
-    with engine_errors(f"creating a container from {spec.image_id}"):
+    image = spec.effective_image()
+    with engine_errors(f"creating a container from {image}"):
         try:
             return client.containers.create(
-                image=spec.image_id,
+                image=image,
                 command=list(spec.command),
                 user=spec.user,
                 environment=spec.effective_env(),
@@ -114,7 +115,7 @@ def create_container(client: Client, spec: ContainerSpec, network: str, labels: 
             )
         except docker.errors.ImageNotFound as exc:
             raise SandboxError(
-                f"image {spec.image_id} is not in the local engine; build it with `stele-bench image build NAME`"
+                f"image {image} is not in the local engine; build it with `stele-bench image build NAME`"
             ) from exc
 
 

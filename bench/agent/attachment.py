@@ -1,0 +1,85 @@
+"""A treatment arm's attachment, made from its memory system's declaration and what its restore reported.
+
+The runner learns no system's schema: it writes the two Claude Code configuration files the declaration gives
+(the agent user's ``~/.claude/settings.json`` and the user-level MCP configuration ``~/.claude.json``) into a
+runner-owned staging directory, mounts each read-only, mounts every declared restore location at its target, and
+starts the container from the system's image when it declares a layer. Mounted restore locations are made readable
+(writable, where declared) by the container's non-root user; the provisioner's own files keep their content.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..errors import ContractError
+from ..provision.messages import RestoreResponse
+from ..sandbox.layout import USER_HOME
+from ..sandbox.spec import MemoryAttachment, Mount
+from ..suite.memory_system import MemorySystem
+
+__all__ = ["MCP_CONFIG_PATH", "SETTINGS_PATH", "treatment_attachment"]
+
+SETTINGS_PATH = PurePosixPath(USER_HOME) / ".claude" / "settings.json"
+MCP_CONFIG_PATH = PurePosixPath(USER_HOME) / ".claude.json"
+
+
+def _grant(path: Path, writable: bool) -> None:
+    """Let the container's user (not the host user who owns ``path``) read it, or also write it."""
+    file_mode, dir_mode = (0o666, 0o777) if writable else (0o644, 0o755)
+    if path.is_dir():
+        for directory, _, files in os.walk(path):
+            Path(directory).chmod(dir_mode)
+            for name in files:
+                (Path(directory) / name).chmod(file_mode)
+    else:
+        path.chmod(file_mode)
+
+
+def _location(system: MemorySystem, restored: RestoreResponse, name: str) -> Path:
+    paths = restored.locations.paths if restored.locations is not None else {}
+    if name not in paths:
+        raise ContractError(
+            f"memory system {system.name!r} mounts restore location {name!r}, but its restore reported "
+            f"{sorted(paths) or 'no locations'}; report it in the restore response's `locations.paths`",
+            field="locations",
+            expected=name,
+            actual=sorted(paths),
+        )
+    path = Path(paths[name])
+    if not path.exists():
+        raise ContractError(f"memory system {system.name!r}: restore location {name!r} = {path} does not exist")
+    return path
+
+
+def _write(staging: Path, name: str, data: dict[str, Any]) -> Path:
+    path = staging / name
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    path.chmod(0o644)
+    return path
+
+
+def treatment_attachment(
+    system: MemorySystem, restored: RestoreResponse, staging: Path, image_id: str | None
+) -> MemoryAttachment:
+    """The attachment of ``system``'s arm: its configuration files (written to ``staging``) and restored state."""
+    declared = system.attachment
+    staging.chmod(0o755)
+    mounts: list[Mount] = []
+    if declared.settings is not None:
+        settings = _write(staging, "settings.json", dict(declared.settings))
+        mounts.append(Mount(source=str(settings), target=str(SETTINGS_PATH)))
+    if declared.mcp_servers:
+        servers = {
+            name: {"type": "stdio", "command": server.command, "args": list(server.args), "env": dict(server.env)}
+            for name, server in sorted(declared.mcp_servers.items())
+        }
+        config = _write(staging, "mcp.json", {"mcpServers": servers})
+        mounts.append(Mount(source=str(config), target=str(MCP_CONFIG_PATH)))
+    for mount in declared.mounts:
+        source = _location(system, restored, mount.location)
+        _grant(source, mount.writable)
+        mounts.append(Mount(source=str(source), target=mount.target, read_only=not mount.writable))
+    return MemoryAttachment(mounts=tuple(mounts), image_id=image_id)

@@ -1,0 +1,51 @@
+"""The steps through which memory reached the model, by channel: the one list delivery and use both read.
+
+Two kinds of step deliver. An injected step (a hook's context) names its channel itself. A tool result delivers
+only when it answers a call of one of the memory system's declared MCP tools (the memory-tool channel): a result of
+any other tool shows what the agent chose to read, which may be what the agent wrote. A result the harness marked
+as an error delivers nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .memory import MemoryDeclaration
+from .transcript import Channel, StepSource, Transcript
+
+__all__ = ["DeliveringStep", "delivering_steps", "memory_tool_call_ids"]
+
+
+@dataclass(frozen=True)
+class DeliveringStep:
+    index: int
+    channel: Channel
+    text: str
+
+
+def memory_tool_call_ids(transcript: Transcript, memory: MemoryDeclaration) -> frozenset[str]:
+    """The ids of the agent's calls to the declared memory system's tools."""
+    prefixes = memory.tool_prefixes
+    return frozenset(
+        call.id
+        for step in transcript.by_source(StepSource.AGENT)
+        for call in step.tool_calls
+        if prefixes and call.name.startswith(prefixes)
+    )
+
+
+def delivering_steps(transcript: Transcript, memory: MemoryDeclaration) -> tuple[DeliveringStep, ...]:
+    """Every injected step and every memory-tool result, in transcript order."""
+    calls = memory_tool_call_ids(transcript, memory)
+    found = [
+        DeliveringStep(step.index, step.channel, step.text)
+        for step in transcript.by_source(StepSource.INJECTED)
+        if step.channel is not None
+    ]
+    found += [
+        DeliveringStep(step.index, Channel.MEMORY_TOOL_RETRIEVAL, result.text)
+        for step in transcript.by_source(StepSource.TOOL)
+        for result in step.tool_results
+        if result.tool_use_id in calls and not result.is_error
+    ]
+    return tuple(sorted(found, key=lambda delivered: delivered.index))

@@ -1,0 +1,56 @@
+"""How a suite reaches a paid model in forward mode: where, with which key, at what price, within which caps.
+
+Nothing secret is written here. The provider's base URL and its key come from the environment, named by variable
+(``upstream_env``, ``key_env``); the key is read by the gateway and the fence only, fingerprinted, never stored or
+published. Prices are USD per million tokens per model and every cap is an exact decimal.
+
+The money fence needs the provider's quota API (OpenRouter-shaped: ``/api/v1/key`` and ``/api/v1/credits``),
+named by ``fence.quota_url_env``. A provider without one (Anthropic's API has no balance endpoint) can only be
+used by saying so: ``unfenced`` gives the reason, every pair's fence record says it, and the per-arm caps the
+gateway enforces are then the only bound.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated, Self
+
+from pydantic import Field, StringConstraints, model_validator
+
+from ..contracts import ContractModel, Sha256
+from ..gateway.config import UpstreamAuth
+from ..gateway.metering import Price
+
+__all__ = ["FenceDeclaration", "ForwardSettings"]
+
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
+Usd = Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]
+
+
+class FenceDeclaration(ContractModel):
+    quota_url_env: EnvName  # the variable holding the quota API's base URL, e.g. https://openrouter.ai
+    key_sha256: Sha256  # fingerprint of the eval key: a run is never billed to another key by accident
+    production_reserve_usd: Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
+    timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+
+
+class ForwardSettings(ContractModel):
+    upstream_env: EnvName  # the variable holding the provider's Messages API base URL
+    key_env: EnvName  # the variable holding the provider key
+    upstream_auth: UpstreamAuth = UpstreamAuth.X_API_KEY  # how the provider takes it: x-api-key, or bearer (OpenRouter)
+    prices: Annotated[dict[Annotated[str, StringConstraints(min_length=1)], Price], Field(min_length=1)]
+    arm_cap_usd: Usd  # the gateway refuses an arm's requests once its metered cost reaches this
+    pair_cap_usd: Usd  # control plus one treatment; an arm's cap shrinks by what its pairs already spent
+    fence: FenceDeclaration | None = None
+    unfenced: Annotated[str, StringConstraints(min_length=10, max_length=500)] | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if (self.fence is None) == (self.unfenced is None):
+            raise ValueError(
+                "declare exactly one of `fence` (the provider's quota API) or `unfenced` (why this provider has "
+                "none; the per-arm caps are then the only bound)"
+            )
+        if self.arm_cap_usd > self.pair_cap_usd:
+            raise ValueError(f"arm_cap_usd {self.arm_cap_usd} exceeds pair_cap_usd {self.pair_cap_usd}")
+        return self

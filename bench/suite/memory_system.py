@@ -1,0 +1,198 @@
+"""A memory system as a suite declares it: one treatment condition, plugged in only through its provisioner.
+
+A declaration names the system and its version label, the provisioner's argv prefix (``argv[0]`` a command on
+``PATH`` or a path relative to the suite directory; the runner appends ``restore``, ``snapshot`` or ``destroy``),
+the provisioner's timeouts, and its *attachment*: everything the treatment container gets besides the workspace.
+
+- ``settings``: the agent user's Claude Code ``~/.claude/settings.json`` (hooks, for example);
+- ``mcp_servers``: the user-level MCP configuration (``~/.claude.json``), each server launched by the CLI inside
+  the container;
+- ``mounts``: where the state the provisioner restored is mounted, each naming a location its restore response
+  reports (:class:`~bench.provision.messages.RestoreLocations`), read-only unless declared ``writable``;
+- ``image``: Debian, npm and pip packages installed into a per-system agent image, built locally, pinned by ID.
+
+The runner never learns a system's schema: it mounts what restore names where the declaration says, writes the two
+configuration files, and starts the container from the system's image. Nothing here names a particular system.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Annotated, Self
+
+from pydantic import Field, JsonValue, StringConstraints, model_validator
+
+from ..contracts import ContractModel, Digest, canonical_bytes
+from ..errors import ContractError
+
+__all__ = [
+    "CONTROL",
+    "Attachment",
+    "ContainerPath",
+    "ImageLayer",
+    "McpServer",
+    "MemorySystem",
+    "ProvisionerTimeouts",
+    "StateMount",
+    "SystemName",
+    "resolve_provisioner",
+]
+
+# The control arm's condition name: reserved, so no memory system can take it.
+CONTROL = "control"
+SystemName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
+VersionLabel = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")]
+LocationName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
+ServerName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
+ContainerPath = Annotated[
+    str, StringConstraints(pattern=r"^(/[A-Za-z0-9._-]+)+$", max_length=512)
+]  # absolute, plain characters: it is agent-visible and must never carry a '..' or a shell character
+DebianPackage = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9+.-]{1,63}$")]
+NpmPin = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^(@[a-z0-9][a-z0-9._-]*/)?[a-z0-9][a-z0-9._-]*@[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$"
+    ),
+]  # an exact version: a range would let the registry change the image under the same declaration
+PipPin = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9][0-9A-Za-z.+!-]*$")]
+_DOT_SEGMENT = re.compile(r"(^|/)\.{1,2}(/|$)")
+
+
+class ProvisionerTimeouts(ContractModel):
+    """How long each verb may take before the adapter kills the provisioner and refuses the call."""
+
+    restore_seconds: float = Field(default=300.0, gt=0, le=3600)
+    snapshot_seconds: float = Field(default=300.0, gt=0, le=3600)
+    destroy_seconds: float = Field(default=60.0, gt=0, le=3600)
+
+
+class StateMount(ContractModel):
+    """A location restore reported, mounted into the treatment container at ``target``."""
+
+    location: LocationName
+    target: ContainerPath
+    writable: bool = False  # a system that writes during the run (its snapshot reads what it holds afterwards)
+
+
+class McpServer(ContractModel):
+    """One stdio MCP server, as Claude Code's user-level configuration declares it."""
+
+    command: Annotated[str, StringConstraints(min_length=1, max_length=512)]
+    args: tuple[Annotated[str, StringConstraints(max_length=4096)], ...] = ()
+    env: dict[EnvName, Annotated[str, StringConstraints(max_length=4096)]] = Field(default_factory=dict)
+
+
+class ImageLayer(ContractModel):
+    """Packages installed on top of the agent image for this system only.
+
+    Debian packages come from the mirror the base image was bootstrapped from; npm and pip packages are fetched on
+    the host by their ordinary clients and installed from the build context. npm packages run on the Debian
+    ``nodejs`` and pip packages need Debian's ``python3-pip``, so each is required by name.
+    """
+
+    debian: tuple[DebianPackage, ...] = ()
+    npm: tuple[NpmPin, ...] = ()
+    pip: tuple[PipPin, ...] = ()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if not (self.debian or self.npm or self.pip):
+            raise ValueError("an image layer installs at least one package; leave `image` out otherwise")
+        for packages, needs in ((self.npm, "nodejs"), (self.pip, "python3-pip")):
+            if packages and needs not in self.debian:
+                raise ValueError(f"{list(packages)} need the Debian package {needs!r}: add it to `debian`")
+        for name, packages in (("debian", self.debian), ("npm", self.npm), ("pip", self.pip)):
+            if len(set(packages)) != len(packages):
+                raise ValueError(f"`{name}` lists a package twice: {list(packages)}")
+        return self
+
+
+class Attachment(ContractModel):
+    """Everything the treatment container gets besides the workspace; the control arm gets none of it."""
+
+    settings: dict[str, JsonValue] | None = None
+    mcp_servers: dict[ServerName, McpServer] = Field(default_factory=dict)
+    mounts: tuple[StateMount, ...] = ()
+    image: ImageLayer | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.settings is None and not self.mcp_servers and not self.mounts and self.image is None:
+            raise ValueError("an attachment that adds nothing makes the treatment arm a second control arm")
+        targets = [mount.target for mount in self.mounts]
+        if len(set(targets)) != len(targets):
+            raise ValueError(f"two mounts share a target: {targets}")
+        if any(_DOT_SEGMENT.search(target) for target in targets):
+            raise ValueError(f"a mount target has a '.' or '..' component: {targets}")
+        return self
+
+    @property
+    def locations(self) -> tuple[str, ...]:
+        """The restore locations the mounts need, in declaration order."""
+        return tuple(dict.fromkeys(mount.location for mount in self.mounts))
+
+
+class MemorySystem(ContractModel):
+    name: SystemName
+    version: VersionLabel
+    provisioner: Annotated[tuple[Annotated[str, StringConstraints(min_length=1)], ...], Field(min_length=1)]
+    timeouts: ProvisionerTimeouts = Field(default_factory=ProvisionerTimeouts)
+    attachment: Attachment
+
+    @model_validator(mode="after")
+    def _not_the_control(self) -> Self:
+        if self.name == CONTROL:
+            raise ValueError(f"{CONTROL!r} names the arm without memory; give the memory system another name")
+        return self
+
+    @property
+    def condition(self) -> str:
+        """The treatment condition as records and reports name it: the system and its version label."""
+        return f"{self.name}@{self.version}"
+
+    @property
+    def tool_servers(self) -> tuple[str, ...]:
+        """The MCP servers whose tools count as this system's memory-tool channel."""
+        return tuple(sorted(self.attachment.mcp_servers))
+
+    @property
+    def digest(self) -> Digest:
+        """The declaration's own name, as preregistration freezes it."""
+        return Digest.of(canonical_bytes(self))
+
+
+def resolve_provisioner(system: MemorySystem, suite_root: Path) -> tuple[str, ...]:
+    """The argv prefix to execute: ``argv[0]`` found on ``PATH``, or, when it names a path, under the suite directory.
+
+    Refused unless the program exists and is executable, so a misspelled provisioner stops the run before any
+    container starts.
+    """
+    program, *rest = system.provisioner
+    if "/" in program:
+        if Path(program).is_absolute() or ".." in Path(program).parts:
+            raise ContractError(
+                f"memory system {system.name!r}: provisioner {program!r} must be a command on PATH or a path inside "
+                "the suite directory",
+                field="provisioner",
+            )
+        path = suite_root / program
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise ContractError(
+                f"memory system {system.name!r}: provisioner {path} is not an executable file; "
+                f"create it or `chmod +x {path}`",
+                path=str(path),
+                field="provisioner",
+            )
+        return (str(path.resolve()), *rest)
+    found = shutil.which(program)
+    if found is None:
+        raise ContractError(
+            f"memory system {system.name!r}: provisioner command {program!r} is not on PATH; install it or name "
+            "its path relative to the suite directory",
+            field="provisioner",
+        )
+    return (found, *rest)

@@ -1,0 +1,103 @@
+"""The third channel: memory that reaches the model as the result of the declared memory system's own MCP tool.
+
+Counted only for a tool of a declared server (``mcp__<server>__<tool>``), never for another server's tool or a
+built-in one, and only agreed when the gateway log shows that result reaching the model.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from bench.gateway import ExchangeRecord
+from bench.gateway.metering import TokenUsage
+from bench.grading import Channel, MemoryDeclaration, OutcomeGrade, grade
+from bench.grading.transcript import Step, StepSource, ToolCall, ToolResult, Transcript
+
+OWN, OTHER, BUILTIN = "mcp__memory__search_nodes", "mcp__elsewhere__search", "Read"
+RESULTS = {
+    "t-own": "Status H rows are holds: holds are not money that moved (38.75 counted twice)",
+    "t-other": "the export must use a decimal comma",
+    "t-read": "register an upgrade step",
+}
+MEMORY = MemoryDeclaration(
+    phrases=("holds are not money that moved", "a decimal comma", "register an upgrade step"),
+    identifiers=("38.75",),
+    tool_servers=("memory",),
+)
+
+
+def _transcript(answer: str) -> Transcript:
+    calls = (
+        ToolCall(id="t-own", name=OWN, input={"query": "Status H"}),
+        ToolCall(id="t-other", name=OTHER, input={"query": "export"}),
+        ToolCall(id="t-read", name=BUILTIN, input={"file_path": "/workspace/notes.txt"}),
+    )
+    steps = [
+        Step(index=0, source=StepSource.USER, origin="user", text="Why are Status H rows dropped?"),
+        Step(index=1, source=StepSource.AGENT, origin="assistant", tool_calls=calls),
+        Step(
+            index=2,
+            source=StepSource.TOOL,
+            origin="user:tool_result",
+            tool_results=tuple(ToolResult(tool_use_id=i, text=t) for i, t in RESULTS.items()),
+        ),
+        Step(
+            index=3,
+            source=StepSource.AGENT,
+            origin="assistant",
+            tool_calls=(ToolCall(id="t-write", name="Write", input={"file_path": "A.md", "content": answer}),),
+        ),
+    ]
+    return Transcript(
+        harness="claude-code", harness_version=None, session_id="s", steps=tuple(steps), usage=TokenUsage(),
+        cost_usd=None, duration_ms=None, started_at=None, finished_at=None, unknown_record_types=(),
+    )  # fmt: skip
+
+
+def _exchange(results: dict[str, str]) -> ExchangeRecord:
+    names = {"t-own": OWN, "t-other": OTHER, "t-read": BUILTIN}
+    calls = [{"type": "tool_use", "id": i, "name": names[i], "input": {}} for i in results]
+    answers = [
+        {"type": "tool_result", "tool_use_id": i, "content": [{"type": "text", "text": t}]} for i, t in results.items()
+    ]
+    body: dict[str, Any] = {
+        "messages": [
+            {"role": "user", "content": "Why are Status H rows dropped?"},
+            {"role": "assistant", "content": calls},
+            {"role": "user", "content": answers},
+        ]
+    }
+    return ExchangeRecord(
+        sequence=0, arm="a", method="POST", path="/v1/messages?beta=true", request_headers={}, request_body=body,
+        status=200, streamed=True, response_body={}, rule=None, usage=None, cost_usd=Decimal(0),
+        started_at="2026-01-01T00:00:00.000+00:00", duration_ms=1,
+    )  # fmt: skip
+
+
+OUTCOME = OutcomeGrade(verifier_passed=True, audit_clean=True)
+
+
+def test_only_the_declared_servers_tool_results_deliver_and_the_gateway_agrees() -> None:
+    graded = grade(_transcript("total 38.75"), [_exchange(RESULTS)], MEMORY, OUTCOME)
+    tool = graded.delivered.channel(Channel.MEMORY_TOOL_RETRIEVAL)
+    assert tool.phrases == ("holds are not money that moved",) and tool.first_step == 2
+    assert tool.gateway_phrases == tool.phrases and graded.delivered.gateway_agrees
+    assert all(not c.phrases for c in graded.delivered.channels if c.channel is not Channel.MEMORY_TOOL_RETRIEVAL)
+    evidence = graded.used.evidence
+    assert [(e.marker, e.channel, e.delivered_at, e.used_at) for e in evidence] == [
+        ("38.75", Channel.MEMORY_TOOL_RETRIEVAL, 2, 3)
+    ]
+
+
+def test_without_declared_servers_no_tool_result_delivers() -> None:
+    plain = MEMORY.model_copy(update={"tool_servers": ()})
+    graded = grade(_transcript("total 38.75"), [_exchange(RESULTS)], plain, OUTCOME)
+    assert not graded.delivered.delivered and not graded.used.used
+
+
+def test_a_result_the_model_never_received_breaks_agreement() -> None:
+    unseen = {key: text for key, text in RESULTS.items() if key != "t-own"}
+    graded = grade(_transcript("total 38.75"), [_exchange(unseen)], MEMORY, OUTCOME)
+    tool = graded.delivered.channel(Channel.MEMORY_TOOL_RETRIEVAL)
+    assert tool.phrases and tool.gateway_phrases == () and not graded.delivered.gateway_agrees

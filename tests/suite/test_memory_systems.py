@@ -1,0 +1,114 @@
+"""Memory systems are declarations: the contract refuses a declaration that could not mean what it says."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from bench.agent.attachment import MCP_CONFIG_PATH, SETTINGS_PATH, treatment_attachment
+from bench.errors import ContractError
+from bench.provision.messages import RestoreLocations, RestoreResponse
+from bench.suite.memory_system import MemorySystem, resolve_provisioner
+from bench.suite.suite import Suite
+
+SERVER = {"memory": {"command": "mcp-server-memory", "env": {"MEMORY_FILE_PATH": "/opt/kg/memory.jsonl"}}}
+
+
+def system(**changes: Any) -> dict[str, Any]:
+    declaration: dict[str, Any] = {
+        "name": "kg",
+        "version": "1.0",
+        "provisioner": ["memory/provision"],
+        "attachment": {
+            "mcp_servers": SERVER,
+            "mounts": [{"location": "graph", "target": "/opt/kg", "writable": True}],
+            "image": {"debian": ["nodejs"], "npm": ["@modelcontextprotocol/server-memory@2026.8.31"]},
+        },
+    }
+    declaration.update(changes)
+    return declaration
+
+
+def test_the_example_declares_both_systems_with_their_attachments(suite: Suite) -> None:
+    reference, server = suite.manifest.memory_systems
+    assert (reference.condition, server.condition) == ("reference@1", "server-memory@2026.8.31")
+    assert reference.tool_servers == () and server.tool_servers == ("memory",)
+    assert server.attachment.image is not None and "nodejs" in server.attachment.image.debian
+    assert [m.writable for m in server.attachment.mounts] == [True]
+
+
+@pytest.mark.parametrize(
+    ("declaration", "message"),
+    [
+        (system(name="control"), "names the arm without memory"),
+        (system(attachment={}), "adds nothing"),
+        (system(attachment={"image": {"npm": ["left-pad@1.3.0"]}}), "need the Debian package 'nodejs'"),
+        (system(attachment={"image": {"debian": ["nodejs"], "npm": ["left-pad@^1.3.0"]}}), "string_pattern_mismatch"),
+        (system(attachment={"image": {"debian": ["python3"], "pip": ["six==1.16.0"]}}), "'python3-pip'"),
+        (system(attachment={"mounts": [{"location": "a", "target": "/opt/x/../etc"}]}), "'..' component"),
+        (
+            system(attachment={"mounts": [{"location": "a", "target": "/o"}, {"location": "b", "target": "/o"}]}),
+            "share",
+        ),
+        (system(provisioner=[]), "too_short"),
+    ],
+)
+def test_a_declaration_that_cannot_mean_what_it_says_is_refused(declaration: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValidationError) as refused:
+        MemorySystem.model_validate_json(json.dumps(declaration))
+    assert message in str(refused.value) or message in json.dumps(refused.value.errors(), default=str)
+
+
+def test_the_provisioner_is_found_on_path_or_under_the_suite_and_nowhere_else(tmp_path: Path) -> None:
+    declared = _declared(system())
+    with pytest.raises(ContractError, match="not an executable file"):
+        resolve_provisioner(declared, tmp_path)
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "provision").write_text("#!/bin/sh\n")
+    with pytest.raises(ContractError, match="chmod"):
+        resolve_provisioner(declared, tmp_path)
+    (tmp_path / "memory" / "provision").chmod(0o755)
+    assert resolve_provisioner(declared, tmp_path) == (str(tmp_path / "memory" / "provision"),)
+    escaping = _declared(system(provisioner=["../elsewhere/provision"]))
+    with pytest.raises(ContractError, match="inside the suite directory"):
+        resolve_provisioner(escaping, tmp_path)
+    missing = _declared(system(provisioner=["no-such-provisioner-anywhere", "--flag"]))
+    with pytest.raises(ContractError, match="not on PATH"):
+        resolve_provisioner(missing, tmp_path)
+    on_path = _declared(system(provisioner=["python3", "-m", "x"]))
+    assert resolve_provisioner(on_path, tmp_path)[1:] == ("-m", "x")
+
+
+def _declared(declaration: dict[str, Any]) -> MemorySystem:
+    return MemorySystem.model_validate_json(json.dumps(declaration))
+
+
+def _restored(paths: dict[str, str] | None) -> RestoreResponse:
+    locations = RestoreLocations(paths=paths) if paths else None
+    return RestoreResponse(project="p1", queue_before_count=0, restore_seconds=0.1, locations=locations)
+
+
+def test_the_attachment_mounts_what_restore_reported_and_writes_the_declared_configuration(tmp_path: Path) -> None:
+    graph = tmp_path / "graph"
+    graph.mkdir(mode=0o700)
+    (graph / "memory.jsonl").write_text("{}")
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    declared = _declared(system(attachment={**system()["attachment"], "settings": {"hooks": {}}}))
+    attachment = treatment_attachment(declared, _restored({"graph": str(graph)}), staging, "sha256:" + "a" * 64)
+    by_target = {mount.target: mount for mount in attachment.mounts}
+    assert set(by_target) == {str(SETTINGS_PATH), str(MCP_CONFIG_PATH), "/opt/kg"}
+    assert by_target["/opt/kg"].source == str(graph) and not by_target["/opt/kg"].read_only
+    assert by_target[str(SETTINGS_PATH)].read_only and by_target[str(MCP_CONFIG_PATH)].read_only
+    config = json.loads(Path(by_target[str(MCP_CONFIG_PATH)].source).read_text())
+    assert config == {"mcpServers": {"memory": {"type": "stdio", "args": [], **SERVER["memory"]}}}
+    assert graph.stat().st_mode & 0o777 == 0o777 and (graph / "memory.jsonl").stat().st_mode & 0o777 == 0o666
+    assert attachment.image_id == "sha256:" + "a" * 64
+    with pytest.raises(ContractError, match="restore reported \\['other'\\]"):
+        treatment_attachment(declared, _restored({"other": str(graph)}), staging, None)
+    with pytest.raises(ContractError, match="no locations"):
+        treatment_attachment(declared, _restored(None), staging, None)
