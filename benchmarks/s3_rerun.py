@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 import shutil
 import sys
@@ -23,23 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from s3server import seaweed
 
 from benchmarks.harness import REPO, Sample, compare, print_comparison, run_measured
+from benchmarks.noop_rerun import directory_plan
 
 GOAL_CACHED = 1.5  # the cache keeps a rerun near a local one
 GOAL_UNCACHED = 10.0  # without it each lookup is a loopback HTTP request
-
-
-def _plan(work: Path, tasks: int) -> Path:
-    names = []
-    for index in range(tasks // 2):
-        directory = work / "inputs" / f"d{index:04}"
-        directory.mkdir(parents=True)
-        (directory / "file.txt").write_text(f"content {index}\n")
-        names.append(directory.name)
-    spec = work / "plan.json"
-    spec.write_text(
-        json.dumps({"builder": "directory-summaries", "base": str(work / "inputs"), "args": {"directories": names}})
-    )
-    return spec
 
 
 def main() -> None:
@@ -49,7 +35,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="s3-rerun-bench-"))
     fresh = itertools.count()
     try:
-        spec = _plan(work, 1_000)
+        spec = directory_plan(work, 1_000)
         env = {**os.environ, "PYTHONPATH": str(REPO)}
 
         def rerun(store: str, extra: dict[str, str]) -> Sample:

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from ..errors import BenchError, StageError
+from ..pipeline.executor import parse_executor
 from ..publish.manifest import MANIFEST_NAME
 from ..publish.verify import verify
 from ..sandbox.images import ImageName, build_image, build_layer
@@ -37,6 +38,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--attempts", type=int, default=None, help="attempts per challenge (default: the suite's)")
     parser.add_argument("--workers", type=int, default=1, help="doit workers (default 1: arms share two cores)")
     parser.add_argument(
+        "--executor",
+        default=os.environ.get("STELE_BENCH_EXECUTOR", "local"),
+        help="where invocations run: local (default, or $STELE_BENCH_EXECUTOR) or ray://HEAD:PORT, a Ray cluster "
+        "over a store every node opens (--store s3://...); the images are then archived into the store",
+    )
+    parser.add_argument(
         "--published", type=Path, default=ROOT / PUBLISHED, help=f"where the bundle is exported (default {PUBLISHED})"
     )
     parser.set_defaults(handler=_demo)
@@ -44,19 +51,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _demo(args: argparse.Namespace, out: Output) -> int:
     store_path: str = args.store
+    parse_executor(args.executor)  # a misspelled executor is refused before any image is built
+    # On a cluster each node loads the pinned images from their archives in the store: the same IDs everywhere.
+    archive = Store(store_path) if args.executor != "local" else None
     for name in (ImageName.BASE, ImageName.AGENT):
         out.progress(f"demo: image {name.value}: building unless built (the first build takes a few minutes)")
-        result = build_image(name)
+        result = build_image(name, store=archive if name is ImageName.AGENT else None)
         verb = "built" if result.built else "reused"
         out.progress(f"demo: image {name.value}: {result.record.image_id[:19]} ({verb})")
     for system in load_suite(ROOT / SUITE).memory_systems:
         if system.attachment.image is not None:  # the plan pins it; built here so the wait is announced
             out.progress(f"demo: image layer of {system.name}: building unless built")
-            layer = build_layer(system.attachment.image)
+            layer = build_layer(system.attachment.image, store=archive)
             verb = "built" if layer.built else "reused"
             out.progress(f"demo: image layer of {system.name}: {layer.record.image_id[:19]} ({verb})")
     started = time.time()
-    _run_doit(store_path, args.attempts, args.workers)
+    _run_doit(store_path, args.attempts, args.workers, args.executor)
     store = Store(store_path)
     executed = [store.get_document(result.key, ActionKey).stage for result in recorded_from(store, started)]
     published = _export_published(store, args.published)
@@ -76,11 +86,13 @@ def _demo(args: argparse.Namespace, out: Output) -> int:
     return 0 if not differences else 1
 
 
-def _run_doit(store: str, attempts: int | None, workers: int) -> None:
+def _run_doit(store: str, attempts: int | None, workers: int, executor: str) -> None:
     """doit from the project root, its output on stderr so that stdout stays the command's result."""
     command = [sys.executable, "-m", "doit", "-n", str(workers), f"plan={PLAN}", f"store={store}"]
     if attempts is not None:
         command.append(f"attempts={attempts}")
+    if executor != "local":  # doit's workers only wait on the cluster: threads, sharing one Ray connection
+        command += ["-P", "thread", f"executor={executor}"]
     process = subprocess.Popen(command, cwd=ROOT, stdout=sys.stderr, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         code = process.wait()

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from bench.contracts import Digest
@@ -37,3 +42,12 @@ def test_progress_names_the_node_that_ran_an_invocation() -> None:
         f"ran grade on 10.0.0.7 (4437f18b) -> grade={Digest(digest).short}"
     )
     assert Ran("grade", {"grade": digest}, False).line() == f"cached grade -> grade={Digest(digest).short}"
+
+
+def test_the_demo_refuses_an_unknown_executor_before_it_builds_anything(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "bench", "--store", str(tmp_path / "store"), "--json", "demo"]
+    done = subprocess.run([*command, "--executor", "dask://scheduler:8786"], capture_output=True, text=True, check=False)
+    refusal = json.loads(done.stdout)
+    assert done.returncode == 2 and refusal["error"]["field"] == "executor", done.stdout
+    assert "dask://scheduler:8786" in refusal["error"]["message"]
+    assert "building" not in done.stderr and not (tmp_path / "store").exists()

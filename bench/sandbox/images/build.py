@@ -74,11 +74,15 @@ def build_image(name: ImageName, backend: SandboxBackend | None = None, store: S
     ``store``, the image's archive is kept there too, so every node of a cluster loads this very image."""
     started = time.monotonic()
     with using(backend) as images:
-        result = _build(name, images)
-        if store is not None:
-            archived = archive_image(store, result.record.image_id, images)
-            result = replace(result, archive=archived, seconds=time.monotonic() - started)
+        return _archived(_build(name, images), store, images, started)
+
+
+def _archived(result: BuildResult, store: Store | None, images: SandboxBackend, started: float) -> BuildResult:
+    """``result``, its image archived into ``store`` when one is given."""
+    if store is None:
         return result
+    archived = archive_image(store, result.record.image_id, images)
+    return replace(result, archive=archived, seconds=time.monotonic() - started)
 
 
 def _build(name: ImageName, backend: SandboxBackend) -> BuildResult:
@@ -114,8 +118,9 @@ def _found(name: ImageName, inputs: str, backend: SandboxBackend, before: set[st
     return BuildResult(record=record, built=record.image_id not in before, seconds=time.monotonic() - started)
 
 
-def build_layer(layer: ImageLayer, backend: SandboxBackend | None = None) -> BuildResult:
-    """The agent image plus ``layer``'s packages, built unless an image with the same inputs exists."""
+def build_layer(layer: ImageLayer, backend: SandboxBackend | None = None, store: Store | None = None) -> BuildResult:
+    """The agent image plus ``layer``'s packages, built unless an image with the same inputs exists; with
+    ``store``, archived there as :func:`build_image` does."""
     with using(backend) as images:
         cache = cache_dir()
         cache.mkdir(parents=True, exist_ok=True)
@@ -130,4 +135,4 @@ def build_layer(layer: ImageLayer, backend: SandboxBackend | None = None) -> Bui
                 context = layer_context(agent, layer, npm, wheels, Path(work) / "context.tar")
                 labels = _labels(ImageName.LAYER, inputs)
                 images.build_image(context, tag=f"sandbox-layer:{inputs[:12]}", labels=labels)
-        return _found(ImageName.LAYER, inputs, images, before, started)
+        return _archived(_found(ImageName.LAYER, inputs, images, before, started), store, images, started)
