@@ -45,8 +45,8 @@ def test_progress_names_the_node_that_ran_an_invocation() -> None:
 
 
 def test_the_demo_refuses_an_unknown_executor_before_it_builds_anything(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "bench", "--store", str(tmp_path / "store"), "--json", "demo"]
-    done = subprocess.run([*command, "--executor", "dask://scheduler:8786"], capture_output=True, text=True, check=False)
+    command = [sys.executable, "-m", "bench", "--store", str(tmp_path / "store"), "--json", "demo", "--executor"]
+    done = subprocess.run([*command, "dask://scheduler:8786"], capture_output=True, text=True, check=False)
     refusal = json.loads(done.stdout)
     assert done.returncode == 2 and refusal["error"]["field"] == "executor", done.stdout
     assert "dask://scheduler:8786" in refusal["error"]["message"]
