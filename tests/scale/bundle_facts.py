@@ -11,8 +11,10 @@ from typing import Any
 __all__ = ["bundle_facts"]
 
 DIGEST = re.compile(r"^blake3:[0-9a-f]{64}:\d+$")
-# Observed, not decided: how long things took and the agent's session id.
-OBSERVED = {"wall_seconds", "seconds", "session_id", "restore_seconds", "snapshot_seconds"}
+# Observed, not decided: how long things took, the agent's session id, and an arm's tokens: in policy mode the
+# gateway's stand-in count is the size of each request, and requests carry tool output with its own timings (a
+# test run's "in 0.05s"), so two runs of one arm differ by a token now and then (seen: 67802 against 67803).
+OBSERVED = {"wall_seconds", "seconds", "session_id", "restore_seconds", "snapshot_seconds", "tokens"}
 
 
 def _decided(value: Any) -> Any:
