@@ -75,7 +75,7 @@ class AttemptOutputs(Ports):
     pairs: dict[str, Ref[PairRecord]]
 
 
-@stage("paired-attempt", version=4, kind=StageKind.OBSERVED)
+@stage("paired-attempt", version=3, kind=StageKind.OBSERVED)
 def paired_attempt(context: StageContext, inputs: AttemptInputs, params: PairedAttemptParams) -> AttemptOutputs:
     store = context.store
     _require_gates(store, inputs)
