@@ -34,13 +34,16 @@ def agent_env() -> dict[str, str]:
 
     ``MCP_CONNECTION_NONBLOCKING=0`` makes the CLI connect the configured MCP servers before its first request:
     by default it sends that request while they are still starting, and a server slower than the CLI (node on a
-    busy machine) is missing from the first turn's tools in some runs and not others.
+    busy machine) is missing from the first turn's tools in some runs and not others. Even then the CLI waits only
+    ``MCP_CONNECT_TIMEOUT_MS`` (5 s by default) before it proceeds without them; under a load of 12 on two cores a
+    server started 2 s late missed that deadline, so the wait is raised to the arm's own scale.
     """
     return {
         "ANTHROPIC_BASE_URL": base_url(),
         "ANTHROPIC_API_KEY": AGENT_KEY,
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "MCP_CONNECTION_NONBLOCKING": "0",
+        "MCP_CONNECT_TIMEOUT_MS": "120000",
     }
 
 
