@@ -55,16 +55,19 @@ def test_the_exchange_log_is_in_sequence_order_and_refuses_a_gap(store: Store) -
 def test_an_agent_past_its_deadline_is_killed_and_recorded_timed_out(
     inputs: Inputs, backend: SandboxBackend, agent_image: str
 ) -> None:
-    """The policy has the agent run a long command; the follow-up never runs; the workspace is still read back."""
+    """The policy has the agent run a long command; the follow-up never runs; the workspace is still read back.
+
+    The deadline leaves the CLI room to start and reach its tool call on a loaded machine (6 s did not, at load 13).
+    """
     slow = {
         "rules": [{"name": "stall", "when": {"turn": 1}, "reply": [
-            {"type": "tool_use", "name": "Bash", "input": {"command": f"touch {WORKSPACE}/began; sleep 60"}}
+            {"type": "tool_use", "name": "Bash", "input": {"command": f"touch {WORKSPACE}/began; sleep 600"}}
         ]}],
         "default": [{"type": "text", "text": "done"}],
     }  # fmt: skip
     store = inputs.store
     run = ArmRun(
-        backend, workspace_tree(store), challenge(timeout=6), MODEL, Mode.POLICY, policy=json.dumps(slow).encode()
+        backend, workspace_tree(store), challenge(timeout=25), MODEL, Mode.POLICY, policy=json.dumps(slow).encode()
     )
     record = run_arm(run, "control", arm_spec(run, agent_image, None))
     assert record.outcome is ProcessOutcome.TIMED_OUT
