@@ -14,7 +14,13 @@ DIGEST = re.compile(r"^blake3:[0-9a-f]{64}:\d+$")
 # Observed, not decided: how long things took, the agent's session id, and an arm's tokens: in policy mode the
 # gateway's stand-in count is the size of each request, and requests carry tool output with its own timings (a
 # test run's "in 0.05s"), so two runs of one arm differ by a token now and then (seen: 67802 against 67803).
-OBSERVED = {"wall_seconds", "seconds", "session_id", "restore_seconds", "snapshot_seconds", "tokens"}
+# Where in its transcript an arm first met a memory phrase is observed too: the CLI interleaves entries of its own
+# (seen: two runs of one arm put the same delivery at step 14 and at step 15); that it was delivered, through which
+# channel and which phrases, is decided and compared.
+OBSERVED = {
+    *("wall_seconds", "seconds", "session_id", "restore_seconds", "snapshot_seconds", "tokens"),
+    *("first_step", "delivered_at"),
+}
 
 
 def _decided(value: Any) -> Any:
