@@ -10,7 +10,9 @@ lives::
      |    +-- PreregistrationMoved      (bench.analysis.prereg) a frozen input moved since it was preregistered
      |    +-- BundleError               (bench.publish.bundle) a bundle file is not what publication expects
      |    +-- MixedKeysError            (bench.publish.svg) two comparability keys on one trend line
+     +-- ProjectNotFound                no stele-bench project where the command looked (no stele-bench.toml)
      +-- StoreError                     the object store cannot do what was asked
+     |    +-- StoreNotFound             a command that only reads was pointed at a directory holding no store
      |    +-- ObjectMissing             a digest names no stored object
      |    +-- ObjectCorrupt             stored bytes no longer hash to their name
      |    +-- StoreCorrupt              a file of the store cannot be read (a damaged index, pack or loose file)
@@ -42,6 +44,12 @@ subclass its own, such as ``digest`` or ``reason``) so callers report them witho
 Every class has a stable ``code`` (its name in kebab case without a trailing ``Error``: ``contract``,
 ``object-missing``, ``provision-refused``) and an ``exit_code``; :meth:`BenchError.as_json` is the error object
 the command line prints with ``--json``: ``{"code", "type", "message", "exit_code", ...the details}``.
+
+Exit codes, one per family (:data:`EXIT_CODES`, and README.md's table): 1 a check whose answer is no (verify found
+differences, certification rejected), 2 usage, 3 store corrupt, 4 objects missing (5 is
+``store fsck`` finding both), 6 contract, 7 no project, 8 store, 9 source, 10 sandbox, 11 provisioner, 12 money
+fence or provider, 13 gateway, 14 publication refused, 15 stage or a stopped pipeline, 16 executor; 70 a bug; 74 the
+operating system refused; 128 + N a stop signal N.
 Errors from a library underneath (dulwich, sqlite3, pydantic, the Docker SDK) are translated into this tree once,
 at the module that calls the library, naming the input; anything else that reaches the command line is a bug,
 reported in one line with the pointer to ``--debug``. Outside the tree on purpose: a stop signal raises
@@ -56,6 +64,7 @@ from enum import Enum
 from typing import Any, ClassVar
 
 __all__ = [
+    "EXIT_CODES",
     "BenchError",
     "ContractError",
     "ExecutorError",
@@ -63,12 +72,14 @@ __all__ = [
     "ObjectCorrupt",
     "ObjectMissing",
     "PlanError",
+    "ProjectNotFound",
     "ProvisionerError",
     "SandboxError",
     "SourceError",
     "StageError",
     "StoreCorrupt",
     "StoreError",
+    "StoreNotFound",
     "UsageError",
     "json_ready",
 ]
@@ -144,11 +155,13 @@ class BenchError(Exception):
 class ContractError(BenchError, ValueError):
     """A document or argument breaks its contract."""
 
-    exit_code = 2
+    exit_code = 6
 
 
 class UsageError(ContractError):
     """The command line is wrong: an unknown command or option, a missing or malformed value."""
+
+    exit_code = 2
 
 
 class PlanError(ContractError):
@@ -164,12 +177,42 @@ class PlanError(ContractError):
         self.port = port
 
 
+class ProjectNotFound(BenchError):
+    """No project where the command looked: ``path`` is where it started (and walked up from, unless named)."""
+
+    exit_code = 7
+
+    def __init__(self, where: object, *, walked: bool) -> None:
+        looked = f"in {where} or any directory above it" if walked else f"at {where}"
+        super().__init__(
+            f"no stele-bench project {looked} (a project is a directory holding stele-bench.toml)",
+            path=str(where),
+            hint="run `stele-bench init` to make one here, or pass --project DIR (or --store DIR for a store alone)",
+        )
+
+
 class StoreError(BenchError):
     """The object store cannot do what was asked."""
+
+    exit_code = 8
+
+
+class StoreNotFound(StoreError):
+    """A reading command was pointed at a directory that holds no store; it is not created, only named."""
+
+    def __init__(self, path: object) -> None:
+        super().__init__(
+            f"there is no store at {path}: nothing has been written there yet",
+            path=str(path),
+            hint="run a command that writes (`stele-bench demo`, `stele-bench run SUITE`, `store put`), or point "
+            "--store/--project at the store you meant",
+        )
 
 
 class ObjectMissing(StoreError, KeyError):
     """A digest names no stored object."""
+
+    exit_code = 4
 
     def __init__(self, digest: object) -> None:
         super().__init__(
@@ -184,6 +227,8 @@ class ObjectMissing(StoreError, KeyError):
 
 class ObjectCorrupt(StoreError):
     """Stored bytes no longer hash to their name."""
+
+    exit_code = 3
 
     def __init__(self, digest: object, actual: object) -> None:
         super().__init__(
@@ -212,21 +257,31 @@ class StoreCorrupt(StoreError):
 class StageError(BenchError):
     """A stage was declared or invoked wrongly."""
 
+    exit_code = 15
+
 
 class SourceError(BenchError):
     """An input from outside the store is refused; the message names the path."""
+
+    exit_code = 9
 
 
 class SandboxError(BenchError):
     """The container engine refused or failed; the message says what to run next."""
 
+    exit_code = 10
+
 
 class ExecutorError(BenchError):
     """The executor cannot run invocations: its cluster is unreachable, or an invocation was lost with its node."""
 
+    exit_code = 16
+
 
 class ProvisionerError(BenchError):
     """A memory provisioner misbehaved; ``reason`` is the recorded reason code."""
+
+    exit_code = 11
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(f"{message} [{reason}]")
@@ -236,6 +291,35 @@ class ProvisionerError(BenchError):
 class FenceError(BenchError):
     """The money fence stopped a paid run; ``check`` names the check that stopped it."""
 
+    exit_code = 12
+
     def __init__(self, check: str, message: str) -> None:
         super().__init__(f"money fence, {check}: {message}")
         self.check = check
+
+
+# What each exit code means, for the README's table and `stele-bench --help`; a test keeps the three in step.
+EXIT_CODES: dict[int, str] = {
+    0: "success",
+    1: "a check answered no (verify found differences, certification rejected, a re-derivation differs)",
+    2: "usage: the command line is wrong",
+    3: "the store is corrupt (store fsck: corrupt objects, or a damaged index)",
+    4: "objects are missing from the store (store fsck: missing objects)",
+    5: "store fsck: corrupt and missing objects",
+    6: "contract: a document or argument breaks its contract (plans and preregistrations included)",
+    7: "no stele-bench project where the command looked",
+    8: "store: the store cannot do what was asked (none at the path, cannot be created)",
+    9: "source: an outside input (git repository, directory) is refused",
+    10: "sandbox: the container engine refused or failed",
+    11: "provisioner: a memory provisioner misbehaved",
+    12: "money fence or provider: a paid run was stopped, or the provider's quota API could not be read",
+    13: "gateway: the model gateway cannot start or serve as configured",
+    14: "publication refused: a publication check failed",
+    15: "stage: a stage was declared or invoked wrongly, or the pipeline stopped",
+    16: "executor: the Ray cluster cannot be reached, or an invocation was lost with its node",
+    70: "internal error: a bug (--debug shows the traceback)",
+    74: "the operating system refused (permissions, a full disk): the message names the file",
+    129: "stopped by SIGHUP",
+    130: "stopped by Ctrl-C (SIGINT)",
+    143: "stopped by SIGTERM",
+}

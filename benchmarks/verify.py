@@ -1,10 +1,11 @@
 """Verifying a published bundle: `stele-bench verify`'s hashing pass against `b3sum --check` (goal <= 1.5x).
 
-The bundle is a large study's worth of published files: records, admissions and per-attempt receipts (JSON of
-1-20 KB) and a report page, with a MANIFEST.json listing each file's digest. Both sides read the same files from
-RAM (/dev/shm): ours reads the manifest and re-hashes every file against it (``rehash``, the first pass of
-``verify``; the second re-derives receipts and is not compared); b3sum reads a check file listing the same
-digests. Then the same at 4x the bundle, for the growth line. Usage: python3 benchmarks/verify.py [--repeat N]
+The bundle is a large study's worth of published files: records, admissions, per-attempt receipts and the
+lineage's objects (JSON of 1-40 KB) and a report page, with a MANIFEST.json listing each file's digest. Both
+sides read the same files from RAM (/dev/shm): ours reads the manifest and re-hashes every file against it
+(``rehash``, the first pass of ``verify``, which also checks each object against its name; the second re-runs
+the lineage's deterministic stages and is not compared); b3sum reads a check file listing the same digests.
+Then the same at 4x the bundle, for the growth line. Usage: python3 benchmarks/verify.py [--repeat N]
 """
 
 from __future__ import annotations
@@ -38,11 +39,14 @@ def write_bundle(root: Path, attempts: int, seed: int = 7) -> int:
         for receipt in ("verifier", "grade", "audit", "snapshot"):
             for arm in ("control", "treatment"):
                 files[f"receipts/{challenge}/{attempt}/{arm}-{receipt}.json"] = _text(rng, rng.randint(800, 6_000))
+        for _ in range(6):  # the lineage's objects: sessions, gateway exchanges, transcripts, named by digest
+            data = _text(rng, rng.randint(2_000, 40_000))
+            files[f"objects/{Digest.of(data).hex}.json"] = data
     for relative, data in files.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_bytes(data)
     listed = [PublishedFile(path=PortablePath(p), digest=Digest.of(d)) for p, d in sorted(files.items())]
-    write_manifest(root, PublicationManifest(files=listed, receipts=[]))
+    write_manifest(root, PublicationManifest(files=listed))
     with (root.parent / f"{root.name}.b3").open("w") as check:
         for entry in listed:
             check.write(f"{entry.digest.hex}  {entry.path}\n")

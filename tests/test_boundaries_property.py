@@ -142,9 +142,7 @@ _DOCUMENTS = [
     canonical_bytes(_RECORD),
     canonical_bytes(decide(record_digest(_RECORD), _RECORD, ReasonCode.PREREGISTERED_COMPLETE)),
     canonical_bytes(
-        PublicationManifest(
-            files=[PublishedFile(path=PortablePath("records/a.json"), digest=Digest.of(b"a"))], receipts=[]
-        )
+        PublicationManifest(files=[PublishedFile(path=PortablePath("records/a.json"), digest=Digest.of(b"a"))])
     ),
 ]
 

@@ -34,7 +34,7 @@ def test_the_json_form_carries_code_message_exit_code_and_inputs() -> None:
         "code": "contract",
         "type": "ContractError",
         "message": "the fixture breaks its contract",
-        "exit_code": 2,
+        "exit_code": 6,
         "path": "fixture.json",
         "field": "probes.0",
         "hint": "fix it",

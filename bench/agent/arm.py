@@ -24,6 +24,7 @@ from ..errors import ContractError
 from ..fence.caps import ArmCap, PairCaps
 from ..gateway import ArmKey, Gateway, GatewayConfig, Mode, PolicyPin
 from ..sandbox.backends import ProcessOutcome, SandboxBackend, Session, process_outcome
+from ..sandbox.layout import RUNNER_SCRATCH
 from ..sandbox.spec import ContainerSpec
 from ..store import Store
 from ..suite.challenge import ChallengeManifest
@@ -142,7 +143,7 @@ def arm_gateway(
 ) -> Iterator[Gateway]:
     """Serve one arm on ``host`` (policy, or forward capped at ``cap``); stopped (every exchange recorded) on exit."""
     key = ArmKey(label=condition, key_sha256=hashlib.sha256(AGENT_KEY.encode()).hexdigest())
-    with tempfile.TemporaryDirectory(prefix="gw-") as policy_root:
+    with tempfile.TemporaryDirectory(prefix=RUNNER_SCRATCH["gateway"]) as policy_root:
         if run.policy is not None:
             (Path(policy_root) / _POLICY_FILE).write_bytes(run.policy)
         gateway = Gateway(_config(run, key, cap), recorder, policy_root=Path(policy_root))

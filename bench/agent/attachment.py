@@ -19,6 +19,7 @@ from ..provision.messages import RestoreResponse
 from ..sandbox.layout import USER_HOME
 from ..sandbox.spec import MemoryAttachment, Mount
 from ..suite.memory_system import MemorySystem
+from .claude import AUTO_MEMORY, managed_settings_mount
 
 __all__ = ["MCP_CONFIG_PATH", "SETTINGS_PATH", "treatment_attachment"]
 
@@ -78,6 +79,9 @@ def treatment_attachment(
         }
         config = _write(staging, "mcp.json", {"mcpServers": servers})
         mounts.append(Mount(source=str(config), target=str(MCP_CONFIG_PATH)))
+    if declared.settings is not None and declared.settings.get(AUTO_MEMORY) is True:
+        # Managed settings outrank the user settings file, so the system's own switch is lifted into them.
+        mounts.append(managed_settings_mount({AUTO_MEMORY: True}))
     for mount in declared.mounts:
         source = _location(system, restored, mount.location)
         _grant(source, mount.writable)

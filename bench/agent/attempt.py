@@ -19,6 +19,7 @@ system's treatment arm. Order of events, each recorded:
 
 from __future__ import annotations
 
+import logging
 import secrets
 import shutil
 import tempfile
@@ -41,12 +42,14 @@ from ..suite.memory_system import CONTROL, MemorySystem
 from .arm import ArmRun, environment_value, run_arm
 from .arm_record import ArmRecord, PairRecord
 from .attachment import treatment_attachment
-from .claude import agent_env
+from .claude import agent_env, managed_settings_mount
 from .memory import LiveMemory, live_memory, system_provisioner
 
 __all__ = ["FENCE_REASON", "AttemptOutcome", "AttemptSetup", "arm_caps", "arm_order", "arm_spec", "run_attempt"]
 
 FENCE_REASON = "the gateway answers from a policy; no paid provider is reached"
+# What runs inside an attempt, as the progress lines of a run show it (bench.pipeline.progress); host side only.
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,8 @@ def arm_spec(run: ArmRun, image_id: str, attachment: MemoryAttachment | None) ->
             f"challenge {run.challenge.challenge_id} declares network mode {environment.network_mode.value}; an agent "
             "arm reaches its model only through the gateway, so set environment.network_mode to model-only"
         )
-    return container_spec(image_id, environment, IDLE_COMMAND, env=agent_env(), attachment=attachment)
+    mounts = (managed_settings_mount(),)
+    return container_spec(image_id, environment, IDLE_COMMAND, env=agent_env(), mounts=mounts, attachment=attachment)
 
 
 def arm_order(attempt: int, systems: tuple[str, ...]) -> tuple[str, ...]:
@@ -149,7 +153,9 @@ def _run_arms(
         if index and run.forward is not None and fence.config is not None:
             latest = fence.between_arms(sum(spent.values(), Decimal(0)))  # a stop raises: no further arm starts
         cap = arm_caps(run.forward, condition, spent) if run.forward is not None else None
+        _log.info("%s arm: the agent is running (%d of %d)", condition, index + 1, len(order))
         record = run_arm(run, condition, specs[condition], cap)
+        _log.info("%s arm: %s after %.0fs", condition, record.outcome.value, sum(step.seconds for step in record.steps))
         run.store.put_document(record)  # kept even if the fence stops the next arm
         records[condition], spent[condition] = record, record.spent_usd
     return records, latest
@@ -171,6 +177,7 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
                 live[system.name] = memories.enter_context(
                     live_memory(provisioner, setup.fixture, setup.graph_arm, f"{identity}.{system.name}")
                 )
+                _log.info("%s: memory restored", system.name)
             specs = {CONTROL: arm_spec(run, setup.image_id, None)}
             for system in setup.systems:
                 restored = live[system.name].session.restored
@@ -181,6 +188,9 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
             }
             records, drained = _run_arms(run, fence, order, specs)
             receipts = {name: live[name].snapshot() for name in names}
+            _log.info(
+                "snapshots taken: %s", ", ".join(f"{name} {r.assessment.verdict.value}" for name, r in receipts.items())
+            )
     finally:
         for directory in staging.values():
             shutil.rmtree(directory, ignore_errors=True)

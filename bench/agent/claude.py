@@ -8,12 +8,27 @@ session id in every event; the first one found is taken.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from pathlib import PurePosixPath
+import os
+import tempfile
+from pathlib import Path, PurePosixPath
 
 from ..sandbox.layout import GATEWAY_ALIAS, RELAY_PORT, USER_HOME, WORKSPACE
+from ..sandbox.spec import Mount
 
-__all__ = ["AGENT_KEY", "HOME_DIRS", "agent_env", "base_url", "claude_argv", "session_file", "session_id_of"]
+__all__ = [
+    "AGENT_KEY",
+    "AUTO_MEMORY",
+    "HOME_DIRS",
+    "MANAGED_SETTINGS_PATH",
+    "agent_env",
+    "base_url",
+    "claude_argv",
+    "managed_settings_mount",
+    "session_file",
+    "session_id_of",
+]
 
 # The stand-in key the agent presents. Identical in both arms (the environment may not differ between them);
 # the gateway runs once per arm, so the key need not tell the arms apart.
@@ -22,6 +37,14 @@ CLAUDE_DIR = PurePosixPath(USER_HOME) / ".claude"
 # Made owned by the agent user before the container starts: a settings file mounted below it would otherwise
 # make the engine create it root-owned, and the CLI could not write its sessions.
 HOME_DIRS = (CLAUDE_DIR, CLAUDE_DIR / "projects")
+# The CLI's managed settings on Linux: they take precedence over every user and project settings file, so an agent
+# cannot turn back on what they turn off. Every arm gets them, read-only.
+MANAGED_SETTINGS_PATH = PurePosixPath("/etc/claude-code/managed-settings.json")
+# The CLI's built-in auto memory ("# auto memory" in every request's system prompt, notes under
+# ~/.claude/projects/<slug>/memory/) is a rival memory system in every arm: off unless a memory system declares it
+# as its condition (its settings say ``"autoMemoryEnabled": true``), which then replaces these in its own arm only.
+AUTO_MEMORY = "autoMemoryEnabled"
+MANAGED_SETTINGS: dict[str, object] = {AUTO_MEMORY: False}
 
 
 def base_url() -> str:
@@ -67,3 +90,21 @@ def session_id_of(stream: bytes) -> str | None:
 
 def session_file(session_id: str, cwd: str = WORKSPACE) -> PurePosixPath:
     return CLAUDE_DIR / "projects" / cwd.replace("/", "-") / f"{session_id}.jsonl"
+
+
+def managed_settings_mount(settings: dict[str, object] | None = None) -> Mount:
+    """A read-only mount of ``settings`` (default :data:`MANAGED_SETTINGS`) at the CLI's managed settings path.
+
+    The host file is named by its content's digest, written once and shared by every arm that gets the same
+    settings; its name is hex because it shows in the container's mount table.
+    """
+    data = (json.dumps(MANAGED_SETTINGS if settings is None else settings, sort_keys=True) + "\n").encode()
+    directory = Path(tempfile.gettempdir()) / f"h-{hashlib.sha256(data).hexdigest()[:16]}"
+    path = directory / "settings.json"
+    if not path.is_file() or path.read_bytes() != data:
+        directory.mkdir(mode=0o755, exist_ok=True)
+        staged = directory / f".{os.getpid()}.tmp"
+        staged.write_bytes(data)
+        staged.chmod(0o644)
+        staged.replace(path)  # atomic: a concurrent arm reads the old complete file or the new one
+    return Mount(source=str(path), target=str(MANAGED_SETTINGS_PATH), read_only=True)

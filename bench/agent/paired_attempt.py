@@ -29,6 +29,7 @@ from ..provision.fixture import load_fixture
 from ..provision.receipt import SnapshotReceipt
 from ..sandbox.backends import SandboxBackend
 from ..sandbox.calibrate import CalibrationReport, require_calibrated
+from ..sandbox.layout import RUNNER_SCRATCH
 from ..sandbox.spec import SpecDiffReceipt
 from ..stages import Ports, StageContext, StageKind, stage
 from ..store import Store
@@ -94,7 +95,7 @@ def paired_attempt(context: StageContext, inputs: AttemptInputs, params: PairedA
         policy=store.get_bytes(inputs.policy) if inputs.policy is not None else None,
         forward=params.forward,
     )
-    with tempfile.TemporaryDirectory(prefix="fx-") as scratch:
+    with tempfile.TemporaryDirectory(prefix=RUNNER_SCRATCH["fixture"]) as scratch:
         root = Path(scratch) / "fixture"
         export_tree(store, inputs.fixture, root)
         setup = AttemptSetup(

@@ -6,17 +6,22 @@ normal approximation, so a summary can be re-derived byte for byte from its reco
 
 from .admission import Admission, AdmissionDecision, ReasonCode, admitted, decide
 from .attempt_record import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
+from .comparisons import Comparison, ComparisonKind, PooledEffect, Stratum
 from .exact import clopper_pearson, conditional_odds_ratio_interval, mcnemar_exact, sign_test, two_sided_binomial_half
+from .paired import DesignPower, PowerStatement
 from .prereg import (
     AnalysisPlan,
     Budget,
+    CalibrationPlan,
     FrozenInputs,
     Moved,
     Preregistration,
     PreregistrationMoved,
+    StatedPower,
     check_unmoved,
     correct,
     load_preregistrations,
+    stated_power,
     supersede,
 )
 from .signed_rank import SignedRankResult, signed_rank_test
@@ -42,22 +47,30 @@ __all__ = [
     "ArmSummary",
     "Budget",
     "Build",
+    "CalibrationPlan",
     "Cell",
     "ComparabilityKey",
+    "Comparison",
+    "ComparisonKind",
     "Completion",
     "ContinuousStatus",
     "ContinuousSummary",
+    "DesignPower",
     "FrozenInputs",
     "Interval",
     "Moved",
     "Outcome",
     "PairedAttempt",
     "PairedBinary",
+    "PooledEffect",
+    "PowerStatement",
     "Preregistration",
     "PreregistrationMoved",
     "ReasonCode",
     "SignedRankResult",
+    "StatedPower",
     "StatisticsSummary",
+    "Stratum",
     "admitted",
     "check_unmoved",
     "clopper_pearson",
@@ -69,6 +82,7 @@ __all__ = [
     "mcnemar_exact",
     "sign_test",
     "signed_rank_test",
+    "stated_power",
     "summarize",
     "supersede",
     "two_sided_binomial_half",

@@ -42,6 +42,7 @@ class ReasonCode(StrEnum):
     APPARATUS_FAULT = "apparatus-fault"  # the harness, not the system under test, failed
     CERTIFICATION_FAILED = "certification-failed"  # the challenge failed its leak certification
     FENCE_STOPPED = "fence-stopped"  # the money fence stopped the pair
+    AUDIT_DIRTY = "audit-dirty"  # an arm's tree changed outside allowed_output_paths: thrown out, never a FAIL
 
 
 class AdmissionDecision(Document):

@@ -31,6 +31,7 @@ __all__ = [
     "Completion",
     "Outcome",
     "PairedAttempt",
+    "condition_system",
 ]
 
 Name = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@+/-]*$")]
@@ -78,6 +79,11 @@ class ComparabilityKey(ContractModel):
     def key_id(self) -> Digest:
         """The key's own name: the digest of its canonical encoding."""
         return Digest.of(canonical_bytes(self))
+
+
+def condition_system(condition: str) -> str:
+    """The memory system a treatment condition names: conditions are ``<system>:<graph arm>`` (``run/plan.py``)."""
+    return condition.split(":", 1)[0]
 
 
 class Build(ContractModel):

@@ -15,6 +15,8 @@ from ..errors import ContractError
 
 __all__ = [
     "BISECTION_BITS",
+    "EXPLORATORY_BELOW",
+    "binomial_tail_root",
     "clopper_pearson",
     "conditional_odds_ratio_interval",
     "mcnemar_exact",
@@ -25,6 +27,10 @@ __all__ = [
 # The bisection stops at a bracket of width 2**-50 (< 1e-15), far inside the 1e-12 the receipts promise, and
 # 50-bit numerators convert to float without rounding.
 BISECTION_BITS = 50
+# Below five non-zero paired differences a test of a continuous measure is noise wearing a decimal point: the sign
+# and signed-rank tests refuse fewer, and the summary reports such a measure as exploratory. Zero differences never
+# count toward the five (they say nothing about direction; five pairs with four ties are one difference).
+EXPLORATORY_BELOW = 5
 
 
 def _check_counts(k: int, n: int) -> None:
@@ -125,8 +131,34 @@ def mcnemar_exact(treatment_only: int, control_only: int) -> Fraction:
 
 
 def sign_test(positive: int, negative: int) -> Fraction:
-    """Exact two-sided sign test on the signs of paired differences (zero differences dropped beforehand)."""
+    """Exact two-sided sign test on the signs of paired differences (zero differences dropped beforehand).
+
+    Refuses fewer than :data:`EXPLORATORY_BELOW` non-zero differences: the caller reports those as exploratory.
+    """
+    _check_counts(positive, positive + negative)
+    if positive + negative < EXPLORATORY_BELOW:
+        raise ContractError(
+            f"the sign test needs at least {EXPLORATORY_BELOW} non-zero differences, got {positive + negative} "
+            f"({positive} positive, {negative} negative); report the measure as exploratory instead"
+        )
     return mcnemar_exact(positive, negative)
+
+
+def binomial_tail_root(n: int, k: int, target: Fraction) -> Fraction | None:
+    """The smallest ``p`` on the 2**-50 grid with ``P(X >= k; n, p) > target``, X ~ Binomial(n, p).
+
+    The tail rises from 0 to 1 in p (for 1 <= k <= n), so the root is found by the same integer bisection as the
+    intervals. None when no p reaches it: k > n, where the tail is 0 everywhere. Used for exact power: the
+    smallest effect whose rejection probability passes a target.
+    """
+    _check_counts(min(k, n), n)
+    if not 0 < target < 1:
+        raise ContractError(f"the target probability must lie strictly between 0 and 1, got {target}")
+    if k > n:
+        return None
+    if k <= 0:
+        return Fraction(0)
+    return Fraction(_bisect(n, k, target, upper_tail=True) + 1, 1 << BISECTION_BITS)
 
 
 def conditional_odds_ratio_interval(

@@ -1,7 +1,9 @@
 """Preregistration: what a run froze before it ran, versioned, and the check that refuses a moved run.
 
 A manifest freezes the prompt, the verifier, the model, every memory system's declaration (by digest, under its
-name), the budget and the analysis plan. A run checks its
+name), the budget, the analysis plan (with the power the design promises: the minimum detectable effect at the
+planned attempts, stated before any outcome exists, and the baseline every system is also compared against) and
+how often calibration runs the verifier on each tree. A run checks its
 observed inputs against the manifest before starting and refuses, naming every moved field, when anything
 changed. An apparatus correction never edits a manifest: it writes version N+1 that names the old one, and the
 runs under the old version are excluded (``supersede``), kept whole in the record.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -21,20 +24,25 @@ from pydantic import Field, model_validator
 from ..contracts import ContractModel, Digest, Document, canonical_bytes
 from ..contracts.files import read_contract
 from ..errors import ContractError
+from ..suite.memory_system import SystemName
 from .admission import AdmissionDecision, ReasonCode, decide
 from .attempt_record import PairedAttempt
+from .paired import DesignPower, design_power
 
 __all__ = [
     "PUBLIC_CONTRACTS",
     "AnalysisPlan",
     "Budget",
+    "CalibrationPlan",
     "FrozenInputs",
     "Moved",
     "Preregistration",
     "PreregistrationMoved",
+    "StatedPower",
     "check_unmoved",
     "correct",
     "load_preregistrations",
+    "stated_power",
     "supersede",
 ]
 
@@ -46,14 +54,62 @@ class Budget(ContractModel):
     max_wall_seconds_per_arm: Annotated[int, Field(ge=1)]
 
 
-class AnalysisPlan(ContractModel):
-    """The analysis, fixed before any outcome is seen."""
+Probability = Annotated[str, Field(pattern=r"^0\.[0-9]*[1-9]$")]
 
-    confidence: Annotated[str, Field(pattern=r"^0\.[0-9]*[1-9]$")]
+
+class StatedPower(ContractModel):
+    """The minimum detectable effect at the planned attempts, stated before any outcome is seen.
+
+    The smallest difference in pass rates the exact test detects with the target power under the stated
+    ``assumption`` that no pair favours the reference arm (:mod:`~.power` says where that holds as a bound); a
+    ``minimum_detectable_effect`` of None says no effect is detectable at that many pairs. ``per_challenge`` is
+    one challenge's test at the planned attempts, ``pooled`` the stratified test over every challenge the suite
+    declared.
+    """
+
+    assumption: Literal["no-pair-favours-the-reference-arm"] = "no-pair-favours-the-reference-arm"
+    per_challenge: DesignPower
+    pooled: DesignPower
+    challenges: Annotated[int, Field(ge=1)]
+
+
+class AnalysisPlan(ContractModel):
+    """The analysis, fixed before any outcome is seen.
+
+    ``power`` is the target power the minimum detectable effect is stated at; ``minimum_detectable_effect`` that
+    statement (absent from preregistrations written before it existed); ``baseline`` names the memory system every
+    other is also compared against, attempt by attempt (the static-context baseline: the notes written down).
+    """
+
+    confidence: Probability
     binary_test: Literal["mcnemar-exact"] = "mcnemar-exact"
     effect_interval: Literal["conditional-odds-ratio-clopper-pearson"] = "conditional-odds-ratio-clopper-pearson"
     continuous_tests: Literal["sign-and-wilcoxon-signed-rank-exact"] = "sign-and-wilcoxon-signed-rank-exact"
     exploratory_below_attempts: Literal[5] = 5
+    pooled_test: Literal["stratified-conditional-exact-common-odds-ratio"] = (
+        "stratified-conditional-exact-common-odds-ratio"
+    )
+    power: Probability = "0.8"
+    minimum_detectable_effect: StatedPower | None = None
+    baseline: SystemName | None = None
+
+
+class CalibrationPlan(ContractModel):
+    """How calibration runs the verifier: ``verifier_repeats`` times on the untouched tree and as often on the
+    oracle's tree; any disagreement among the runs on one tree refuses the challenge as flaky."""
+
+    verifier_repeats: Annotated[int, Field(ge=1, le=50)] = 5
+
+
+def stated_power(confidence: str, power: str, attempts: int, challenges: int) -> StatedPower:
+    """The statement a preregistration freezes: the minimum detectable effect of one challenge's test at
+    ``attempts`` pairs and of the pooled test at ``attempts * challenges``."""
+    alpha, target = 1 - Fraction(confidence), Fraction(power)
+    return StatedPower(
+        per_challenge=design_power(attempts, alpha, target),
+        pooled=design_power(attempts * challenges, alpha, target),
+        challenges=challenges,
+    )
 
 
 class FrozenInputs(ContractModel):
@@ -63,6 +119,7 @@ class FrozenInputs(ContractModel):
     memory_systems: Annotated[dict[str, Digest], Field(min_length=1)]  # name -> digest of its declaration
     budget: Budget
     analysis: AnalysisPlan
+    calibration: CalibrationPlan = Field(default_factory=CalibrationPlan)
 
 
 class Preregistration(Document):

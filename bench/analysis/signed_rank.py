@@ -2,7 +2,8 @@
 
 Zeros and ties, stated once:
 - Zero differences are dropped before ranking (Wilcoxon's own rule, scipy's ``zero_method="wilcox"``): a pair
-  with no difference says nothing about its direction.
+  with no difference says nothing about its direction. They are counted and reported (``zeros``), and they never
+  count toward the five non-zero differences the test needs (:data:`~.exact.EXPLORATORY_BELOW`): it refuses fewer.
 - Tied absolute differences get their mid-rank. Ranks are doubled so mid-ranks stay integers, and the null
   distribution is the exact permutation distribution *of those ranks* under random signs (all ``2**n`` sign
   patterns equally likely). With no ties this is the classical Wilcoxon distribution
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..contracts import ContractModel
+from ..errors import ContractError
+from .exact import EXPLORATORY_BELOW
 
 __all__ = ["SignedRankResult", "doubled_midranks", "signed_rank_test"]
 
@@ -28,6 +31,7 @@ class SignedRankResult(ContractModel):
     """W+ and W- are the rank sums of the positive and negative differences (halves possible under ties)."""
 
     nonzero: int
+    zeros: int  # dropped before ranking
     w_plus: float
     w_minus: float
     p_value: float
@@ -77,16 +81,22 @@ def _null_counts(doubled: Sequence[int]) -> list[int]:
 def signed_rank_test(differences: Sequence[Fraction]) -> SignedRankResult:
     """Two-sided exact signed-rank test: ``min(1, 2 * min(P(W+ <= w), P(W+ >= w)))`` under random signs.
 
-    Differences are Fractions so equality (zeros and ties) is decided exactly, never by float rounding.
+    Differences are Fractions so equality (zeros and ties) is decided exactly, never by float rounding. Refuses
+    fewer than :data:`~.exact.EXPLORATORY_BELOW` non-zero differences, naming how many were zero.
     """
     ranked = _rank(differences)
     n = len(ranked.doubled)
+    if n < EXPLORATORY_BELOW:
+        raise ContractError(
+            f"the signed-rank test needs at least {EXPLORATORY_BELOW} non-zero differences, got {n} of "
+            f"{len(differences)} ({len(differences) - n} zero); report the measure as exploratory instead"
+        )
     w_plus2 = sum(r for r, pos in zip(ranked.doubled, ranked.positive, strict=True) if pos)
     w_minus2 = sum(ranked.doubled) - w_plus2
-    if n == 0:
-        return SignedRankResult(nonzero=0, w_plus=0.0, w_minus=0.0, p_value=1.0)
     counts = _null_counts(ranked.doubled)
     at_most = sum(counts[: w_plus2 + 1])
     at_least = sum(counts[w_plus2:])
     p_value = min(Fraction(1), Fraction(2 * min(at_most, at_least), 1 << n))
-    return SignedRankResult(nonzero=n, w_plus=w_plus2 / 2, w_minus=w_minus2 / 2, p_value=float(p_value))
+    return SignedRankResult(
+        nonzero=n, zeros=len(differences) - n, w_plus=w_plus2 / 2, w_minus=w_minus2 / 2, p_value=float(p_value)
+    )

@@ -22,7 +22,10 @@ from ..contracts import ContractModel, Digest, Document
 from ..errors import ContractError
 from ..gateway.config import Mode
 from .attempt_record import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
-from .exact import clopper_pearson, conditional_odds_ratio_interval, mcnemar_exact, sign_test
+from .comparisons import Comparison, Plans, baseline_comparisons, control_comparisons
+from .exact import EXPLORATORY_BELOW, clopper_pearson, sign_test
+from .paired import Interval, PairedBinary, paired_binary
+from .prereg import Preregistration
 from .signed_rank import signed_rank_test
 
 __all__ = [
@@ -39,16 +42,6 @@ __all__ = [
     "summarize",
 ]
 
-# Below five attempts tokens and wall time are noise wearing a decimal point: no test is computed at all.
-EXPLORATORY_BELOW = 5
-
-
-class Interval(ContractModel):
-    """A two-sided interval; ``high`` None means unbounded above."""
-
-    low: float
-    high: float | None
-
 
 class ArmSummary(ContractModel):
     attempts: int
@@ -59,16 +52,6 @@ class ArmSummary(ContractModel):
     pass_rate: Interval
 
 
-class PairedBinary(ContractModel):
-    both_pass: int
-    treatment_only: int
-    control_only: int
-    neither: int
-    mcnemar_p: float
-    discordant_share: Interval
-    odds_ratio: Interval
-
-
 class ContinuousStatus(StrEnum):
     EXPLORATORY = "exploratory"
     TESTED = "tested"
@@ -76,13 +59,15 @@ class ContinuousStatus(StrEnum):
 
 
 class ContinuousSummary(ContractModel):
-    """Treatment minus control, per pair. All numbers are None when exploratory."""
+    """Treatment minus control, per pair. The tests are None unless tested; the pair counts are None only when
+    not tested (exploratory says how many differences were non-zero and how many zero)."""
 
     status: ContinuousStatus
     median_difference: float | None
     sign_test_p: float | None
     signed_rank_p: float | None
     nonzero_pairs: int | None
+    zero_pairs: int | None
 
 
 class Cell(ContractModel):
@@ -100,10 +85,14 @@ class Cell(ContractModel):
 
 class StatisticsSummary(Document):
     kind: Literal["statistics-summary"] = "statistics-summary"
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
     confidence: str
     inputs: list[Digest]
     cells: list[Cell]
+    # Each condition against the shared control and each memory system against the static-context baseline,
+    # per challenge and pooled across challenges, with what each design could detect (:mod:`.comparisons`).
+    comparisons: list[Comparison]
+    baseline: str | None  # the memory system the preregistrations name as the baseline
 
 
 def _arm(results: Sequence[ArmResult], confidence: Fraction) -> ArmSummary:
@@ -119,41 +108,29 @@ def _arm(results: Sequence[ArmResult], confidence: Fraction) -> ArmSummary:
     )
 
 
-def _paired(pairs: Sequence[tuple[ArmResult, ArmResult]], confidence: Fraction) -> PairedBinary:
-    cells = [(c.outcome is Outcome.PASS, t.outcome is Outcome.PASS) for c, t in pairs]
-    treatment_only = cells.count((False, True))
-    control_only = cells.count((True, False))
-    share, odds = conditional_odds_ratio_interval(treatment_only, control_only, confidence)
-    return PairedBinary(
-        both_pass=cells.count((True, True)),
-        treatment_only=treatment_only,
-        control_only=control_only,
-        neither=cells.count((False, False)),
-        mcnemar_p=float(mcnemar_exact(treatment_only, control_only)),
-        discordant_share=Interval(low=share[0], high=share[1]),
-        odds_ratio=Interval(low=odds[0], high=odds[1]),
-    )
-
-
 def continuous(differences: Sequence[Fraction], testable: bool = True) -> ContinuousSummary:
-    """Exact sign and signed-rank tests on paired differences, or nothing at all below five pairs (or when the
-    measure is not ``testable``: an estimate, not a measurement)."""
-    if not testable or len(differences) < EXPLORATORY_BELOW:
+    """Exact sign and signed-rank tests on paired differences; nothing is tested below five non-zero differences
+    (zero differences are counted and reported, never toward the five) or when the measure is not ``testable``
+    (an estimate, not a measurement)."""
+    positive = sum(d > 0 for d in differences)
+    negative = sum(d < 0 for d in differences)
+    nonzero, zeros = positive + negative, len(differences) - positive - negative
+    if not testable or nonzero < EXPLORATORY_BELOW:
         return ContinuousSummary(
             status=ContinuousStatus.EXPLORATORY if testable else ContinuousStatus.NOT_TESTED,
             median_difference=None,
             sign_test_p=None,
             signed_rank_p=None,
-            nonzero_pairs=None,
+            nonzero_pairs=nonzero if testable else None,
+            zero_pairs=zeros if testable else None,
         )
-    positive = sum(d > 0 for d in differences)
-    negative = sum(d < 0 for d in differences)
     return ContinuousSummary(
         status=ContinuousStatus.TESTED,
         median_difference=float(median(differences)),
         sign_test_p=float(sign_test(positive, negative)),
         signed_rank_p=signed_rank_test(differences).p_value,
-        nonzero_pairs=positive + negative,
+        nonzero_pairs=nonzero,
+        zero_pairs=zeros,
     )
 
 
@@ -170,7 +147,7 @@ def _cell(attempts: Sequence[PairedAttempt], confidence: Fraction) -> Cell:
         attempts=[a.attempt for a in attempts],
         control=_arm(controls, confidence),
         treatment=_arm(treatments, confidence),
-        paired=_paired(pairs, confidence),
+        paired=paired_binary(pairs, confidence),
         # Fractions of the recorded floats: differences and ties are decided exactly.
         tokens=continuous([Fraction(t.tokens - c.tokens) for c, t in pairs], measured),
         wall_seconds=continuous([Fraction(t.wall_seconds) - Fraction(c.wall_seconds) for c, t in pairs]),
@@ -188,9 +165,8 @@ def _parse_confidence(confidence: str) -> Fraction:
     return value
 
 
-def summarize(admitted: Mapping[Digest, PairedAttempt], confidence: str = "0.95") -> StatisticsSummary:
-    """Summarise admitted attempts (the caller selects them with ``admission.admitted``)."""
-    level = _parse_confidence(confidence)
+def _cells(admitted: Mapping[Digest, PairedAttempt]) -> list[list[PairedAttempt]]:
+    """Completed attempts grouped by (challenge, comparability key, build), each sorted by attempt number."""
     groups: dict[tuple[str, Digest, int, str], list[PairedAttempt]] = {}
     for digest, attempt in admitted.items():
         if attempt.completion is not Completion.COMPLETED:
@@ -207,8 +183,35 @@ def summarize(admitted: Mapping[Digest, PairedAttempt], confidence: str = "0.95"
             raise ContractError(
                 f"{cell_id[0]} build {cell_id[3]}: attempt numbers repeat ({numbers}); each is run once"
             )
-        cells.append(_cell(attempts, level))
-    return StatisticsSummary(confidence=confidence, inputs=sorted(admitted), cells=cells)
+        cells.append(attempts)
+    return cells
+
+
+def summarize(
+    admitted: Mapping[Digest, PairedAttempt],
+    confidence: str = "0.95",
+    preregistrations: Sequence[Preregistration] | None = None,
+) -> StatisticsSummary:
+    """Summarise admitted attempts (the caller selects them with ``admission.admitted``).
+
+    With ``preregistrations`` (those the records ran under), each comparison states its planned power beside the
+    admitted one and the memory systems are compared with the baseline the preregistrations name.
+    """
+    level = _parse_confidence(confidence)
+    plans = Plans.of(preregistrations)
+    plans.check(admitted)
+    grouped = _cells(admitted)
+    baseline = plans.baseline()
+    comparisons = control_comparisons(grouped, plans, level)
+    if baseline is not None:
+        comparisons += baseline_comparisons(admitted, baseline, plans, level)
+    return StatisticsSummary(
+        confidence=confidence,
+        inputs=sorted(admitted),
+        cells=[_cell(attempts, level) for attempts in grouped],
+        comparisons=comparisons,
+        baseline=baseline,
+    )
 
 
 # What `stele-bench schema` exports (listed in bench.contracts.registry by the lead).

@@ -1,6 +1,7 @@
 """The `stele-bench` command line: one module per command group, each with a ``register`` function.
 
-``--json``, ``--store`` and ``--debug`` are accepted before the command and after it, for every command. With
+``--json``, ``--store``, ``--project`` and ``--debug`` are accepted before the command and after it, for every
+command; the store is found from the project (:mod:`bench.cli.locate`). With
 ``--json`` a command prints exactly one JSON object on stdout: its result, or ``{"error": {...}}`` when it is
 refused (a usage mistake included). Every refusal is one line on stderr with a non-zero exit; an exception that
 is not a refusal is a bug, reported in one line that points at ``--debug`` (which shows the traceback). SIGTERM
@@ -11,32 +12,50 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
+from .. import __version__
 from ..contracts.files import validation_summary
-from ..errors import BenchError, UsageError
+from ..errors import EXIT_CODES, BenchError, StoreError, UsageError
 from ..store.location import store_location
+from .locate import store_path_or_none
 from .output import Output
 from .signals import Interrupted, stop_signals
 
-__all__ = ["main"]
+__all__ = ["ENVIRONMENT", "build_parser", "main"]
 
 EXIT_INTERRUPTED = 130  # SIGINT; a stop signal exits 128 + its number (SIGTERM: 143)
 EXIT_INTERNAL = 70  # EX_SOFTWARE: an exception that is not a refusal, so a bug
 _DEBUG_HINT = "rerun with --debug for the traceback"
+_EXIT_CONTRACT = 6  # ContractError's: a pydantic error that escaped its reader is still a contract refusal
+_EXIT_OS = 74  # EX_IOERR: the operating system refused (permissions, a full disk)
+
+DESCRIPTION = """\
+Paired benchmarks of coding-agent memory systems: each task runs twice, with and without the memory, in
+containers that differ only in that; both arms are graded alike and the results published with a manifest anyone
+can re-verify. Start with `stele-bench demo`, or `stele-bench init` and `stele-bench new suite` for your own.
+
+The store, doit's database and published bundles live in the project (the nearest directory holding
+stele-bench.toml, found from the working directory upward, as git does)."""
 
 # Each module defines `register(subparsers)`; order is the order of `--help`.
 COMMAND_MODULES: tuple[str, ...] = (
     "bench.cli.demo_cmd",
+    "bench.cli.run_cmd",
+    "bench.cli.init_cmd",
+    "bench.cli.new_cmd",
+    "bench.cli.status_cmd",
+    "bench.cli.ls_cmd",
     "bench.cli.prereg_cmd",
     "bench.cli.store_cmd",
     "bench.cli.lineage_cmd",
+    "bench.cli.export_cmd",
     "bench.cli.schema_cmd",
     "bench.cli.packaging_cmd",
     "bench.cli.certify_cmd",
@@ -47,6 +66,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bench.cli.fence_cmd",
     "bench.cli.publish_cmd",
     "bench.cli.gateway_cmd",
+    "bench.cli.completion_cmd",
 )
 
 
@@ -56,6 +76,18 @@ def location_argument(text: str) -> str:
         return store_location(text)
     except BenchError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+class _VersionRequested(Exception):
+    """``--version`` was given: print it in the asked-for form instead of argparse's own exit."""
+
+
+class _Version(argparse.Action):
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit", default=argparse.SUPPRESS)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: str | None = None) -> None:
+        raise _VersionRequested
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,13 +101,22 @@ def _common_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     """The options every command takes. Below the top they default to SUPPRESS, so a value given before the
     command is kept unless it is given again after it."""
     keep: dict[str, Any] = {} if top else {"default": argparse.SUPPRESS}
-    store_default = os.environ.get("STELE_BENCH_STORE", "store")  # a string default goes through `type` too
     parser.add_argument(
         "--store",
         type=location_argument,
-        help="object store: a directory or s3://BUCKET/PREFIX (default: $STELE_BENCH_STORE or ./store)",
-        **({"default": store_default} if top else keep),
+        metavar="DIR|s3://BUCKET/PREFIX",
+        help="object store: a directory or an S3 bucket (default: $STELE_BENCH_STORE, else the project's store/)",
+        **keep,
     )
+    if "--project" not in parser._option_string_actions:  # `provision` names the provisioner's project so
+        parser.add_argument(
+            "--project",
+            type=Path,
+            metavar="DIR",
+            help="the project directory (default: $STELE_BENCH_PROJECT, else the nearest directory at or above "
+            "the working directory holding stele-bench.toml)",
+            **keep,
+        )
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout", **keep)
     parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error", **keep)
 
@@ -89,8 +130,45 @@ def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentPa
                 yield from _subparsers(child)
 
 
+# Every environment variable stele-bench reads (README.md's table says the same; a test keeps them in step).
+ENVIRONMENT: dict[str, str] = {
+    "STELE_BENCH_PROJECT": "the project directory, instead of finding it from the working directory",
+    "STELE_BENCH_STORE": "the store (a directory or s3://BUCKET/PREFIX), instead of the project's store/",
+    "STELE_BENCH_STORE_CACHE": "an S3 store's local cache (default ~/.cache/stele-bench/store; off: none)",
+    "AWS_ENDPOINT_URL_S3": "an S3 store's endpoint (credentials: the usual AWS variables, read by boto3)",
+    "AWS_ENDPOINT_URL": "an S3 store's endpoint when AWS_ENDPOINT_URL_S3 is unset",
+    "AWS_REGION": "an S3 store's region (default us-east-1)",
+    "AWS_DEFAULT_REGION": "an S3 store's region when AWS_REGION is unset",
+    "STELE_BENCH_EXECUTOR": "where invocations run, instead of local: ray://HEAD:PORT",
+    "STELE_BENCH_ROOT": "where a cluster node runs invocations from (default: the checkout stele-bench is in)",
+    "STELE_BENCH_DOIT_DB": "doit's dependency database, instead of the project's .doit.sqlite",
+    "STELE_BENCH_CACHE": "where image builds keep rootfs tarballs and CLI downloads (default ~/.cache/stele-bench)",
+    "XDG_CACHE_HOME": "the cache root when STELE_BENCH_CACHE is unset",
+    "STELE_BENCH_EMBEDDING_MODEL_DIR": "the all-MiniLM-L6-v2 weights for the memory's semantic probe",
+    "STELE_BENCH_UNCHECKED_CORPUS_ALLOWED": "1 lets `certify` run without a source tree, saying so in its report",
+    "RECALL_HOME": "where the bundled reference memory's provisioner keeps per-run state (default <temp>/recall)",
+    "SANDBOX_LEASE_DIR": "where runners keep the lease files `sandbox sweep` reads (default: the temp directory)",
+    "PATH": "where a provisioner declared as a command is found (the running Python's directory is put first)",
+    "NO_COLOR": "any value turns colour off in progress lines",
+    "TERM": "dumb turns colour off in progress lines",
+}
+
+
+def _epilog() -> str:
+    codes = "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items())
+    names = "\n".join(f"  {name:<38} {meaning}" for name, meaning in ENVIRONMENT.items())
+    keys = "  and the provider key a gateway or fence config names (never stored, logged or published)"
+    return f"exit codes:\n{codes}\n\nenvironment variables:\n{names}\n{keys}"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="stele-bench", description=__doc__.splitlines()[0])
+    parser = _Parser(
+        prog="stele-bench",
+        description=DESCRIPTION,
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action=_Version)
     _common_options(parser, top=True)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
@@ -110,22 +188,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     out = Output(as_json=_flag(arguments, "--json"))
     debug = _flag(arguments, "--debug")
+    args: argparse.Namespace | None = None
     with stop_signals():
         try:
             args = build_parser().parse_args(arguments)
             out.as_json, debug = args.json, args.debug  # as parsed: argparse also takes `--js` for `--json`
             code: int = args.handler(args, out)
             return code
+        except _VersionRequested:
+            out.result({"version": __version__}, f"stele-bench {__version__}")
+            return 0
         except Interrupted as stop:
             return _interrupted(out, stop.signal_name, stop.exit_code)
         except KeyboardInterrupt:
             return _interrupted(out, "SIGINT", EXIT_INTERRUPTED)
         except BenchError as exc:
             _traceback(debug)
-            return out.error(exc.as_json(), f"error: {exc}", exc.exit_code)
+            return _refused(out, exc, args)
         except Exception as exc:  # every library error should have been translated; this is the net below
             _traceback(debug)
             return _unexpected(out, exc, debug)
+
+
+def _refused(out: Output, exc: BenchError, args: argparse.Namespace | None) -> int:
+    """A refusal in one line; a store's refusal names the store it is about (the message may not know it)."""
+    error, text = exc.as_json(), f"error: {exc}"
+    where = store_path_or_none(args) if isinstance(exc, StoreError) and args is not None else None
+    if where is not None:
+        error["store"] = str(where)
+        if str(where) not in text:
+            text += f" (store {where})"
+    return out.error(error, text, exc.exit_code)
 
 
 def _interrupted(out: Output, signal_name: str, code: int) -> int:
@@ -144,13 +237,13 @@ def _unexpected(out: Output, exc: Exception, debug: bool) -> int:
     hint = "" if debug else f"; {_DEBUG_HINT}"
     if isinstance(exc, ValidationError):  # a contract checked outside its reader: still a contract refusal
         message = f"{exc.title} breaks its contract: {validation_summary(exc)}"
-        error = {"code": "contract", "type": "ValidationError", "message": message, "exit_code": 2}
-        return out.error(error, f"error: {message}{hint}", 2)
+        error = {"code": "contract", "type": "ValidationError", "message": message, "exit_code": _EXIT_CONTRACT}
+        return out.error(error, f"error: {message}{hint}", _EXIT_CONTRACT)
     if isinstance(exc, OSError):  # the machine refused (permissions, a full disk): say which file
         where = f" ({exc.filename})" if exc.filename else ""
         message = f"{exc.strerror or exc}{where}"
-        error = {"code": "os", "type": type(exc).__name__, "message": message, "exit_code": 1}
-        return out.error(error, f"error: {message}{hint}", 1)
+        error = {"code": "os", "type": type(exc).__name__, "message": message, "exit_code": _EXIT_OS}
+        return out.error(error, f"error: {message}{hint}", _EXIT_OS)
     first = str(exc).splitlines()[0][:300] if str(exc) else ""
     message = f"internal error: {type(exc).__name__}{': ' + first if first else ''}"
     error = {"code": "internal", "type": type(exc).__name__, "message": message, "exit_code": EXIT_INTERNAL}

@@ -6,15 +6,16 @@ import argparse
 import os
 from pathlib import Path
 
+from ..contracts import TreeDigest
 from ..packaging import UNCHECKED_CORPUS_VARIABLE, CertificationReport, CertifyInputs, CertifyParams, Verdict, certify
 from ..packaging.surfaces import challenge_inputs, fixture_inputs
 from ..provision.fixture import load_fixture
-from ..run.catalogue import runtime
 from ..stages.engine import execute
 from ..suite import load_challenge
+from .digests import digest_argument, resolve_digest
+from .locate import store_runtime
 from .output import Output
 from .packaging_cmd import outcome_fields
-from .store_cmd import parse_digest
 
 __all__ = ["register"]
 
@@ -25,7 +26,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="check the redacted corpus, evidence, graph arms and challenge text for leaks (exit 1 on findings)",
     )
     parser.add_argument(
-        "--source", type=parse_digest, help=f"the redacted source tree (required unless {UNCHECKED_CORPUS_VARIABLE}=1)"
+        "--source",
+        type=digest_argument,
+        help="the redacted source tree: a digest, a unique prefix or a ref "
+        f"(required unless {UNCHECKED_CORPUS_VARIABLE}=1)",
     )
     parser.add_argument("--fixture", type=Path, required=True, help="the fixture root (evidence corpus, graph arms)")
     parser.add_argument("--challenge", type=Path, required=True, help="the challenge directory")
@@ -33,12 +37,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _certify(args: argparse.Namespace, out: Output) -> int:
-    context = runtime(args.store).context()
+    context = store_runtime(args, create=True).context()
     store = context.store
     fixture = fixture_inputs(store, args.fixture, load_fixture(args.fixture))
     owned = challenge_inputs(store, args.challenge, load_challenge(args.challenge))
     inputs = CertifyInputs(
-        source=args.source,
+        source=None if args.source is None else TreeDigest(resolve_digest(store, args.source)),
         evidence=fixture.evidence,
         graph=fixture.graph,
         challenge=owned.challenge,

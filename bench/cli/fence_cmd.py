@@ -7,13 +7,14 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from ..contracts import Digest
+from ..errors import FenceError
 from ..fence import Fence, FenceOutcome, FenceStopped, load_config, read_record
-from ..store import Store
+from .locate import open_store
 from .output import Output
 
 __all__ = ["register"]
 
-EXIT_STOPPED = 3
+EXIT_STOPPED = FenceError.exit_code
 
 
 def _usd(text: str) -> Decimal:
@@ -31,7 +32,7 @@ def _usd(text: str) -> Decimal:
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("fence", help="the money fence that guards paid pairs")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    check = verbs.add_parser("check", help="run the preflight (key identity, key budget, headroom); exit 3 if stopped")
+    check = verbs.add_parser("check", help="run the preflight (key identity, key budget, headroom); exit 12 if stopped")
     check.add_argument("--config", type=Path, required=True, help="fence config JSON file")
     check.add_argument("--pair-cap", type=_usd, required=True, help="the pair cap to acknowledge, in USD")
     check.add_argument("--pair", default="preflight-check", help="the pair the records belong to")
@@ -39,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _check(args: argparse.Namespace, out: Output) -> int:
-    store = Store(args.store)
+    store = open_store(args, create=True)
     fence = Fence(store, args.pair, load_config(args.config))
     try:
         record: Digest = fence.preflight(args.pair_cap)

@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
         "--config", type=Path, required=True, help="gateway config JSON (a policy path is relative to it)"
     )
     serve.add_argument("--log-dir", type=Path, required=True, help="directory for the exchange log (exchanges.jsonl)")
-    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=0, help="0 picks a free port")
     serve.set_defaults(handler=_serve)
 

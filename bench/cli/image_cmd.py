@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..sandbox.images import ImageName, build_image, list_images
-from ..store import Store
+from .locate import open_store
 from .output import Output
 
 __all__ = ["register"]
@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _build(args: argparse.Namespace, out: Output) -> int:
     out.progress(f"building the {args.name.value} image (reused when its inputs are unchanged)")
-    result = build_image(args.name, store=Store(args.store) if args.archive else None)
+    result = build_image(args.name, store=open_store(args, create=True) if args.archive else None)
     record = result.record
     data = {
         "name": record.name.value,

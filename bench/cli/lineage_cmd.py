@@ -1,23 +1,37 @@
-"""`stele-bench lineage DIGEST` and `stele-bench rederive DIGEST`."""
+"""`stele-bench lineage DIGEST [--format text|json|dot|mermaid]` and `stele-bench rederive DIGEST`."""
 
 from __future__ import annotations
 
 import argparse
 
-from ..run.catalogue import STAGES, runtime
-from ..stages.lineage import RederiveVerdict, lineage, rederive
+from ..run.catalogue import STAGES
+from ..stages.lineage import RederiveVerdict, rederive
+from ..stages.lineage_graph import lineage_graph
+from .digests import digest_argument, resolve_digest
+from .lineage_formats import LineageFormat, render
+from .locate import store_runtime
 from .output import Output
-from .store_cmd import parse_digest
 
 __all__ = ["register"]
+
+_DIGEST_HELP = "the object: a digest, a unique prefix of its hex (at least 4 digits) or a ref name"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("lineage", help="the actions and inputs that produced an object, to its roots")
-    parser.add_argument("digest", type=parse_digest)
+    parser.add_argument("digest", type=digest_argument, help=_DIGEST_HELP)
+    parser.add_argument(
+        "--format",
+        type=LineageFormat,
+        choices=list(LineageFormat),
+        default=LineageFormat.TEXT,
+        metavar="FORMAT",
+        help="text (the default; a shared object is printed once, then named '(above)'), json, dot (Graphviz) or "
+        "mermaid",
+    )
     parser.set_defaults(handler=_lineage)
     parser = subparsers.add_parser("rederive", help="re-run the deterministic action that produced an object")
-    parser.add_argument("digest", type=parse_digest)
+    parser.add_argument("digest", type=digest_argument, help=_DIGEST_HELP)
     parser.add_argument(
         "--locate",
         action="append",
@@ -37,13 +51,15 @@ def _located(text: str) -> tuple[str, str]:
 
 
 def _lineage(args: argparse.Namespace, out: Output) -> int:
-    chain = lineage(runtime(args.store).open_store(), args.digest)
-    out.result(chain.as_json(), "\n".join(chain.lines()))
+    store = store_runtime(args, create=False).open_store()
+    graph = lineage_graph(store, resolve_digest(store, args.digest))
+    out.result(graph.as_json(), render(graph, args.format))
     return 0
 
 
 def _rederive(args: argparse.Namespace, out: Output) -> int:
-    result = rederive(runtime(args.store).context(), STAGES, args.digest, dict(args.locate))
+    context = store_runtime(args, create=False).context()
+    result = rederive(context, STAGES, resolve_digest(context.store, args.digest), dict(args.locate))
     differing = {name: {"recorded": old, "derived": new} for name, (old, new) in result.differing.items()}
     data = {
         "verdict": result.verdict.value,

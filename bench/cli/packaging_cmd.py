@@ -9,10 +9,10 @@ from typing import Any
 from ..contracts import PortablePath
 from ..packaging import MaterializationReceipt, RedactionReceipt, RedactParams, corpus, corpus_params, redact
 from ..provision.fixture import load_fixture
-from ..run.catalogue import runtime
 from ..stages.engine import ActionOutcome, execute
+from .digests import digest_argument, resolve_digest
+from .locate import store_runtime
 from .output import Output
-from .store_cmd import parse_digest
 
 __all__ = ["outcome_fields", "register"]
 
@@ -32,7 +32,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.set_defaults(handler=_corpus)
     parser = subparsers.add_parser("redact", help="remove auto-loaded agent context from a tree, with a receipt")
-    parser.add_argument("tree", type=parse_digest)
+    parser.add_argument(
+        "tree", type=digest_argument, help="the tree to redact: a digest, a unique prefix of one, or a ref name"
+    )
     parser.add_argument("--fixture", type=Path, help="a fixture root whose redact_paths are removed too")
     parser.add_argument(
         "--remove", action="append", default=[], type=_portable, metavar="PATH", help="an extra path to remove"
@@ -48,7 +50,7 @@ def _portable(text: str) -> PortablePath:
 
 
 def _corpus(args: argparse.Namespace, out: Output) -> int:
-    context = runtime(args.store).context()
+    context = store_runtime(args, create=True).context()
     store = context.store
     outcome = execute(context, corpus, {}, corpus_params(args.repository, args.commit, args.name))
     receipt = store.get_document(outcome.outputs["receipt"], MaterializationReceipt)
@@ -66,13 +68,13 @@ def _corpus(args: argparse.Namespace, out: Output) -> int:
 
 
 def _redact(args: argparse.Namespace, out: Output) -> int:
-    context = runtime(args.store).context()
+    context = store_runtime(args, create=True).context()
     store = context.store
     extra = list(args.remove)
     if args.fixture is not None:
         extra += load_fixture(args.fixture).redact_paths
     params = RedactParams(extra_paths=tuple(sorted(set(extra))))
-    outcome = execute(context, redact, {"tree": args.tree}, params)
+    outcome = execute(context, redact, {"tree": resolve_digest(store, args.tree)}, params)
     receipt = store.get_document(outcome.outputs["receipt"], RedactionReceipt)
     data = outcome_fields(outcome) | {"receipt": receipt.model_dump(mode="json")}
     lines = [f"{'ran' if outcome.executed else 'cached'}: redacted {receipt.source}", f"tree {receipt.redacted}"]

@@ -83,7 +83,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     destroy.add_argument("--project", required=True, type=_PROJECT, help="the project restore printed")
     destroy.set_defaults(handler=_destroy)
     digest = verbs.add_parser("digest", help="print the SHA-256 a fixture manifest pins for a file or directory")
-    digest.add_argument("path", type=Path)
+    digest.add_argument("path", type=Path, help="the file or directory to hash as a fixture manifest pins it")
     digest.set_defaults(handler=_digest)
 
 
@@ -147,7 +147,7 @@ def _snapshot(args: argparse.Namespace, out: Output) -> int:
         },
         "\n".join(lines),
     )
-    return 0 if assessment.verdict is PairVerdict.VALID else 3
+    return 0 if assessment.verdict is PairVerdict.VALID else 1  # a check that answered no
 
 
 def _destroy(args: argparse.Namespace, out: Output) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..errors import UsageError
 from ..run.catalogue import CONTRACTS
 from .output import Output
 
@@ -22,6 +23,13 @@ def _schema(args: argparse.Namespace, out: Output) -> int:
         names = CONTRACTS.names()
         out.result({"contracts": names}, "\n".join(names))
     else:
+        if args.name not in CONTRACTS.names():
+            raise UsageError(
+                f"no public contract is named {args.name!r}",
+                field="name",
+                actual=args.name,
+                hint="`stele-bench schema` lists them",
+            )
         schema = CONTRACTS.json_schema(args.name)
         out.result(schema, json.dumps(schema, indent=2, sort_keys=True))
     return 0

@@ -1,4 +1,7 @@
-"""`stele-bench store fsck|gc|cat|ls|put|export`."""
+"""`stele-bench store fsck|gc|cat|ls|put|export`: every answer names the store it is about.
+
+Only ``put`` creates a store; the others refuse a directory that holds none rather than leave an empty one behind.
+"""
 
 from __future__ import annotations
 
@@ -10,19 +13,16 @@ from typing import Any
 
 from ..contracts import Digest
 from ..errors import ContractError, StoreCorrupt
-from ..store import Store, export_tree, tree_from_directory
+from ..store import export_tree, tree_from_directory
 from ..store.fsck import FsckStatus, fsck
 from ..store.gc import DEFAULT_GRACE_SECONDS, gc
+from .digests import digest_argument, resolve_digest
+from .locate import open_store, store_path
 from .output import Output
 
-__all__ = ["parse_digest", "register"]
+__all__ = ["register"]
 
-
-def parse_digest(text: str) -> Digest:
-    try:
-        return Digest(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+_DIGEST_HELP = "a digest, a unique prefix of its hex (at least 4 digits, as progress lines print) or a ref name"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,38 +30,48 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     verbs.add_parser("fsck", help="re-hash every object; exit 3 corrupt, 4 missing, 5 both").set_defaults(handler=_fsck)
     collect = verbs.add_parser("gc", help="delete what no ref reaches, past a grace period")
-    collect.add_argument("--grace-seconds", type=float, default=DEFAULT_GRACE_SECONDS)
+    collect.add_argument(
+        "--grace-seconds",
+        type=float,
+        default=DEFAULT_GRACE_SECONDS,
+        help=f"spare objects younger than this, which a running writer may be about to refer to "
+        f"(default {DEFAULT_GRACE_SECONDS:g})",
+    )
     collect.set_defaults(handler=_gc)
     cat = verbs.add_parser("cat", help="print an object's bytes")
-    cat.add_argument("digest", type=parse_digest)
+    cat.add_argument("digest", type=digest_argument, help=_DIGEST_HELP)
     cat.set_defaults(handler=_cat)
     listing = verbs.add_parser("ls", help="list refs (and with --all, every object)")
     listing.add_argument("--all", action="store_true", help="also list every object: digest, document or blob")
     listing.set_defaults(handler=_ls)
     put = verbs.add_parser("put", help="store a file's bytes, or a directory as a tree")
-    put.add_argument("path", type=Path)
+    put.add_argument("path", type=Path, help="a file (stored as its bytes) or a directory (stored as a tree)")
     put.add_argument("--ref", help="also point this ref at the result")
     put.set_defaults(handler=_put)
     export = verbs.add_parser("export", help="write a tree into a new directory")
-    export.add_argument("digest", type=parse_digest)
-    export.add_argument("destination", type=Path)
+    export.add_argument("digest", type=digest_argument, help=f"the tree: {_DIGEST_HELP}")
+    export.add_argument("destination", type=Path, help="a directory that does not exist yet, or an empty one")
     export.set_defaults(handler=_export)
 
 
 def _fsck(args: argparse.Namespace, out: Output) -> int:
+    where = store_path(args)
     try:
-        report = fsck(Store(args.store))
+        store = open_store(args, create=False)
+        report = fsck(store)
     except StoreCorrupt as exc:  # the index itself is damaged: fsck's answer is "corrupt", with the reason
-        out.result({"status": "corrupt", "index": exc.path, "problem": exc.message}, str(exc))
+        corrupt = {"store": str(where), "status": "corrupt", "index": exc.path, "problem": exc.message}
+        out.result(corrupt, str(exc))
         return int(FsckStatus.CORRUPT)
     data: dict[str, Any] = {
+        "store": store.location,
         "status": report.status.name.lower(),
         "objects": report.objects,
         "corrupt": sorted(report.corrupt),
         "missing": {str(k): v for k, v in sorted(report.missing.items())},
         "stale_temporaries": report.stale_temporaries,
     }
-    lines = [f"{report.objects} objects checked: {data['status']}"]
+    lines = [f"{report.objects} objects checked in {store.location}: {data['status']}"]
     lines += [f"corrupt {digest}" for digest in data["corrupt"]]
     lines += [f"missing {digest} (referred to by {', '.join(refs)})" for digest, refs in data["missing"].items()]
     out.result(data, "\n".join(lines))
@@ -69,34 +79,40 @@ def _fsck(args: argparse.Namespace, out: Output) -> int:
 
 
 def _gc(args: argparse.Namespace, out: Output) -> int:
-    report = gc(Store(args.store), args.grace_seconds)
+    store = open_store(args, create=False)
+    report = gc(store, args.grace_seconds)
     data = {
+        "store": store.location,
         "kept": report.kept,
         "deleted": report.deleted,
         "freed_bytes": report.freed_bytes,
         "temporaries_removed": report.temporaries_removed,
     }
-    out.result(data, f"deleted {report.deleted} objects ({report.freed_bytes} bytes), kept {report.kept}")
+    text = f"deleted {report.deleted} objects ({report.freed_bytes} bytes) from {store.location}, kept {report.kept}"
+    out.result(data, text)
     return 0
 
 
 def _cat(args: argparse.Namespace, out: Output) -> int:
-    data = Store(args.store).get_bytes(args.digest)
+    store = open_store(args, create=False)
+    digest = resolve_digest(store, args.digest)
+    data = store.get_bytes(digest)
     if out.as_json:
         try:
-            out.result({"digest": args.digest, "text": data.decode("utf-8")})
+            out.result({"store": store.location, "digest": digest, "text": data.decode("utf-8")})
         except UnicodeDecodeError:
-            out.result({"digest": args.digest, "base64": base64.b64encode(data).decode()})
+            out.result({"store": store.location, "digest": digest, "base64": base64.b64encode(data).decode()})
     else:
         sys.stdout.buffer.write(data)
     return 0
 
 
 def _ls(args: argparse.Namespace, out: Output) -> int:
-    store = Store(args.store)
+    store = open_store(args, create=False)
     refs = store.refs()
-    data: dict[str, Any] = {"refs": dict(refs)}
-    lines = [f"{digest}  {name}" for name, digest in refs.items()]
+    data: dict[str, Any] = {"store": store.location, "refs": dict(refs)}
+    lines = [f"store {store.location}: {len(refs)} refs"]
+    lines += [f"{digest}  {name}" for name, digest in refs.items()]
     if args.all:
         objects = [(info.digest, "document" if info.is_document else "blob") for info in store.backend.objects()]
         data["objects"] = [{"digest": digest, "kind": kind} for digest, kind in objects]
@@ -106,7 +122,7 @@ def _ls(args: argparse.Namespace, out: Output) -> int:
 
 
 def _put(args: argparse.Namespace, out: Output) -> int:
-    store = Store(args.store)
+    store = open_store(args, create=True)
     digest: Digest
     if args.path.is_dir():
         digest = tree_from_directory(store, args.path)
@@ -116,11 +132,15 @@ def _put(args: argparse.Namespace, out: Output) -> int:
         raise ContractError(f"{args.path} is neither a file nor a directory")
     if args.ref:
         store.set_ref(args.ref, digest)
-    out.result({"digest": digest}, digest)
+    out.progress(f"stored in {store.location}")
+    out.result({"store": store.location, "digest": digest}, digest)
     return 0
 
 
 def _export(args: argparse.Namespace, out: Output) -> int:
-    export_tree(Store(args.store), args.digest, args.destination)
-    out.result({"exported": args.digest, "destination": str(args.destination)}, f"exported to {args.destination}")
+    store = open_store(args, create=False)
+    digest = resolve_digest(store, args.digest)
+    export_tree(store, digest, args.destination)
+    data = {"store": store.location, "exported": digest, "destination": str(args.destination)}
+    out.result(data, f"exported {digest.short} from {store.location} to {args.destination}")
     return 0

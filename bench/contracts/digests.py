@@ -95,7 +95,7 @@ class Digest(_PatternStr):
 
     @property
     def short(self) -> str:
-        """A short form for progress lines (never for lookups)."""
+        """A short form for progress lines and listings; every command taking a digest resolves it as a prefix."""
         return self.hex[:12]
 
 

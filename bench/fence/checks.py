@@ -39,9 +39,10 @@ def key_identity(key: str | None, key_env: str, expected: Sha256) -> FenceFindin
     return FenceFinding(CheckVerdict.PASSED, f"the key in ${key_env} matches fingerprint {expected[:12]}...")
 
 
-def key_budget(info: KeyInfo) -> FenceFinding:
-    """2. The provider itself caps the key, so nothing this process gets wrong can spend past that ceiling."""
-    observed = {"usage_usd": info.usage_usd}
+def key_budget(info: KeyInfo, pair_cap: Decimal) -> FenceFinding:
+    """2. The provider itself caps the key, and what the cap leaves covers the whole pair, so nothing this process
+    gets wrong can spend past that ceiling and the pair cannot be cut short by it halfway."""
+    observed = {"usage_usd": info.usage_usd, "pair_cap_usd": pair_cap}
     if info.limit_remaining_usd is not None:
         observed["limit_remaining_usd"] = info.limit_remaining_usd
     if info.limit_usd is None:
@@ -51,7 +52,26 @@ def key_budget(info: KeyInfo) -> FenceFinding:
             observed,
         )
     observed["limit_usd"] = info.limit_usd
-    return FenceFinding(CheckVerdict.PASSED, f"the provider caps this key at {info.limit_usd} USD", observed)
+    if info.limit_remaining_usd is None:
+        return FenceFinding(
+            CheckVerdict.FAILED,
+            f"the provider caps this key at {info.limit_usd} USD but reports no remaining amount "
+            "(limit_remaining is null); the pair's room under the cap is unknown",
+            observed,
+        )
+    if info.limit_remaining_usd < pair_cap:
+        return FenceFinding(
+            CheckVerdict.FAILED,
+            f"the key's remaining limit {info.limit_remaining_usd} USD is below the pair cap {pair_cap} USD; raise "
+            "the key's limit or lower the pair cap",
+            observed,
+        )
+    return FenceFinding(
+        CheckVerdict.PASSED,
+        f"the provider caps this key at {info.limit_usd} USD, {info.limit_remaining_usd} USD remaining, covering "
+        f"the pair cap {pair_cap} USD",
+        observed,
+    )
 
 
 def shared_headroom(balance: Decimal, reserve: Decimal, pair_cap: Decimal) -> FenceFinding:

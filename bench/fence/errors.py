@@ -33,6 +33,8 @@ class FenceStopped(FenceError):
 class ProviderError(BenchError):
     """The provider's quota API could not be read; ``url`` names the endpoint (never the key)."""
 
+    exit_code = 12  # the money fence's family: a paid run cannot be guarded
+
     def __init__(self, url: str, message: str) -> None:
         super().__init__(f"GET {url}: {message}")
         self.url = url

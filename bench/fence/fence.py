@@ -93,7 +93,8 @@ class Fence:
         if not self._add(CheckName.KEY_IDENTITY, checks.key_identity(key, config.key_env, config.key_sha256)):
             return False
         self._client = ProviderClient(config.base_url, key, config.timeout_seconds)
-        if not self._add(CheckName.KEY_BUDGET, _read(self._client.key_info, checks.key_budget)):
+        budget = _read(self._client.key_info, lambda info: checks.key_budget(info, pair_cap))
+        if not self._add(CheckName.KEY_BUDGET, budget):
             return False
         reserve = config.production_reserve_usd
         headroom = _read(self._client.credits, lambda c: checks.shared_headroom(c.balance_usd, reserve, pair_cap))

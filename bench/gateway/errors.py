@@ -17,6 +17,8 @@ __all__ = ["GatewayError", "PolicyDigestMismatch"]
 class GatewayError(BenchError):
     """The gateway cannot start or serve as configured; the message names the setting."""
 
+    exit_code = 13
+
 
 class PolicyDigestMismatch(GatewayError):
     """A policy file changed after it was pinned: answering from it would answer from an unrecorded policy."""

@@ -75,6 +75,7 @@ class PlanBuilder:
         params: ContractModel,
         *,
         refs: Mapping[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
         **inputs: Link | Digest | Mapping[str, Link | Digest] | None,
     ) -> Handle[O]:
         """Add an invocation; an input given as None is left out (an optional port the plan does not feed)."""
@@ -103,6 +104,7 @@ class PlanBuilder:
                 inputs=links,
                 sources=sources,
                 refs=dict(refs or {}),
+                labels=dict(labels or {}),
             )
         )
         self._stages[stage.name] = stage

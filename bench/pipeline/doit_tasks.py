@@ -24,8 +24,11 @@ __all__ = ["doit_tasks", "perform", "run_invocation"]
 def perform(executor: Executor, runtime: Runtime, invocation_json: str, **upstream: str) -> dict[str, str]:
     """The doit action: the executor runs (or finds cached) one invocation; its outputs become the task's values."""
     ran = executor.run(runtime, invocation_json, upstream)
-    print(ran.line(), flush=True)
-    return ran.outputs
+    if ran.node is not None:  # the progress reporter cannot see where a cluster ran it: said here
+        print(ran.line(), flush=True)
+    # `_executed` tells the progress reporter whether the stage ran or its result was found cached (doit's own
+    # database may have been lost); names starting with "_" are not outputs (see ActionCached).
+    return {**ran.outputs, "_executed": "true" if ran.executed else "false"}
 
 
 def run_invocation(runtime: Runtime, invocation_json: str, **upstream: str) -> dict[str, str]:
@@ -76,4 +79,5 @@ def doit_tasks(plan: Plan, runtime: Runtime, executor: Executor | None = None) -
             "task_dep": sorted(invocation.upstream),
             "uptodate": [ActionCached(runtime, invocation)],
             "verbosity": 2,
+            "meta": {"stage": invocation.stage, "labels": dict(invocation.labels), "store": runtime.store},
         }

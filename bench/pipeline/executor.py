@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..contracts import Digest
-from ..errors import ContractError
+from ..errors import UsageError
 from ..stages.engine import execute
+from ..store.versions import set_versioned_ref
 from .plan import Invocation
 from .runtime import Runtime
 
@@ -55,8 +56,8 @@ def invoke(runtime: Runtime, invocation_json: str, upstream: Mapping[str, str]) 
     stage = runtime.catalogue.get(invocation.stage)
     context = runtime.context()
     outcome = execute(context, stage, invocation_inputs(invocation, upstream), invocation.params)
-    for output, ref in invocation.refs.items():
-        context.store.set_ref(ref, outcome.outputs[output])
+    for output, ref in invocation.refs.items():  # every value a plan ref names is kept: nothing is reinterpreted
+        set_versioned_ref(context.store, ref, outcome.outputs[output])
     outputs = {name: str(digest) for name, digest in outcome.outputs.items()}
     return Ran(stage=invocation.stage, outputs=outputs, executed=outcome.executed)
 
@@ -86,9 +87,9 @@ def parse_executor(text: str) -> Executor:
 
         address = text if text.startswith("ray://") else text[len("ray:") :]
         if address.rstrip("/") in ("", "ray:"):
-            raise ContractError(f"executor {text!r} names no Ray address", field="executor")
+            raise UsageError(f"executor {text!r} names no Ray address", field="executor")
         return RayExecutor(address)
-    raise ContractError(
+    raise UsageError(
         f"unknown executor {text!r}",
         field="executor",
         expected="local, ray://HOST:PORT (Ray client) or ray:HOST:PORT (a driver on a cluster node)",

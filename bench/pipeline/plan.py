@@ -30,6 +30,7 @@ class Invocation(ContractModel):
     inputs: dict[str, Upstream] = {}
     sources: dict[str, Digest] = {}  # inputs already in the store when the plan is made
     refs: dict[str, str] = {}  # output name -> ref pointed at it after every run: gc keeps it and its lineage
+    labels: dict[str, str] = {}  # what progress lines show besides the stage (challenge, attempt, arm); no effect
 
     @property
     def upstream(self) -> set[str]:

@@ -6,6 +6,7 @@ here names a module above it. The plan a builder returns is checked against the 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from ..store import Store
 from .check import check_plan
 from .plan import Plan
 
-__all__ = ["PlanBuilderFunction", "load_plan"]
+__all__ = ["PlanBuilderFunction", "build_plan", "load_plan"]
 
 PlanBuilderFunction = Callable[..., Plan]
 
@@ -32,10 +33,31 @@ def load_plan(
     """Build the plan a spec file describes, with ``overrides`` on its args; every builder takes
     ``(base, store, **args)``, and paths in the spec are relative to ``base`` (default: where doit runs)."""
     spec = read_json_object(spec_path, "plan spec")
+    return build_plan(spec, f"plan spec {spec_path}", store, builders, catalogue, overrides)
+
+
+def build_plan(
+    spec: Mapping[str, Any],
+    where: str,
+    store: Store,
+    builders: Mapping[str, PlanBuilderFunction],
+    catalogue: Catalogue,
+    overrides: Mapping[str, Any] | None = None,
+) -> Plan:
+    """The checked plan of a spec (``{"builder": NAME, "args": {...}, "base": DIR}``); ``where`` names it."""
     builder = builders.get(spec.get("builder", ""))
     if builder is None:
-        raise ContractError(f"plan spec {spec_path}: 'builder' must be one of {sorted(builders)}")
+        raise ContractError(f"{where}: 'builder' must be one of {sorted(builders)}")
+    args = {**spec.get("args", {}), **(overrides or {})}
+    accepted = inspect.signature(builder).parameters
+    unknown = sorted(name for name in args if name not in accepted)
+    if unknown:
+        raise ContractError(
+            f"{where}: the {spec['builder']!r} plan takes no {', '.join(unknown)} (it takes: "
+            f"{', '.join(name for name in accepted if name not in ('base', 'store'))})",
+            field=unknown[0],
+        )
     base = Path(spec.get("base", "."))
-    plan = builder(base, store, **{**spec.get("args", {}), **(overrides or {})})
+    plan = builder(base, store, **args)
     check_plan(plan, catalogue, store)
     return plan

@@ -1,4 +1,5 @@
-"""Publication: the manifest covering every published file, the publication checks, verification and the report."""
+"""Publication: the bundle's layout and lineage, the publication checks, the manifest, the in-toto statement,
+verification from the bundle alone, the report and the transcript pages."""
 
 from .bundle import BundleError, bundle_files
 from .checks import (
@@ -10,38 +11,41 @@ from .checks import (
     check_coverage,
     check_leaks,
 )
-from .manifest import MANIFEST_NAME, PublicationManifest, PublishedFile, Receipt, ReceiptStage, read_manifest
-from .receipts import derive, plan_receipts
-from .release import check_bundle, publish
+from .lineage import lineage_files, walk_actions
+from .manifest import MANIFEST_NAME, PublicationLineage, PublicationManifest, PublishedFile, read_manifest
+from .provenance import statement
+from .release import check_bundle, seal
 from .render import render_report
 from .svg import MixedKeysError, TrendLine, trend_plot
-from .verify import Difference, receipt_lineage, verify
+from .verify import Claim, ClaimKind, Difference, Verification, verify
 
 __all__ = [
     "LEAK_PATTERNS",
     "MANIFEST_NAME",
     "BundleError",
     "Check",
+    "Claim",
+    "ClaimKind",
     "Difference",
     "MixedKeysError",
     "PublicationFinding",
+    "PublicationLineage",
     "PublicationManifest",
     "PublicationRefused",
     "PublishedFile",
-    "Receipt",
-    "ReceiptStage",
     "TrendLine",
+    "Verification",
     "bundle_files",
     "check_admissions",
     "check_bundle",
     "check_coverage",
     "check_leaks",
-    "derive",
-    "plan_receipts",
-    "publish",
+    "lineage_files",
     "read_manifest",
-    "receipt_lineage",
     "render_report",
+    "seal",
+    "statement",
     "trend_plot",
     "verify",
+    "walk_actions",
 ]

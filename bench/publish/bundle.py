@@ -6,8 +6,10 @@ Layout (every file except ``MANIFEST.json`` is covered by the manifest)::
     admissions/<hex>.json           the AdmissionDecision about records/<hex>.json
     manifests/<challenge>/v<N>.json preregistrations
     receipts/statistics-summary.json (and the stages' receipts, receipts/<challenge>/...)
-    report/index.html
-    MANIFEST.json
+    receipts/lineage.json           every action below the records and the report (PublicationLineage)
+    objects/<hex>[.json]            every object those actions read or wrote, by digest (.json: a document)
+    report/index.html, report/attempts/<challenge>-<attempt>.html
+    MANIFEST.json, provenance.intoto.json (the two files the manifest does not cover)
 
 A directory is a bundle only when it has this layout and at least one record (:func:`check_layout`): publication
 and verification refuse anything else rather than manifest whatever happens to be there.
@@ -21,7 +23,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from ..analysis import AdmissionDecision, PairedAttempt
+from ..analysis import AdmissionDecision, PairedAttempt, Preregistration
 from ..contracts import Digest, PortablePath
 from ..contracts.files import parse_contract
 from ..errors import ContractError
@@ -30,6 +32,10 @@ from .manifest import MANIFEST_NAME
 
 __all__ = [
     "ADMISSIONS",
+    "ATTEMPT_PAGES",
+    "MANIFESTS",
+    "OBJECTS",
+    "PROVENANCE_NAME",
     "RECORDS",
     "REPORT_PATH",
     "SUMMARY_PATH",
@@ -37,15 +43,21 @@ __all__ = [
     "bundle_files",
     "check_layout",
     "load_admissions",
+    "load_preregistrations",
     "load_records",
     "parse_document",
 ]
 
 RECORDS = "records"
 ADMISSIONS = "admissions"
+MANIFESTS = "manifests"
+OBJECTS = "objects"
+PROVENANCE_NAME = "provenance.intoto.json"
 SUMMARY_PATH = PortablePath("receipts/statistics-summary.json")
 REPORT_PATH = PortablePath("report/index.html")
-FOLDERS = (RECORDS, ADMISSIONS, "manifests", "receipts", "report")
+ATTEMPT_PAGES = "report/attempts"  # <challenge>-<attempt>.html, linked from the report
+FOLDERS = (RECORDS, ADMISSIONS, MANIFESTS, "receipts", "report", OBJECTS)
+ROOT_FILES = (MANIFEST_NAME, PROVENANCE_NAME)  # beside the files they describe, not covered by the manifest
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -72,7 +84,7 @@ def iter_bundle_files(root: Path) -> Iterator[tuple[PortablePath, bytes]]:
                 continue
             if kind not in (EntryKind.FILE, EntryKind.EXECUTABLE):
                 raise BundleError(path, f"in {root} is not a regular file; a bundle holds only files and folders")
-            if path != MANIFEST_NAME:
+            if path not in ROOT_FILES:
                 yield path, data
     except OSError as exc:  # unreadable, or removed while the bundle is read: a refusal, not a traceback
         raise BundleError(str(exc.filename or root), f"cannot be read ({exc.strerror}); check the bundle") from exc
@@ -120,3 +132,15 @@ def load_records(files: Mapping[PortablePath, bytes]) -> dict[Digest, tuple[Port
 
 def load_admissions(files: Mapping[PortablePath, bytes]) -> dict[PortablePath, AdmissionDecision]:
     return {path: parse_document(path, data, AdmissionDecision) for path, data in _in_folder(files, ADMISSIONS).items()}
+
+
+def load_preregistrations(files: Mapping[PortablePath, bytes]) -> list[Preregistration]:
+    """The preregistrations the records ran under, ``manifests/<challenge>/v<N>.json``, each where it belongs."""
+    found = []
+    for path, data in sorted(_in_folder(files, MANIFESTS).items()):
+        prereg = parse_document(path, data, Preregistration)
+        expected = f"{MANIFESTS}/{prereg.challenge}/v{prereg.version}.json"
+        if path != expected:
+            raise BundleError(path, f"holds {prereg.challenge} v{prereg.version}; name it {expected}")
+        found.append(prereg)
+    return found

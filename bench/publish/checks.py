@@ -11,8 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ..agent.claude import AGENT_KEY
 from ..contracts import Digest, PortablePath
 from ..errors import BenchError
+from ..sandbox.layout import ASSET_DIR, RUNNER_SCRATCH, USER_HOME
 from .bundle import ADMISSIONS, RECORDS, BundleError, load_admissions, load_records
 from .manifest import MANIFEST_NAME, PublicationManifest
 
@@ -33,12 +35,25 @@ class Check(StrEnum):
     COVERAGE = "coverage"
     SECRET = "secret"
     HOST_PATH = "host-path"
+    RUNNER_PATH = "runner-path"
+
+
+# The container's own home (every arm's user) is what transcripts name; any other home is the host's.
+_CONTAINER_HOME = re.escape(USER_HOME.removeprefix("/home/").encode())
+# The key every arm's CLI sends to its own gateway: a constant in the source that grants nothing (the gateway
+# answers only on the arm's internal network), recorded in each arm's container spec. Any other key is refused.
+_AGENT_KEY = re.escape(AGENT_KEY.encode())
+_SCRATCH = b"|".join(re.escape(prefix.encode()) for prefix in RUNNER_SCRATCH.values())
 
 
 # (check, what it is, pattern). Patterns run over raw bytes so no decoding can hide a match.
 LEAK_PATTERNS: tuple[tuple[Check, str, re.Pattern[bytes]], ...] = (
     (Check.SECRET, "Anthropic API key", re.compile(rb"sk-ant-[A-Za-z0-9_-]{16,}")),
-    (Check.SECRET, "OpenAI-style API key", re.compile(rb"(?<![A-Za-z0-9])sk-(?!ant-)[A-Za-z0-9_-]{20,}")),
+    (
+        Check.SECRET,
+        "OpenAI-style API key",
+        re.compile(rb"(?<![A-Za-z0-9])(?!" + _AGENT_KEY + rb"(?![A-Za-z0-9_-]))sk-(?!ant-)[A-Za-z0-9_-]{20,}"),
+    ),
     (Check.SECRET, "GitHub token", re.compile(rb"(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
     (Check.SECRET, "AWS access key id", re.compile(rb"(?<![A-Z0-9])(AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])")),
     (Check.SECRET, "AWS secret key", re.compile(rb"(?i)aws_secret_access_key[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}")),
@@ -47,9 +62,16 @@ LEAK_PATTERNS: tuple[tuple[Check, str, re.Pattern[bytes]], ...] = (
     (Check.SECRET, "Slack token", re.compile(rb"xox[abposr]-[A-Za-z0-9-]{10,}")),
     (Check.SECRET, "Google API key", re.compile(rb"AIza[0-9A-Za-z_-]{35}")),
     (Check.HOST_PATH, "root home directory", re.compile(rb"(?<![A-Za-z0-9._-])/root(?:/|\b)")),
-    (Check.HOST_PATH, "home directory", re.compile(rb"(?<![A-Za-z0-9._-])/home/[A-Za-z0-9._-]+")),
+    (
+        Check.HOST_PATH,
+        "home directory",
+        re.compile(rb"(?<![A-Za-z0-9._-])/home/(?!" + _CONTAINER_HOME + rb"(?![A-Za-z0-9._-]))[A-Za-z0-9._-]+"),
+    ),
     (Check.HOST_PATH, "macOS home directory", re.compile(rb"(?<![A-Za-z0-9._-])/Users/[A-Za-z0-9._-]+")),
     (Check.HOST_PATH, "Windows home directory", re.compile(rb"(?i)\b[A-Z]:(?:\\\\|\\|/)Users(?:\\\\|\\|/)")),
+    # Where the verifier and oracle are mounted (never in an agent's container), and the runner's scratch folders.
+    (Check.RUNNER_PATH, "runner asset mount", re.compile(re.escape(ASSET_DIR.encode()) + rb"(?![A-Za-z0-9._-])")),
+    (Check.RUNNER_PATH, "runner scratch folder", re.compile(rb"/(?:" + _SCRATCH + rb")[a-z0-9_]{8}(?![A-Za-z0-9._-])")),
 )
 
 
@@ -65,6 +87,8 @@ class PublicationFinding:
 
 class PublicationRefused(BenchError):
     """Publication checks failed; ``findings`` names every offending file."""
+
+    exit_code = 14
 
     def __init__(self, findings: list[PublicationFinding]) -> None:
         lines = "\n  ".join(str(f) for f in findings)

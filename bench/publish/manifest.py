@@ -1,4 +1,4 @@
-"""The publication manifest: every published file with its digest, and how each receipt was derived.
+"""The publication manifest: every published file with its digest; and the lineage document beside it.
 
 The manifest sits at the bundle root as ``MANIFEST.json`` and is the one file it does not cover (it cannot hash
 itself); everything else in the bundle must be listed, and nothing listed may be missing.
@@ -6,35 +6,29 @@ itself); everything else in the bundle must be listed, and nothing listed may be
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import model_validator
 
 from ..contracts import ContractModel, Digest, Document, PortablePath, canonical_bytes
 from ..contracts.files import read_contract
 from ..errors import ContractError
 
 __all__ = [
+    "LINEAGE_PATH",
     "MANIFEST_NAME",
     "PUBLIC_CONTRACTS",
+    "PublicationLineage",
     "PublicationManifest",
+    "PublishedAction",
     "PublishedFile",
-    "Receipt",
-    "ReceiptStage",
     "read_manifest",
     "write_manifest",
 ]
 
 MANIFEST_NAME = "MANIFEST.json"
-
-
-class ReceiptStage(StrEnum):
-    """The deterministic stages whose outputs ``verify`` re-derives."""
-
-    ANALYZE = "analyze"
-    REPORT = "report"
+LINEAGE_PATH = PortablePath("receipts/lineage.json")
 
 
 class PublishedFile(ContractModel):
@@ -42,32 +36,18 @@ class PublishedFile(ContractModel):
     digest: Digest
 
 
-class Receipt(ContractModel):
-    """A published file that a deterministic stage derived from other published files."""
-
-    path: PortablePath
-    stage: ReceiptStage
-    version: Annotated[int, Field(ge=1)]
-    params: dict[str, str]
-    inputs: list[PortablePath]
-
-
 class PublicationManifest(Document):
+    """Every file of the bundle with its digest; how each was derived is in ``receipts/lineage.json``."""
+
     kind: Literal["publication-manifest"] = "publication-manifest"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     files: list[PublishedFile]
-    receipts: list[Receipt]
 
     @model_validator(mode="after")
     def _consistent(self) -> PublicationManifest:
         paths = [f.path for f in self.files]
         if paths != sorted(set(paths)):
             raise ValueError("manifest files must be listed once each, sorted by path")
-        listed = set(paths)
-        for receipt in self.receipts:
-            unknown = [p for p in [receipt.path, *receipt.inputs] if p not in listed]
-            if unknown:
-                raise ValueError(f"receipt {receipt.path} names unlisted file(s) {unknown}; list every file")
         return self
 
     def digest_of(self, path: str) -> Digest:
@@ -76,8 +56,22 @@ class PublicationManifest(Document):
                 return entry.digest
         raise ContractError(f"{path} is not listed in the manifest")
 
-    def receipt_for(self, path: str) -> Receipt | None:
-        return next((r for r in self.receipts if r.path == path), None)
+
+class PublishedAction(ContractModel):
+    """One recorded stage run the bundle carries: its key and result documents are ``objects/`` files."""
+
+    stage: str
+    key: Digest
+    result: Digest
+
+
+class PublicationLineage(Document):
+    """Every action below the bundle's records, admissions and report, exported from the store's action cache:
+    the one derivation record ``verify`` re-runs (deterministic actions) or attests (observed ones)."""
+
+    kind: Literal["publication-lineage"] = "publication-lineage"
+    schema_version: Literal[1] = 1
+    actions: list[PublishedAction]
 
 
 def write_manifest(root: Path, manifest: PublicationManifest) -> Path:
@@ -91,4 +85,4 @@ def read_manifest(path: Path) -> PublicationManifest:
     return read_contract(path, PublicationManifest, "the publication manifest", hint)
 
 
-PUBLIC_CONTRACTS = (PublicationManifest,)
+PUBLIC_CONTRACTS = (PublicationManifest, PublicationLineage)

@@ -1,7 +1,9 @@
-"""Publishing a bundle: derive its receipts, run the publication checks, write the manifest.
+"""Sealing a bundle: run the publication checks, write the manifest and the provenance statement.
 
 The manifest is written last and only when every check passes, so a bundle with a ``MANIFEST.json`` is one
-that passed; ``check_bundle`` re-runs the same checks (plus coverage) on a published bundle, as CI does.
+that passed; ``check_bundle`` re-runs the same checks (plus coverage) on a published bundle, as CI does. What
+the bundle holds was laid out before (the ``bundle`` stage, or ``bench.run.publish.publish_directory``): sealing
+derives nothing.
 """
 
 from __future__ import annotations
@@ -9,35 +11,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..contracts import Digest, canonical_bytes
-from .bundle import REPORT_PATH, SUMMARY_PATH, bundle_files, check_layout
-from .checks import Check, PublicationFinding, PublicationRefused, all_findings, check_coverage
+from .bundle import PROVENANCE_NAME, bundle_files, check_layout
+from .checks import Check, PublicationFinding, PublicationRefused, all_findings, check_coverage, check_leaks
 from .manifest import MANIFEST_NAME, PublicationManifest, PublishedFile, read_manifest, write_manifest
-from .receipts import derive, plan_receipts
+from .provenance import statement_bytes
 
-__all__ = ["check_bundle", "publish"]
+__all__ = ["check_bundle", "seal"]
 
 
-def publish(root: Path, confidence: str = "0.95") -> PublicationManifest:
-    """Derive the summary and report from the bundle's records and admissions, check, then write the manifest."""
-    files = {p: data for p, data in bundle_files(root).items() if p not in (SUMMARY_PATH, REPORT_PATH)}
+def seal(root: Path) -> PublicationManifest:
+    """Check every file of the bundle at ``root``, then write its manifest and its in-toto statement."""
+    files = bundle_files(root)
     check_layout(files, str(root))  # before anything is written: an empty or foreign directory stays as it was
-    early = all_findings(files, None)
-    if early:
-        raise PublicationRefused(early)
-    receipts = plan_receipts(files, confidence)
-    for receipt in receipts:
-        data = derive(receipt, files)
-        target = root / receipt.path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-        files[receipt.path] = data
-    manifest = PublicationManifest(
-        files=[PublishedFile(path=p, digest=Digest.of(files[p])) for p in sorted(files)],
-        receipts=receipts,
-    )
-    findings = all_findings(files, canonical_bytes(manifest))
+    manifest = PublicationManifest(files=[PublishedFile(path=p, digest=Digest.of(files[p])) for p in sorted(files)])
+    provenance = statement_bytes(files)
+    findings = all_findings(files, canonical_bytes(manifest)) + check_leaks(PROVENANCE_NAME, provenance)
     if findings:
-        raise PublicationRefused(findings)
+        raise PublicationRefused(sorted(findings))
+    (root / PROVENANCE_NAME).write_bytes(provenance)
     write_manifest(root, manifest)
     return manifest
 

@@ -10,28 +10,41 @@ order, so the same inputs always give byte-identical HTML.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from html import escape
 
 from ..analysis import (
     Admission,
     AdmissionDecision,
     Cell,
+    Comparison,
+    ComparisonKind,
     ContinuousStatus,
     ContinuousSummary,
     Interval,
     PairedAttempt,
+    PowerStatement,
     StatisticsSummary,
 )
 from ..contracts import Digest, PortablePath
 from ..errors import ContractError
 from ..gateway.config import Mode
+from .bundle import ATTEMPT_PAGES
+from .headline import headlines, report_title
 from .svg import CONTROL_COLOUR, TREATMENT_COLOUR, TrendLine, interval_plot, layer_bars, trend_plot
 
 __all__ = ["render_report"]
 
 _STYLE = """
 body{font-family:sans-serif;margin:24px;color:#222;background:#fff;max-width:1100px}
+@media (max-width:600px){body{margin:8px}}
+.scroll{overflow-x:auto;max-width:100%}svg{max-width:100%;height:auto;background:#fff}
+caption{text-align:left;font-size:12px;color:#555;padding:2px 0}
+figure{margin:8px 0}p,h1,h3,li{overflow-wrap:anywhere}
+.headline{font-size:15px}.headline li{margin:2px 0}
+@media (prefers-color-scheme:dark){body{background:#111;color:#eee}th{background:#333}.note,caption{color:#bbb}
+a{color:#8cf}.control{color:#f0a060}.treatment{color:#8cb8f0}.excluded{background:#3a2222}
+.admitted{background:#223a22}.stand-in{background:#3a3218;border-color:#806a20}}
 h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}
 h3{font-size:14px;margin-bottom:4px}
 table{border-collapse:collapse;font-size:12px;margin:8px 0}
@@ -51,13 +64,21 @@ def _cell_title(cell: Cell) -> str:
     return f"{cell.key.challenge}: {cell.build.label}"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], row_classes: Sequence[str] | None = None) -> str:
-    head = "".join(f"<th>{h}</th>" for h in header)
+def _table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], caption: str, row_classes: Sequence[str] | None = None
+) -> str:
+    """A captioned table with column headers, in a box that scrolls sideways on a narrow screen."""
+    head = "".join(f'<th scope="col">{h}</th>' for h in header)
     body = []
     for index, row in enumerate(rows):
         css = f' class="{row_classes[index]}"' if row_classes else ""
         body.append(f"<tr{css}>" + "".join(f"<td>{value}</td>" for value in row) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return (
+        # A box that scrolls must be reachable from the keyboard: focusable, and named by its table's caption.
+        f'<div class="scroll" tabindex="0" role="region" aria-label="{escape(caption)}"><table>'
+        f"<caption>{escape(caption)}</caption><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
 
 
 def _outcomes(summary: StatisticsSummary) -> str:
@@ -71,7 +92,7 @@ def _outcomes(summary: StatisticsSummary) -> str:
             f"{c.control.passes}/{c.control.attempts} {_interval(c.control.pass_rate)}",
             f"{c.treatment.passes}/{c.treatment.attempts} {_interval(c.treatment.pass_rate)}",
             f"{c.paired.treatment_only} / {c.paired.control_only}",
-            f"{c.paired.mcnemar_p:.4g}",
+            f"{c.paired.mcnemar_p:.4g}" + (" (exploratory: fewer than 5 pairs)" if len(c.attempts) < 5 else ""),
             _interval(c.paired.discordant_share),
             _interval(c.paired.odds_ratio, 2),
         ]
@@ -83,7 +104,8 @@ def _outcomes(summary: StatisticsSummary) -> str:
             high = 1.0 if s.pass_rate.high is None else s.pass_rate.high
             plot_rows.append((f"{_cell_title(c)} {arm}", s.pass_rate.low, high, s.passes / s.attempts, colour))
     plot = interval_plot(plot_rows, f"pass rates with exact {summary.confidence} intervals")
-    return _table(header, rows) + f'<figure id="outcome-intervals">{plot}</figure>'
+    table = _table(header, rows, "Paired outcomes per challenge and memory system, against the shared control")
+    return table + f'<figure id="outcome-intervals">{plot}</figure>'
 
 
 def _layers(summary: StatisticsSummary) -> str:
@@ -94,15 +116,85 @@ def _layers(summary: StatisticsSummary) -> str:
             rows.append((f"{arm} delivered", s.delivered, s.attempts, colour))
             rows += [(f"{arm} · via {channel}", n, s.attempts, colour) for channel, n in s.delivered_via.items()]
             rows += [(f"{arm} used", s.used, s.attempts, colour), (f"{arm} outcome", s.passes, s.attempts, colour)]
-        parts.append(f"<h3>{escape(_cell_title(c))}</h3>{layer_bars(rows, f'grading layers, {_cell_title(c)}')}")
+        counts = [[escape(label), f"{n} of {total}"] for label, n, total, _ in rows]
+        chart = layer_bars(rows, f"grading layers, {_cell_title(c)}")
+        table = _table(["layer", "arms"], counts, f"Grading layers, {_cell_title(c)}")
+        parts.append(f"<h3>{escape(_cell_title(c))}</h3>{chart}{table}")
     return "".join(parts)
+
+
+def _effect(effect: float | None) -> str:
+    return "none detectable" if effect is None else f"{effect:.3f}"
+
+
+def _power_text(power: PowerStatement) -> str:
+    """The result's reading beside what the design could detect: a null never passes for "no difference"."""
+    planned = "" if power.planned is None else f"planned {_effect(power.planned.minimum_detectable_effect)} at "
+    planned += "" if power.planned is None else f"{power.planned.pairs} pairs; "
+    design = f"{planned}admitted {_effect(power.admitted.minimum_detectable_effect)} at {power.admitted.pairs} pairs"
+    if power.significant:
+        verdict = f"detected at alpha {power.alpha}"
+    elif power.admitted.minimum_detectable_effect is None:
+        verdict = "<strong>underpowered</strong>: no effect was detectable at these pairs"
+    elif power.underpowered:
+        verdict = "<strong>underpowered</strong>: fewer pairs admitted than planned"
+    else:
+        verdict = "no difference detected"
+    return f"{verdict} ({design}; minimum detectable effect at power {power.target_power})"
+
+
+def _comparison(comparison: Comparison) -> str:
+    against = "the shared control" if comparison.kind is ComparisonKind.VERSUS_CONTROL else "the static baseline"
+    title = f"{comparison.treatment.label} against {against} ({comparison.reference})"
+    rows = [
+        [escape(s.challenge), str(len(s.attempts)), f"{s.paired.treatment_only} / {s.paired.control_only}",
+         f"{s.paired.mcnemar_p:.4g}", _interval(s.paired.odds_ratio, 2), "", _power_text(s.power)]
+        for s in comparison.strata
+    ]  # fmt: skip
+    pooled = comparison.pooled
+    estimate = "&#8734;" if pooled.odds_ratio_estimate is None else f"{pooled.odds_ratio_estimate:.3g}"
+    across = "exploratory" if pooled.across_challenges_p is None else f"sign test p {pooled.across_challenges_p:.4g}"
+    directions = (
+        f"{pooled.challenges_favouring_treatment} favour {escape(comparison.treatment.label)}, "
+        f"{pooled.challenges_favouring_reference} the reference, {pooled.challenges_favouring_neither} neither "
+        f"({across})"
+    )
+    rows.append(
+        ["<strong>pooled (stratified exact)</strong>", str(pooled.pairs),
+         f"{pooled.treatment_only} / {pooled.reference_only}", f"{pooled.p_value:.4g}",
+         f"{_interval(pooled.odds_ratio, 2)} estimate {estimate}", directions, _power_text(pooled.power)]
+    )  # fmt: skip
+    header = ["challenge", "pairs", "T only / R only", "exact p", "conditional odds ratio", "challenges",
+              "power"]  # fmt: skip
+    return f"<h3>{escape(title)}</h3>" + _table(header, rows, f"{escape(title)}: per challenge and pooled")
+
+
+def _comparisons(summary: StatisticsSummary) -> str:
+    if not summary.comparisons:
+        return '<p class="note">No comparison: no admitted pair.</p>'
+    baseline = (
+        "No preregistration names a static baseline."
+        if summary.baseline is None
+        else f"Each memory system is also compared with the static baseline {escape(summary.baseline)}, attempt by "
+        "attempt."
+    )
+    note = (
+        '<p class="note">Per challenge: exact McNemar. Pooled: the exact conditional test of a common odds ratio '
+        "over the challenges as strata, with its exact interval. Beside each, the minimum detectable effect (the "
+        "smallest difference in pass rates detected with the target power when no pair favours the reference) at "
+        f"the preregistered and at the admitted pairs. {baseline}</p>"
+    )
+    return note + "".join(_comparison(c) for c in summary.comparisons)
 
 
 def _continuous_text(measure: ContinuousSummary) -> str:
     if measure.status is ContinuousStatus.NOT_TESTED:
         return "not tested (policy mode: the stand-in model's tokens are estimates and it spends nothing)"
     if measure.status is ContinuousStatus.EXPLORATORY:
-        return "exploratory (fewer than 5 pairs: no test computed)"
+        return (
+            f"exploratory ({measure.nonzero_pairs} non-zero differences, {measure.zero_pairs} zero: fewer than 5 "
+            "non-zero, no test computed)"
+        )
     return (
         f"median difference {measure.median_difference:.4g}; sign test p {measure.sign_test_p:.4g}; "
         f"signed-rank p {measure.signed_rank_p:.4g} ({measure.nonzero_pairs} non-zero pairs)"
@@ -117,7 +209,7 @@ def _continuous(summary: StatisticsSummary) -> str:
     ]
     header = ["challenge", "memory system", "tokens (treatment - control)", "USD (treatment - control)",
               "wall seconds (treatment - control)"]  # fmt: skip
-    return _table(header, rows)
+    return _table(header, rows, "Continuous measures, treatment minus control")
 
 
 def _model_note(summary: StatisticsSummary) -> str:
@@ -135,8 +227,18 @@ def _model_note(summary: StatisticsSummary) -> str:
     return f'<p class="note">Model: {models}, reached through the gateway in forward mode; metered per arm.</p>'
 
 
+def _page_link(record: PairedAttempt, pages: Collection[str]) -> str:
+    """The record's attempt page, when the report was given one (a bundle assembled by hand has none)."""
+    label = f"{record.key.challenge}-{record.attempt}"
+    if label not in pages:
+        return ""
+    return f'<a href="{ATTEMPT_PAGES.removeprefix("report/")}/{escape(label)}.html">transcripts</a>'
+
+
 def _admissions(
-    records: Mapping[Digest, tuple[PortablePath, PairedAttempt]], admissions: Mapping[PortablePath, AdmissionDecision]
+    records: Mapping[Digest, tuple[PortablePath, PairedAttempt]],
+    admissions: Mapping[PortablePath, AdmissionDecision],
+    pages: Collection[str],
 ) -> str:
     entries = []
     for decision_path, decision in admissions.items():
@@ -148,11 +250,12 @@ def _admissions(
     rows = [
         [escape(challenge), escape(record.build.label), str(attempt), record.completion.value,
          decision.decision.value, decision.reason.value, escape(decision.note),
-         f'<code title="{escape(path)}">{escape(path[:20])}&#8230;</code>']
+         f'<a href="../{escape(path)}"><code>{escape(path)}</code></a>', _page_link(record, pages)]
         for challenge, _, attempt, path, record, decision in entries
     ]  # fmt: skip
-    header = ["challenge", "build", "attempt", "completion", "decision", "reason", "note", "record"]
-    return _table(header, rows, [e[5].decision.value for e in entries])
+    header = ["challenge", "build", "attempt", "completion", "decision", "reason", "note", "record", "transcripts"]
+    caption = "Every record, admitted or excluded, with the reason"
+    return _table(header, rows, caption, [e[5].decision.value for e in entries])
 
 
 def _trends(summary: StatisticsSummary) -> str:
@@ -175,16 +278,21 @@ def render_report(
     summary: StatisticsSummary,
     records: Mapping[Digest, tuple[PortablePath, PairedAttempt]],
     admissions: Mapping[PortablePath, AdmissionDecision],
+    pages: Collection[str] = frozenset(),
+    suite: str = "",
 ) -> str:
+    """The report of ``suite``; ``pages`` names the attempts (``<challenge>-<attempt>``) with a transcript page."""
     admitted = sum(d.decision is Admission.ADMITTED for d in admissions.values())
     sections = [
         ("outcomes", "Per-challenge paired outcomes", _outcomes(summary)),
+        ("comparisons", "Effects across challenges, with the power to find them", _comparisons(summary)),
         ("layers", "Grading layers: delivered, used, outcome", _layers(summary)),
         ("continuous", "Continuous measures", _continuous(summary)),
-        ("admissions", "Admission decisions", _admissions(records, admissions)),
+        ("admissions", "Admission decisions", _admissions(records, admissions, pages)),
         ("trends", "Trends per comparability key across builds", _trends(summary)),
     ]
     body = "".join(f'<section id="{id_}"><h2>{title}</h2>{content}</section>' for id_, title, content in sections)
+    title = escape(report_title(summary, suite))
     legend = (
         f'<p class="note"><span class="control">&#9632; control</span> <span class="treatment">&#9632; treatment '
         "(each memory system against the shared control)</span>"
@@ -193,7 +301,8 @@ def render_report(
         "</p>"
     )
     return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Paired run report</title>'
-        f"<style>{_STYLE}</style></head><body><h1>Paired run report</h1>{_model_note(summary)}{legend}{body}"
-        "</body></html>\n"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{title}</title><style>{_STYLE}</style></head><body><main><h1>{title}</h1>"
+        f"{_model_note(summary)}{headlines(summary)}{legend}{body}</main></body></html>\n"
     )

@@ -29,7 +29,8 @@ __all__ = [
 CONTROL_COLOUR = "#b35806"
 TREATMENT_COLOUR = "#1f5fa6"
 # Interval bands on trend plots: lighter solid tints (not opacity), so a screenshot can find them exactly.
-BAND_COLOURS = {CONTROL_COLOUR: "#e8c39e", TREATMENT_COLOUR: "#9dbbe0"}
+# Interval bands at 3:1 or more against the white page (WCAG 1.4.11, graphics), lighter than their lines.
+BAND_COLOURS = {CONTROL_COLOUR: "#c47f3e", TREATMENT_COLOUR: "#5b8fd0"}
 
 
 class MixedKeysError(ContractError):

@@ -2,11 +2,14 @@
 
 The reasons are checked in the order a reader would ask them: was the challenge allowed to run at all
 (certification, calibration), did the money fence stop it, was the memory actually there (the snapshot
-verdict: an empty memory is an invalid pair, never a clean null), and did the runner finish. Only a record that
+verdict: an empty memory is an invalid pair, never a clean null), did the runner finish, and did either arm's tree
+stay inside the allowlist (a dirty audit is thrown out, as the seed did, never scored as a FAIL). Only a record that
 passes all of them is admitted. Excluded records are kept whole.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from ..agent.arm_record import PairRecord
 from ..analysis.admission import AdmissionDecision, ReasonCode, decide
@@ -15,6 +18,7 @@ from ..contracts import Ref
 from ..fence.fence_record import FenceOutcome, FenceRecord
 from ..packaging.certify import CertificationReport, Verdict
 from ..provision.receipt import PairVerdict
+from ..sandbox.audit import AuditReceipt
 from ..sandbox.calibrate import CalibrationReport, CalibrationVerdict
 from ..stages import NoParams, Ports, StageContext, StageKind, stage
 
@@ -27,8 +31,10 @@ def exclusion(
     fence: FenceRecord,
     pair: PairRecord,
     record: PairedAttempt,
+    audits: Mapping[str, AuditReceipt],
 ) -> tuple[ReasonCode, str] | None:
-    """Why the record must be excluded, or None when it may be admitted."""
+    """Why the record must be excluded, or None when it may be admitted. ``audits`` are the arms' mutation audits
+    by arm ("control", "treatment")."""
     if certification.verdict is not Verdict.CERTIFIED:
         return ReasonCode.CERTIFICATION_FAILED, f"certification verdict {certification.verdict.value}"
     if calibration.verdict is not CalibrationVerdict.CALIBRATED:
@@ -39,6 +45,10 @@ def exclusion(
         return ReasonCode.APPARATUS_FAULT, f"memory snapshot {pair.verdict.value}: {'; '.join(pair.reasons)}"
     if record.completion is not Completion.COMPLETED:
         return ReasonCode.NOT_COMPLETED, "the runner did not finish both arms"
+    dirty = {arm: [m.path for m in audit.mutations if not m.allowed] for arm, audit in sorted(audits.items())}
+    named = "; ".join(f"{arm} arm changed {', '.join(paths)}" for arm, paths in dirty.items() if paths)
+    if named:
+        return ReasonCode.AUDIT_DIRTY, f"outside allowed_output_paths: {named}"
     return None
 
 
@@ -47,13 +57,15 @@ class AdmitInputs(Ports):
     pair: Ref[PairRecord]
     certification: Ref[CertificationReport]
     calibration: Ref[CalibrationReport]
+    control_audit: Ref[AuditReceipt]
+    treatment_audit: Ref[AuditReceipt]
 
 
 class AdmitOutputs(Ports):
     admission: Ref[AdmissionDecision]
 
 
-@stage("admit", version=2, kind=StageKind.DETERMINISTIC)
+@stage("admit", version=3, kind=StageKind.DETERMINISTIC)
 def admit(context: StageContext, inputs: AdmitInputs, params: NoParams) -> AdmitOutputs:
     store = context.store
     record = store.get_document(inputs.record, PairedAttempt)
@@ -64,6 +76,10 @@ def admit(context: StageContext, inputs: AdmitInputs, params: NoParams) -> Admit
         store.get_document(pair.fence, FenceRecord),
         pair,
         record,
+        {
+            "control": store.get_document(inputs.control_audit, AuditReceipt),
+            "treatment": store.get_document(inputs.treatment_audit, AuditReceipt),
+        },
     )
     reason, note = excluded or (ReasonCode.PREREGISTERED_COMPLETE, "completed under an unmoved preregistration")
     return AdmitOutputs(admission=store.put_document(decide(inputs.record, record, reason, note)))

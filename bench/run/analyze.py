@@ -1,43 +1,55 @@
-"""The ``analyze`` stage: the statistics summary of a bundle tree's records and admissions.
+"""The ``analyze`` stage: the statistics summary of the records the admissions admit.
 
-It runs the very function a bundle's receipt uses (:func:`bench.publish.receipts.run_deterministic`), so a store
-summary and a published one agree byte for byte.
+Its inputs are the records and admissions themselves (documents, not a tree), so ``verify`` re-runs it from a
+bundle's ``records/`` and ``admissions/`` alone. The confidence comes in as a param.
 """
 
 from __future__ import annotations
 
-from ..contracts import BlobDigest, ContractModel, PortablePath, TreeDigest
-from ..publish.manifest import ReceiptStage
-from ..publish.receipts import STAGE_VERSIONS, run_deterministic
+from ..analysis import AdmissionDecision, PairedAttempt, Preregistration, StatisticsSummary, admitted, summarize
+from ..contracts import BlobDigest, ContractModel, Digest, Ref
+from ..publish.bundle import MANIFESTS, parse_document
 from ..stages import Ports, StageContext, StageKind, stage
-from ..store import EntryKind, Store, walk_tree
+from ..store import Store
 
-__all__ = ["AnalyzeInputs", "AnalyzeOutputs", "AnalyzeParams", "analyze", "bundle_contents"]
+__all__ = ["AnalyzeInputs", "AnalyzeOutputs", "AnalyzeParams", "Verdicts", "analyze", "verdicts"]
 
 
 class AnalyzeParams(ContractModel):
     confidence: str
 
 
-class AnalyzeInputs(Ports):
-    bundle: TreeDigest  # laid out like a bundle: records/, admissions/
+class Verdicts(Ports):
+    """Records and admissions keyed by any label (the plan's ``<challenge>-<attempt>-<system>``)."""
+
+    records: dict[str, Ref[PairedAttempt]]
+    admissions: dict[str, Ref[AdmissionDecision]]
+
+
+class AnalyzeInputs(Verdicts):
+    # "<challenge>/v<N>" -> the preregistration the records ran under: the power it planned, the baseline it names
+    preregistrations: dict[str, BlobDigest] = {}
 
 
 class AnalyzeOutputs(Ports):
-    summary: BlobDigest  # canonical JSON
+    summary: Ref[StatisticsSummary]
 
 
-def bundle_contents(store: Store, tree: TreeDigest) -> dict[PortablePath, bytes]:
-    """Every file of a bundle tree by its bundle path."""
-    return {
-        path: store.get_bytes(entry.digest)
-        for path, entry in walk_tree(store, tree)
-        if entry.kind in (EntryKind.FILE, EntryKind.EXECUTABLE)
+def verdicts(store: Store, inputs: Verdicts) -> tuple[dict[Digest, PairedAttempt], list[AdmissionDecision]]:
+    """The records by digest and every admission decision, read from the store."""
+    records: dict[Digest, PairedAttempt] = {
+        digest: store.get_document(digest, PairedAttempt) for digest in inputs.records.values()
     }
+    decisions = [store.get_document(digest, AdmissionDecision) for digest in inputs.admissions.values()]
+    return records, decisions
 
 
-@stage("analyze", version=STAGE_VERSIONS[ReceiptStage.ANALYZE] + 1, kind=StageKind.DETERMINISTIC)
+@stage("analyze", version=4, kind=StageKind.DETERMINISTIC)
 def analyze(context: StageContext, inputs: AnalyzeInputs, params: AnalyzeParams) -> AnalyzeOutputs:
-    files = bundle_contents(context.store, inputs.bundle)
-    summary = run_deterministic(ReceiptStage.ANALYZE, files, {"confidence": params.confidence})
-    return AnalyzeOutputs(summary=context.store.put_bytes(summary))
+    records, decisions = verdicts(context.store, inputs)
+    plans = [
+        parse_document(f"{MANIFESTS}/{name}.json", context.store.get_bytes(digest), Preregistration)
+        for name, digest in sorted(inputs.preregistrations.items())
+    ]
+    summary = summarize(admitted(records, decisions), params.confidence, plans)
+    return AnalyzeOutputs(summary=context.store.put_document(summary))

@@ -1,8 +1,16 @@
-"""The ``bundle`` stage: the suite's durable records laid out as a publication, exactly the files it was given.
+"""The ``bundle`` stage: the suite's durable records laid out as a publication, with everything a re-grade reads.
 
 Records go under ``records/<record hex>.json``, each admission under ``admissions/<hex of the record it
 decides>.json`` (what the publication checks pair up), and every other file at the bundle path that keys it in
-``files`` (receipts, preregistrations). ``publish`` then derives the summary and report and writes the manifest.
+``files`` (receipts, preregistrations, the summary and the report). Below them, the lineage the store recorded:
+``receipts/lineage.json`` lists every action that led to those files, and ``objects/`` holds every object those
+actions read or wrote (transcripts as written, normalised transcripts, gateway logs, verifier results, audits,
+tree listings, spec-diffs, fence records, snapshots), so ``verify`` re-runs the deterministic ones from the
+bundle alone. ``publish`` then runs the publication checks and writes the manifest.
+
+The lineage is read from the action cache, not from this stage's inputs: once recorded, the action behind a
+digest does not change (keys are content-addressed, the earliest result is taken), so the same inputs give the
+same bundle.
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ from ..analysis.admission import AdmissionDecision
 from ..analysis.attempt_record import PairedAttempt
 from ..contracts import Digest, PortablePath, Ref, TreeDigest
 from ..publish.bundle import ADMISSIONS, RECORDS
+from ..publish.lineage import lineage_files
 from ..stages import NoParams, Ports, StageContext, StageKind, stage
 from ..store import EntryKind, FileEntry, tree_from_entries
 
@@ -29,7 +38,7 @@ class BundleOutputs(Ports):
     bundle: TreeDigest
 
 
-@stage("bundle", version=2, kind=StageKind.DETERMINISTIC)
+@stage("bundle", version=3, kind=StageKind.DETERMINISTIC)
 def bundle(context: StageContext, inputs: BundleInputs, params: NoParams) -> BundleOutputs:
     store = context.store
     placed: dict[str, Digest] = {f"{RECORDS}/{digest.hex}.json": digest for digest in inputs.records.values()}
@@ -37,5 +46,7 @@ def bundle(context: StageContext, inputs: BundleInputs, params: NoParams) -> Bun
         decided = store.get_document(digest, AdmissionDecision).record
         placed[f"{ADMISSIONS}/{decided.hex}.json"] = digest
     placed.update(inputs.files)
-    entries = [FileEntry(PortablePath(path), EntryKind.FILE, store.get_bytes(d)) for path, d in placed.items()]
+    files = {PortablePath(path): store.get_bytes(digest) for path, digest in placed.items()}
+    files.update(lineage_files(store, placed.values()))
+    entries = [FileEntry(path, EntryKind.FILE, data) for path, data in files.items()]
     return BundleOutputs(bundle=tree_from_entries(store, entries))

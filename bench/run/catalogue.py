@@ -49,6 +49,7 @@ from ..stages.tree_summary import tree_summary
 from ..store import Store
 from ..store import actions as store_actions
 from ..store import trees as store_trees
+from ..store import versions as store_versions
 from ..suite import suite as suite_suite
 from . import grade as run_grade
 from .admit import admit
@@ -59,6 +60,7 @@ from .paired_record import paired_record
 from .plan import suite_plan
 from .publish import publish_stage
 from .report import report
+from .view import view
 
 __all__ = ["CONTRACTS", "PLAN_BUILDERS", "STAGES", "runtime", "sandbox_backend", "services", "sweep_leftovers"]
 
@@ -81,6 +83,7 @@ STAGES = Catalogue(
         publish_stage,
         analyze,
         report,
+        view,
     ]
 )
 
@@ -88,6 +91,7 @@ CONTRACTS = ContractRegistry(
     [
         *store_trees.PUBLIC_CONTRACTS,
         *store_actions.PUBLIC_CONTRACTS,
+        *store_versions.PUBLIC_CONTRACTS,
         *pipeline_plan.PUBLIC_CONTRACTS,
         *stages_tree_summary.PUBLIC_CONTRACTS,
         *fence_config.PUBLIC_CONTRACTS,

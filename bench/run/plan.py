@@ -2,9 +2,9 @@
 
     corpus -> redact -> per challenge: certify, prebuild -> calibrate
       -> per attempt: paired-attempt (the shared control, one treatment per memory system)
-         -> per arm: verify, audit -> grade
+         -> per arm: verify, audit -> grade; -> view (the attempt's transcript page)
          -> per memory system: paired-record (control and that system's treatment) -> admit
-    -> bundle -> publish
+    -> analyze -> report -> bundle (with the lineage of everything in it) -> publish
 
 Any suite directory makes a plan: every path the suite names is relative to it, and paths in params are relative
 to ``base`` (where the pipeline runs), so the same code plans the bundled example or a suite elsewhere.
@@ -20,13 +20,14 @@ documents, verifiers, policies, preregistrations), so every stage input is a dig
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..agent.paired_attempt import AttemptOutputs, PairedAttemptParams, paired_attempt
 from ..analysis.attempt_record import Build, ComparabilityKey
 from ..contracts import Digest, ImageId, TreeDigest
-from ..errors import SandboxError
+from ..errors import SandboxError, UsageError
 from ..gateway.config import Mode
 from ..grading.memory import MemoryDeclaration
 from ..packaging.certify import CertifyParams, certify
@@ -35,7 +36,8 @@ from ..packaging.redact import RedactOutputs, RedactParams, redact
 from ..packaging.surfaces import FixtureSurfaces, challenge_inputs, fixture_inputs
 from ..pipeline.builder import Handle, Link, PlanBuilder
 from ..pipeline.plan import Plan
-from ..sandbox.audit import AuditParams, audit_stage
+from ..publish.bundle import ATTEMPT_PAGES, REPORT_PATH, SUMMARY_PATH
+from ..sandbox.audit import AuditOutputs, AuditParams, audit_stage
 from ..sandbox.calibrate import CalibrateOutputs, CalibrateParams, calibrate_stage
 from ..sandbox.images.build import build_layer
 from ..sandbox.images.registry import ImageName, find_image
@@ -47,11 +49,14 @@ from ..store import Store, tree_from_directory
 from ..suite.memory_system import CONTROL, MemorySystem, resolve_provisioner
 from ..suite.suite import LoadedChallenge, Suite, open_suite
 from .admit import admit
+from .analyze import AnalyzeParams, analyze
 from .bundle import bundle
 from .grade import GradeOutputs, GradeParams, grade_stage
 from .paired_record import RecordParams, paired_record
 from .prereg import current_preregistration
-from .publish import PublishParams, publish_stage
+from .publish import publish_stage
+from .report import ReportParams, report
+from .view import ViewParams, page_label, view
 
 __all__ = ["SuiteRun", "suite_plan"]
 
@@ -71,10 +76,12 @@ class SuiteRun:
     image_id: ImageId
     fixture: TreeDigest
     layers: dict[str, ImageId]  # memory system name -> its layer image, for systems that declare one
+    selected: tuple[str, ...] = ()  # the memory systems to run (`run --memory`); empty: every declared one
 
     @property
     def systems(self) -> tuple[MemorySystem, ...]:
-        return self.suite.manifest.memory_systems
+        declared = self.suite.manifest.memory_systems
+        return tuple(system for system in declared if not self.selected or system.name in self.selected)
 
 
 @dataclass
@@ -84,6 +91,8 @@ class _Published:
     records: dict[str, Link] = field(default_factory=dict)
     admissions: dict[str, Link] = field(default_factory=dict)
     files: dict[str, Link | Digest] = field(default_factory=dict)
+    pages: dict[str, Link] = field(default_factory=dict)  # attempt label -> its transcript page
+    preregistrations: dict[str, Digest] = field(default_factory=dict)  # "<challenge>/v<N>" -> its frozen bytes
 
 
 def _agent_image() -> ImageId:
@@ -93,19 +102,45 @@ def _agent_image() -> ImageId:
     return ImageId(record.image_id)
 
 
-def _layers(suite: Suite) -> dict[str, ImageId]:
+def _selected(suite: Suite, memory: Sequence[str]) -> tuple[str, ...]:
+    """The systems ``memory`` names, each one the suite declares; refused naming those it does declare."""
+    declared = [system.name for system in suite.manifest.memory_systems]
+    unknown = [name for name in memory if name not in declared]
+    if unknown:
+        raise UsageError(
+            f"--memory {', '.join(unknown)}: suite {suite.manifest.suite_id!r} declares no such memory system "
+            f"(it declares: {', '.join(declared)})",
+            field="memory",
+            expected=declared,
+            actual=unknown,
+        )
+    return tuple(dict.fromkeys(memory))
+
+
+def _layers(suite: Suite, selected: tuple[str, ...]) -> dict[str, ImageId]:
     """Find every provisioner, and build (or reuse) every declared image layer, before anything runs."""
     layers: dict[str, ImageId] = {}
     for system in suite.manifest.memory_systems:
+        if selected and system.name not in selected:
+            continue
         resolve_provisioner(system, suite.root)
         if system.attachment.image is not None:
             layers[system.name] = ImageId(build_layer(system.attachment.image).record.image_id)
     return layers
 
 
-def suite_plan(base: Path, store: Store, suite: str, attempts: int | None = None, build_sequence: int = 1) -> Plan:
-    """The plan of the suite at ``base/suite``; paths in params stay relative to ``base`` (no host paths)."""
+def suite_plan(
+    base: Path,
+    store: Store,
+    suite: str,
+    attempts: int | None = None,
+    build_sequence: int = 1,
+    memory: Sequence[str] = (),
+) -> Plan:
+    """The plan of the suite at ``base/suite``; paths in params stay relative to ``base`` (no host paths).
+    ``memory`` selects among the suite's declared memory systems (default: all of them)."""
     opened = open_suite(base / suite)
+    selected = _selected(opened, memory)
     root = Path(suite)
     with store.batch():
         fixture_tree = tree_from_directory(store, base / root / opened.manifest.fixture.path)
@@ -119,7 +154,8 @@ def suite_plan(base: Path, store: Store, suite: str, attempts: int | None = None
         build_sequence=build_sequence,
         image_id=_agent_image(),
         fixture=fixture_tree,
-        layers=_layers(opened),
+        layers=_layers(opened, selected),
+        selected=selected,
     )
     plan = PlanBuilder()
     project = opened.manifest.project
@@ -132,13 +168,32 @@ def suite_plan(base: Path, store: Store, suite: str, attempts: int | None = None
     published = _Published()
     for loaded in opened.challenges:
         _challenge(plan, run, loaded, redacted, surfaces, published)
-    bundled = plan.add(
-        "bundle", bundle, NoParams(), records=published.records, admissions=published.admissions, files=published.files
+    records, admissions = published.records, published.admissions
+    summary = plan.add(
+        "analyze",
+        analyze,
+        AnalyzeParams(confidence="0.95"),
+        records=records,
+        admissions=admissions,
+        preregistrations=published.preregistrations,
     )
+    rendered = plan.add(
+        "report",
+        report,
+        ReportParams(suite=opened.manifest.suite_id),
+        records=records,
+        admissions=admissions,
+        summary=summary["summary"],
+        pages=published.pages,
+    )
+    published.files.update({f"{ATTEMPT_PAGES}/{label}.html": page for label, page in published.pages.items()})
+    published.files[SUMMARY_PATH] = summary["summary"]
+    published.files[REPORT_PATH] = rendered["report"]
+    bundled = plan.add("bundle", bundle, NoParams(), records=records, admissions=admissions, files=published.files)
     plan.add(
         "publish",
         publish_stage,
-        PublishParams(confidence="0.95"),
+        NoParams(),
         bundle=bundled["bundle"],
         refs={"published": f"published/{opened.manifest.suite_id}"},
     )
@@ -168,12 +223,14 @@ def _challenge(
         graph=dict(surfaces.graph),
         challenge=owned.challenge,
         runner={**surfaces.runner, **owned.runner},
+        labels={"challenge": name},
     )
     prebuilt = plan.add(
         f"prebuild-{name}",
         prebuild_stage,
         PrebuildParams(image_id=run.image_id, environment=manifest.environment),
         redacted=redacted["tree"],
+        labels={"challenge": name},
     )
     calibrated = plan.add(
         f"calibrate-{name}",
@@ -183,20 +240,25 @@ def _challenge(
             verifier_sha256=manifest.verifier.asset.sha256,
             oracle_sha256=manifest.oracle.asset.sha256 if manifest.oracle else None,
             image_id=run.image_id,
+            verifier_repeats=prereg.frozen.calibration.verifier_repeats,
         ),
+        redacted=redacted["tree"],
         start=prebuilt["start"],
+        labels={"challenge": name},
     )
     published.files[f"receipts/{name}/certification.json"] = certified["report"]
     published.files[f"receipts/{name}/calibration.json"] = calibrated["calibration"]
     policy = store.put_bytes(run.suite.policy(name, WORKSPACE)) if _policy_mode(run) else None
     gates = _Gates(owned.challenge, policy, prebuilt, certified["report"], calibrated)
     for attempt in range(1, run.attempts + 1):
-        pair, grades = _attempt(plan, run, loaded, attempt, gates, published)
+        pair, grades, audits = _attempt(plan, run, loaded, attempt, gates, published)
         for system in run.systems:
             key = _key(run, name, system, policy, prereg.digest, owned.runner["verifier"])
-            _record(plan, run, system, key, f"{name}-{attempt}-{system.name}", pair, grades, gates, published)
+            _record(plan, run, system, key, attempt, pair, grades, audits, gates, published)
     prereg_path = f"{name}/v{prereg.version}.json"
-    published.files[f"manifests/{prereg_path}"] = store.put_bytes((run.preregistrations / prereg_path).read_bytes())
+    frozen = store.put_bytes((run.preregistrations / prereg_path).read_bytes())
+    published.preregistrations[f"{name}/v{prereg.version}"] = frozen
+    published.files[f"manifests/{prereg_path}"] = frozen
 
 
 @dataclass(frozen=True)
@@ -234,13 +296,16 @@ def _record(
     run: SuiteRun,
     system: MemorySystem,
     key: ComparabilityKey,
-    label: str,
+    attempt: int,
     pair: Handle[AttemptOutputs],
     grades: dict[str, Handle[GradeOutputs]],
+    audits: dict[str, Handle[AuditOutputs]],
     gates: _Gates,
     published: _Published,
 ) -> None:
     """One system's pair of one attempt: its durable record and the admission decision about it."""
+    label = f"{key.challenge}-{attempt}-{system.name}"
+    labels = {"challenge": key.challenge, "attempt": str(attempt), "memory": system.name}
     record = plan.add(
         f"record-{label}",
         paired_record,
@@ -248,6 +313,7 @@ def _record(
         pair=pair[f"pairs/{system.name}"],
         control=grades[CONTROL]["grade"],
         treatment=grades[system.name]["grade"],
+        labels=labels,
     )
     admission = plan.add(
         f"admit-{label}",
@@ -257,6 +323,9 @@ def _record(
         pair=pair[f"pairs/{system.name}"],
         certification=gates.certification,
         calibration=gates.calibrated["calibration"],
+        labels=labels,
+        control_audit=audits[CONTROL]["audit"],
+        treatment_audit=audits[system.name]["audit"],
     )
     published.records[label] = record["record"]
     published.admissions[label] = admission["admission"]
@@ -291,7 +360,7 @@ def _grading_memory(run: SuiteRun, challenge: str, condition: str) -> MemoryDecl
 
 def _attempt(
     plan: PlanBuilder, run: SuiteRun, loaded: LoadedChallenge, attempt: int, gates: _Gates, published: _Published
-) -> tuple[Handle[AttemptOutputs], dict[str, Handle[GradeOutputs]]]:
+) -> tuple[Handle[AttemptOutputs], dict[str, Handle[GradeOutputs]], dict[str, Handle[AuditOutputs]]]:
     """One attempt: the shared control and every treatment, then each arm's verifier run, audit and grade."""
     manifest = loaded.manifest
     name = manifest.challenge_id
@@ -305,12 +374,22 @@ def _attempt(
         challenge=gates.challenge,
         fixture=run.fixture,
         policy=gates.policy,
+        labels={"challenge": name, "attempt": str(attempt)},
     )
-    grades = {
+    arms = {
         condition: _arm(plan, run, loaded, attempt, condition, pair, gates, published)
         for condition in (CONTROL, *(system.name for system in run.systems))
     }
-    return pair, grades
+    grades = {c: graded for c, (graded, _) in arms.items()}
+    label = page_label(name, attempt)
+    page = plan.add(
+        f"view-{label}",
+        view,
+        ViewParams(challenge=name, attempt=attempt, memory=_grading_memory(run, name, CONTROL)),
+        grades={condition: graded["grade"] for condition, graded in grades.items()},
+    )
+    published.pages[label] = page["page"]
+    return pair, grades, {c: audited for c, (_, audited) in arms.items()}
 
 
 def _arm(
@@ -322,11 +401,12 @@ def _arm(
     pair: Handle[AttemptOutputs],
     gates: _Gates,
     published: _Published,
-) -> Handle[GradeOutputs]:
+) -> tuple[Handle[GradeOutputs], Handle[AuditOutputs]]:
     """One arm of an attempt (the control or a system's treatment): its verifier run, audit and grade."""
     manifest = loaded.manifest
     name = manifest.challenge_id
     label = f"{name}-{attempt}-{condition}"
+    labels = {"challenge": name, "attempt": str(attempt), "arm": condition}
     final = pair[f"finals/{condition}"]
     verified = plan.add(
         f"verify-{label}",
@@ -338,6 +418,7 @@ def _arm(
             attempt=attempt,
         ),
         final=final,
+        labels=labels,
     )
     audited = plan.add(
         f"audit-{label}",
@@ -345,6 +426,7 @@ def _arm(
         AuditParams(allowed_output_paths=manifest.allowed_output_paths),
         start=gates.prebuilt["start"],
         final=final,
+        labels=labels,
     )
     graded = plan.add(
         f"grade-{label}",
@@ -353,6 +435,7 @@ def _arm(
         arm=pair["control"] if condition == CONTROL else pair[f"treatments/{condition}"],
         verifier=verified["verifier"],
         audit=audited["audit"],
+        labels=labels,
     )
     receipts = f"receipts/{name}/{attempt}/{condition}"
     published.files[f"{receipts}-verifier.json"] = verified["verifier"]
@@ -360,4 +443,4 @@ def _arm(
     published.files[f"{receipts}-grade.json"] = graded["grade"]
     if condition != CONTROL:
         published.files[f"{receipts}-snapshot.json"] = pair[f"snapshots/{condition}"]
-    return graded
+    return graded, audited

@@ -18,6 +18,7 @@ from ..analysis.prereg import (
     Preregistration,
     check_unmoved,
     load_preregistrations,
+    stated_power,
 )
 from ..contracts import Digest, canonical_json
 from ..errors import ContractError
@@ -61,7 +62,13 @@ def freeze(suite: Suite, directory: Path) -> list[Path]:
             max_tokens_per_arm=2_000_000,
             max_wall_seconds_per_arm=loaded.manifest.agent_timeout_seconds,
         )
-        frozen = observed_inputs(suite, loaded, budget, AnalysisPlan(confidence="0.95"))
+        analysis = AnalysisPlan(
+            confidence="0.95",
+            # stated now, before any outcome: what this many attempts per challenge can detect, alone and pooled
+            minimum_detectable_effect=stated_power("0.95", "0.8", MAX_ATTEMPTS, len(suite.challenges)),
+            baseline=suite.manifest.baseline,
+        )
+        frozen = observed_inputs(suite, loaded, budget, analysis)
         prereg = Preregistration(challenge=challenge, version=1, frozen=frozen)
         path = directory / challenge / "v1.json"
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,28 +1,36 @@
-"""The ``report`` stage: the static HTML report of a bundle tree and its summary, as a bundle's receipt has it."""
+"""The ``report`` stage: the static HTML report of the records, their admissions and the summary."""
 
 from __future__ import annotations
 
-from ..contracts import BlobDigest, TreeDigest
-from ..publish.bundle import SUMMARY_PATH
-from ..publish.manifest import ReceiptStage
-from ..publish.receipts import STAGE_VERSIONS, run_deterministic
-from ..stages import NoParams, Ports, StageContext, StageKind, stage
-from .analyze import bundle_contents
+from ..analysis import StatisticsSummary
+from ..contracts import BlobDigest, ContractModel, PortablePath, Ref
+from ..publish.bundle import ADMISSIONS, RECORDS
+from ..publish.render import render_report
+from ..stages import Ports, StageContext, StageKind, stage
+from .analyze import Verdicts, verdicts
 
-__all__ = ["ReportInputs", "ReportOutputs", "report"]
+__all__ = ["ReportInputs", "ReportOutputs", "ReportParams", "report"]
 
 
-class ReportInputs(Ports):
-    bundle: TreeDigest
-    summary: BlobDigest
+class ReportParams(ContractModel):
+    suite: str  # what the title names
+
+
+class ReportInputs(Verdicts):
+    summary: Ref[StatisticsSummary]
+    pages: dict[str, BlobDigest] = {}  # attempt label (view.page_label) -> its transcript page, linked per record
 
 
 class ReportOutputs(Ports):
     report: BlobDigest  # static HTML
 
 
-@stage("report", version=STAGE_VERSIONS[ReceiptStage.REPORT] + 1, kind=StageKind.DETERMINISTIC)
-def report(context: StageContext, inputs: ReportInputs, params: NoParams) -> ReportOutputs:
-    files = bundle_contents(context.store, inputs.bundle)
-    files[SUMMARY_PATH] = context.store.get_bytes(inputs.summary)
-    return ReportOutputs(report=context.store.put_bytes(run_deterministic(ReceiptStage.REPORT, files, {})))
+@stage("report", version=4, kind=StageKind.DETERMINISTIC)
+def report(context: StageContext, inputs: ReportInputs, params: ReportParams) -> ReportOutputs:
+    store = context.store
+    records, decisions = verdicts(store, inputs)
+    summary = store.get_document(inputs.summary, StatisticsSummary)
+    placed = {digest: (PortablePath(f"{RECORDS}/{digest.hex}.json"), record) for digest, record in records.items()}
+    decided = {PortablePath(f"{ADMISSIONS}/{decision.record.hex}.json"): decision for decision in decisions}
+    html = render_report(summary, placed, decided, frozenset(inputs.pages), params.suite)
+    return ReportOutputs(report=store.put_bytes(html.encode("utf-8")))

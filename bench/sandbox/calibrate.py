@@ -3,34 +3,50 @@
 This is what Harbor and SWE-bench do with gold solutions. A verifier that passes untouched measures nothing and
 the challenge is refused; one that fails even with the oracle applied is broken or too strict. Both halves run on
 the prebuilt start tree, the same tree the arms start from.
+
+Each half runs the verifier a preregistered number of times (``CalibrationPlan.verifier_repeats``, default 5): a
+verifier whose runs on one tree disagree is flaky and refused, naming the runs, because a flaky verifier turns
+noise into discordant pairs. What the prebuild wrote (the redacted tree against the start tree) and the oracle's
+tree are also audited against ``allowed_output_paths`` exactly as an arm's tree is (:func:`~.audit.audit_trees`):
+a prebuild or an oracle (or the toolchain either runs) that writes outside the allowlist fails calibration naming
+the paths, before any agent's money is spent discovering that every arm's reward is 0.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from ..contracts import ContractModel, Digest, Document, ImageId, Ref, Sha256, TreeDigest
+from pydantic import Field
+
+from ..contracts import ContractModel, Digest, Document, ImageId, PortablePath, Ref, Sha256, TreeDigest
 from ..errors import ContractError, SandboxError
 from ..stages import Ports, StageContext, StageKind, stage
 from ..store import Store
 from ..suite.challenge import ChallengeManifest, load_challenge
+from .audit import audit_trees
 from .backends import ProcessOutcome, SandboxBackend
 from .prebuild import PrebuildParams, prebuild, start_tree
-from .verify import run_owned_script, run_verifier
+from .verify import VerifierResult, run_owned_script, run_verifier
 
 __all__ = [
+    "DEFAULT_REPEATS",
     "CalibrateInputs",
     "CalibrateOutputs",
     "CalibrateParams",
     "CalibrationReport",
     "CalibrationVerdict",
+    "VerifierRuns",
     "calibrate",
     "calibrate_stage",
     "calibrate_start",
     "require_calibrated",
 ]
+
+DEFAULT_REPEATS = 5  # the preregistration's default (``CalibrationPlan``); one run would hide a flaky verifier
+Repeats = Annotated[int, Field(ge=1, le=50)]
 
 
 class CalibrationVerdict(enum.StrEnum):
@@ -38,20 +54,46 @@ class CalibrationVerdict(enum.StrEnum):
     PASSES_UNTOUCHED = "passes-untouched"  # refused: the verifier does not tell work from no work
     ORACLE_FAILS = "oracle-fails"  # refused: the verifier (or the oracle) is wrong
     NO_ORACLE = "no-oracle"  # only the untouched half could be checked
+    FLAKY = "flaky"  # refused: the verifier's runs on one tree disagree
+    UNDECLARED_OUTPUT = "undeclared-output"  # refused: the prebuild or the oracle wrote outside allowed_output_paths
+
+
+class VerifierRuns(ContractModel):
+    """The verifier's repeated runs on one tree: each result document and its outcome, in run order."""
+
+    results: tuple[Digest, ...]
+    outcomes: tuple[ProcessOutcome, ...]
+
+    @property
+    def agreed(self) -> ProcessOutcome | None:
+        """The one outcome every run had, or None when they disagree."""
+        return self.outcomes[0] if len(set(self.outcomes)) == 1 else None
+
+    def disagreement(self, tree: str) -> str:
+        """Which runs (numbered from 1) had which outcome, for the refusal."""
+        runs = {
+            outcome: ", ".join(str(i) for i, o in enumerate(self.outcomes, start=1) if o is outcome)
+            for outcome in dict.fromkeys(self.outcomes)
+        }
+        return f"on the {tree} tree " + "; ".join(f"run(s) {which} {o.value}" for o, which in runs.items())
 
 
 class CalibrationReport(Document):
     kind: Literal["calibration"] = "calibration"
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
     challenge_id: str
     image_id: str
     start: Digest
-    untouched: Digest  # verifier-result document on the start tree
-    untouched_outcome: ProcessOutcome  # the verifier's on the start tree: must not succeed
+    repeats: Repeats
+    untouched: VerifierRuns  # on the start tree: must fail every time
     oracle_tree: Digest | None
-    oracle: Digest | None  # verifier-result document on the oracle tree
-    oracle_outcome: ProcessOutcome | None  # the verifier's with the oracle applied: must succeed
+    oracle: VerifierRuns | None  # with the oracle applied: must pass every time
+    prebuild_audit: Digest | None  # the mutation audit of the redacted tree against the start tree; None: not given
+    prebuild_undeclared: tuple[PortablePath, ...]  # what the prebuild wrote outside allowed_output_paths
+    oracle_audit: Digest | None  # the mutation audit of the start tree against the oracle's
+    undeclared_outputs: tuple[PortablePath, ...]  # what the oracle's tree changed outside allowed_output_paths
     verdict: CalibrationVerdict
+    reason: str  # why, in a sentence naming the runs or paths; empty when calibrated
 
 
 def calibrate(
@@ -61,10 +103,46 @@ def calibrate(
     manifest: ChallengeManifest,
     image_id: ImageId,
     redacted: TreeDigest,
+    repeats: int = DEFAULT_REPEATS,
 ) -> CalibrationReport:
     """Prebuild ``redacted``, then :func:`calibrate_start` on the tree the arms would start from."""
     start = start_tree(prebuild(backend, redacted, PrebuildParams(image_id=image_id, environment=manifest.environment)))
-    return calibrate_start(backend, store, challenge_dir, manifest, image_id, start)
+    return calibrate_start(backend, store, challenge_dir, manifest, image_id, start, repeats, redacted)
+
+
+def _runs(store: Store, repeats: int, verify: Callable[[], VerifierResult]) -> VerifierRuns:
+    results = [verify() for _ in range(repeats)]
+    return VerifierRuns(
+        results=tuple(store.put_document(r) for r in results), outcomes=tuple(r.outcome for r in results)
+    )
+
+
+def _audit(store: Store, before: Digest, after: Digest, manifest: ChallengeManifest) -> tuple[Digest, tuple[str, ...]]:
+    """The stored audit of ``before`` against ``after`` and the paths it found outside the allowlist."""
+    receipt = audit_trees(store, TreeDigest(before), TreeDigest(after), manifest.allowed_output_paths)
+    return store.put_document(receipt), tuple(m.path for m in receipt.mutations if not m.allowed)
+
+
+def _verdict(
+    untouched: VerifierRuns, oracle: VerifierRuns | None, undeclared: Mapping[str, Sequence[str]]
+) -> tuple[CalibrationVerdict, str]:
+    """The first reason to refuse, in the order a reader asks: can the verifier be trusted at all, then each half."""
+    halves = [("untouched", untouched)] + ([("oracle", oracle)] if oracle is not None else [])
+    flaky = [runs.disagreement(tree) for tree, runs in halves if runs.agreed is None]
+    if flaky:
+        return CalibrationVerdict.FLAKY, "the verifier disagrees with itself " + " and ".join(flaky)
+    if untouched.agreed is ProcessOutcome.SUCCEEDED:
+        return CalibrationVerdict.PASSES_UNTOUCHED, "the verifier passes on the untouched start tree"
+    named = [f"the {step} wrote {', '.join(paths)}" for step, paths in undeclared.items() if paths]
+    if named:
+        return CalibrationVerdict.UNDECLARED_OUTPUT, " and ".join(named) + (
+            " outside allowed_output_paths; declare what the toolchain writes"
+        )
+    if oracle is None:
+        return CalibrationVerdict.NO_ORACLE, "no oracle solution, so passing was never shown possible"
+    if oracle.agreed is not ProcessOutcome.SUCCEEDED:
+        return CalibrationVerdict.ORACLE_FAILS, "the verifier fails even with the oracle solution applied"
+    return CalibrationVerdict.CALIBRATED, ""
 
 
 def calibrate_start(
@@ -74,53 +152,54 @@ def calibrate_start(
     manifest: ChallengeManifest,
     image_id: str,
     start: Digest,
+    repeats: int = DEFAULT_REPEATS,
+    redacted: Digest | None = None,
 ) -> CalibrationReport:
-    """Verify ``start`` untouched, apply the oracle, verify again; every result is stored."""
-    untouched = run_verifier(backend, challenge_dir, manifest, image_id, start)
-    report = CalibrationReport(
+    """Audit what the prebuild wrote (when ``redacted`` is given), verify ``start`` untouched ``repeats`` times,
+    apply the oracle, audit its tree and verify it as often."""
+    prebuild_audit, prebuild_undeclared = (None, ()) if redacted is None else _audit(store, redacted, start, manifest)
+    untouched = _runs(store, repeats, lambda: run_verifier(backend, challenge_dir, manifest, image_id, start))
+    oracle_tree: Digest | None = None
+    oracle: VerifierRuns | None = None
+    audit: Digest | None = None
+    undeclared: tuple[str, ...] = ()
+    if manifest.oracle is not None and untouched.agreed is not ProcessOutcome.SUCCEEDED:
+        script = (manifest.oracle.runtime, manifest.oracle.asset, float(manifest.oracle.timeout_seconds))
+        applied = run_owned_script(backend, challenge_dir, manifest, image_id, start, script, read_back=True)
+        if applied.outcome is not ProcessOutcome.SUCCEEDED or applied.tree is None:
+            raise SandboxError(
+                f"the oracle of {manifest.challenge_id} did not apply ({applied.outcome.value}, exit "
+                f"{applied.exit_code}): {applied.output[-500:]}"
+            )
+        solved = applied.tree
+        audit, undeclared = _audit(store, start, solved, manifest)
+        oracle_tree = solved
+        oracle = _runs(store, repeats, lambda: run_verifier(backend, challenge_dir, manifest, image_id, solved))
+    verdict, reason = _verdict(untouched, oracle, {"prebuild": prebuild_undeclared, "oracle": undeclared})
+    return CalibrationReport(
         challenge_id=manifest.challenge_id,
         image_id=image_id,
         start=start,
-        untouched=store.put_document(untouched),
-        untouched_outcome=untouched.outcome,
-        oracle_tree=None,
-        oracle=None,
-        oracle_outcome=None,
-        verdict=CalibrationVerdict.PASSES_UNTOUCHED,
+        repeats=repeats,
+        untouched=untouched,
+        oracle_tree=oracle_tree,
+        oracle=oracle,
+        prebuild_audit=prebuild_audit,
+        prebuild_undeclared=tuple(PortablePath(p) for p in prebuild_undeclared),
+        oracle_audit=audit,
+        undeclared_outputs=tuple(PortablePath(p) for p in undeclared),
+        verdict=verdict,
+        reason=reason,
     )
-    if untouched.outcome is ProcessOutcome.SUCCEEDED:
-        return report
-    if manifest.oracle is None:
-        return report.model_copy(update={"verdict": CalibrationVerdict.NO_ORACLE})
-    oracle = manifest.oracle
-    script = (oracle.runtime, oracle.asset, float(oracle.timeout_seconds))
-    applied = run_owned_script(backend, challenge_dir, manifest, image_id, start, script, read_back=True)
-    if applied.outcome is not ProcessOutcome.SUCCEEDED or applied.tree is None:
-        raise SandboxError(
-            f"the oracle of {manifest.challenge_id} did not apply ({applied.outcome.value}, exit "
-            f"{applied.exit_code}): {applied.output[-500:]}"
-        )
-    solved = run_verifier(backend, challenge_dir, manifest, image_id, applied.tree)
-    passed = solved.outcome is ProcessOutcome.SUCCEEDED
-    update = {
-        "oracle_tree": applied.tree,
-        "oracle": store.put_document(solved),
-        "oracle_outcome": solved.outcome,
-        "verdict": CalibrationVerdict.CALIBRATED if passed else CalibrationVerdict.ORACLE_FAILS,
-    }
-    return report.model_copy(update=update)
 
 
 def require_calibrated(report: CalibrationReport) -> None:
-    """Refuse a challenge whose calibration did not show fail-untouched and pass-with-oracle."""
-    if report.verdict is CalibrationVerdict.CALIBRATED:
-        return
-    why = {
-        CalibrationVerdict.PASSES_UNTOUCHED: "its verifier passes on the untouched start tree",
-        CalibrationVerdict.ORACLE_FAILS: "its verifier fails even with the oracle solution applied",
-        CalibrationVerdict.NO_ORACLE: "it ships no oracle solution, so passing was never shown possible",
-    }[report.verdict]
-    raise SandboxError(f"challenge {report.challenge_id} is refused: {why}; fix the verifier or the oracle")
+    """Refuse a challenge whose calibration did not show fail-untouched and pass-with-oracle, every time."""
+    if report.verdict is not CalibrationVerdict.CALIBRATED:
+        raise SandboxError(
+            f"challenge {report.challenge_id} is refused ({report.verdict.value}): {report.reason}; "
+            "fix the verifier, the oracle or the allowlist"
+        )
 
 
 class CalibrateParams(ContractModel):
@@ -130,9 +209,11 @@ class CalibrateParams(ContractModel):
     verifier_sha256: Sha256
     oracle_sha256: Sha256 | None
     image_id: ImageId
+    verifier_repeats: Repeats = DEFAULT_REPEATS  # as the preregistration froze it
 
 
 class CalibrateInputs(Ports):
+    redacted: TreeDigest  # what the prebuild started from: its writes are audited too
     start: TreeDigest
 
 
@@ -140,7 +221,7 @@ class CalibrateOutputs(Ports):
     calibration: Ref[CalibrationReport]
 
 
-@stage("calibrate", version=2, kind=StageKind.OBSERVED)
+@stage("calibrate", version=3, kind=StageKind.OBSERVED)
 def calibrate_stage(context: StageContext, inputs: CalibrateInputs, params: CalibrateParams) -> CalibrateOutputs:
     """The ``calibration`` report on the ``start`` tree. A refused challenge is a recorded report."""
     directory = Path(params.challenge_dir)
@@ -149,5 +230,14 @@ def calibrate_stage(context: StageContext, inputs: CalibrateInputs, params: Cali
     if pinned != (params.verifier_sha256, params.oracle_sha256):
         raise ContractError(f"{directory} pins other verifier or oracle bytes than the plan; re-plan from the manifest")
     backend = context.service(SandboxBackend)
-    report = calibrate_start(backend, context.store, directory, manifest, params.image_id, inputs.start)
+    report = calibrate_start(
+        backend,
+        context.store,
+        directory,
+        manifest,
+        params.image_id,
+        inputs.start,
+        params.verifier_repeats,
+        inputs.redacted,
+    )
     return CalibrateOutputs(calibration=context.store.put_document(report))

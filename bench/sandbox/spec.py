@@ -84,7 +84,11 @@ class ContainerSpec(ContractModel):
         return {**self.env, **(self.attachment.env if self.attachment else {})}
 
     def effective_mounts(self) -> tuple[Mount, ...]:
-        return self.mounts + (self.attachment.mounts if self.attachment else ())
+        """The base mounts, then the attachment's; an attachment mount replaces a base mount at the same target
+        (a system that declares the CLI's own memory replaces the settings that turn it off)."""
+        attached = self.attachment.mounts if self.attachment else ()
+        replaced = {mount.target for mount in attached}
+        return tuple(m for m in self.mounts if m.target not in replaced) + attached
 
     def effective_image(self) -> str:
         """The image the container starts from: the attachment's layer image when it has one."""

@@ -20,7 +20,7 @@ from ..errors import ContractError
 from ..stages import Ports, StageContext, StageKind, stage
 from ..suite.challenge import Asset, ChallengeManifest, NetworkMode, ScriptRuntime, load_challenge, read_asset
 from .backends import ProcessOutcome, RunOutcome, RunRequest, SandboxBackend
-from .layout import ASSET_DIR
+from .layout import ASSET_DIR, RUNNER_SCRATCH
 from .spec import Mount, container_spec
 
 __all__ = [
@@ -62,7 +62,7 @@ def run_owned_script(
     runtime, asset, timeout = script
     data = read_asset(challenge_dir, asset)  # refuses a digest mismatch before any container exists
     name = PurePosixPath(asset.path).name
-    private = Path(tempfile.mkdtemp(prefix="task-"))
+    private = Path(tempfile.mkdtemp(prefix=RUNNER_SCRATCH["verifier"]))
     try:
         private.chmod(0o755)  # the container's non-root user must read it
         (private / name).write_bytes(data)

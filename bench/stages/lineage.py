@@ -16,7 +16,7 @@ from .code import store_code_manifest
 from .context import StageContext
 from .stage import StageKind
 
-__all__ = ["Lineage", "RederiveResult", "RederiveVerdict", "lineage", "rederive"]
+__all__ = ["Lineage", "RederiveResult", "RederiveVerdict", "lineage", "producer_of", "rederive"]
 
 
 @dataclass
@@ -49,17 +49,21 @@ class Lineage:
         return [head, *body]
 
 
-def _producer(store: Store, digest: Digest) -> tuple[Digest, ActionResult, ActionKey] | None:
-    """The earliest recorded action that output ``digest``, if any."""
+def producer_of(store: Store, digest: Digest) -> tuple[Digest, ActionResult, ActionKey] | None:
+    """The earliest recorded action that output ``digest``, if any (ties broken by the result's digest).
+
+    Action keys are content-addressed, so once recorded the action behind a digest does not change; when several
+    actions produced one digest (a re-run with new code that derived the same bytes), every reader takes this one.
+    """
     found = [(result, store.get_document(result, ActionResult)) for result in producers(store, digest)]
     if not found:
         return None
-    result_digest, result = min(found, key=lambda item: item[1].started)
+    result_digest, result = min(found, key=lambda item: (item[1].started, item[0]))
     return result_digest, result, store.get_document(result.key, ActionKey)
 
 
 def lineage(store: Store, digest: Digest) -> Lineage:
-    produced = _producer(store, digest)
+    produced = producer_of(store, digest)
     if produced is None:
         if not store.has(digest):
             raise StageError(f"{digest} is neither stored nor produced by any recorded action")
@@ -109,7 +113,7 @@ def rederive(
     Nothing new is recorded in the action cache: this re-checks a receipt, it does not produce one.
     """
     store = context.store
-    produced = _producer(store, digest)
+    produced = producer_of(store, digest)
     if produced is None:
         raise StageError(f"{digest} was not produced by any recorded action, so there is nothing to re-derive")
     _, result, key = produced

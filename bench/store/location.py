@@ -16,7 +16,7 @@ from ..errors import StoreError
 from .backends import SqliteBackend, StoreBackend
 from .backends.cache import default_cache_root
 
-__all__ = ["CACHE_VARIABLE", "open_backend", "store_location"]
+__all__ = ["CACHE_VARIABLE", "is_remote", "open_backend", "store_location"]
 
 CACHE_VARIABLE = "STELE_BENCH_STORE_CACHE"
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
@@ -32,6 +32,11 @@ def store_location(text: str | Path) -> str:
         _s3_parts(spelled)
         return spelled.rstrip("/")
     return str(Path(spelled).expanduser().resolve())
+
+
+def is_remote(location: str | Path) -> bool:
+    """Whether ``location`` names a bucket rather than a directory."""
+    return isinstance(location, str) and _SCHEME.match(location) is not None
 
 
 def _s3_parts(location: str) -> tuple[str, str]:
@@ -64,8 +69,8 @@ def cache_root() -> Path | None:
 
 def open_backend(location: str | Path) -> StoreBackend:
     """The backend a location names; boto3 is imported only for an S3 store."""
-    if isinstance(location, str) and _SCHEME.match(location):
-        bucket, prefix = _s3_parts(location)
+    if is_remote(location):
+        bucket, prefix = _s3_parts(str(location))
         from .backends.s3 import S3Backend
 
         return S3Backend(bucket, prefix, cache_root())

@@ -11,6 +11,9 @@ the provisioner's timeouts, and its *attachment*: everything the treatment conta
   reports (:class:`~bench.provision.messages.RestoreLocations`), read-only unless declared ``writable``;
 - ``image``: Debian, npm and pip packages installed into a per-system agent image, built locally, pinned by ID.
 
+The CLI's own auto memory is off in every arm (managed settings, :mod:`bench.agent.claude`); a system whose
+``settings`` say ``"autoMemoryEnabled": true`` *is* that memory, and its arm alone gets it back.
+
 The runner never learns a system's schema: it mounts what restore names where the declaration says, writes the two
 configuration files, and starts the container from the system's image. Nothing here names a particular system.
 """

@@ -31,7 +31,7 @@ from ..grading.memory import MemoryDeclaration
 from ..provision.fixture import Fixture, load_fixture
 from .challenge import Asset, ChallengeManifest, load_challenge, read_asset
 from .forward import ForwardSettings
-from .memory_system import MemorySystem
+from .memory_system import MemorySystem, SystemName
 
 __all__ = [
     "PUBLIC_CONTRACTS",
@@ -103,6 +103,9 @@ class SuiteManifest(Document):
     model: Annotated[str, StringConstraints(min_length=1)]
     gateway_mode: Mode
     forward: ForwardSettings | None = None  # how forward mode reaches the provider; required there, refused otherwise
+    # The memory system every other is also compared with, attempt by attempt (a static-context baseline: the
+    # notes written down); it must be one of ``memory_systems``.
+    baseline: SystemName | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -121,6 +124,8 @@ class SuiteManifest(Document):
             raise ValueError(
                 "`forward` (provider, key variable, prices, caps) is given exactly in gateway_mode 'forward'"
             )
+        if self.baseline is not None and self.baseline not in names:
+            raise ValueError(f"baseline {self.baseline!r} is not among the declared memory systems {names}")
         if self.forward is not None and self.model not in self.forward.prices:
             raise ValueError(f"forward.prices has no price for the model {self.model!r}; spending must be metered")
         return self

@@ -125,3 +125,9 @@ def test_clopper_pearson_contains_estimate_and_mirrors(data: st.DataObject, n: i
     mirror_low, mirror_high = clopper_pearson(n - k, n)
     # Swapping successes and failures mirrors the interval (up to the 2**-50 grid).
     assert low == pytest.approx(1 - mirror_high, abs=1e-14) and high == pytest.approx(1 - mirror_low, abs=1e-14)
+
+
+def test_sign_test_refuses_fewer_than_five_nonzero_differences() -> None:
+    with pytest.raises(ContractError, match=r"at least 5 non-zero differences, got 4 \(3 positive, 1 negative\)"):
+        sign_test(3, 1)
+    assert sign_test(5, 0) == Fraction(2, 32)

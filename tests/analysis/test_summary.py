@@ -87,3 +87,15 @@ def test_policy_mode_never_tests_tokens_or_dollars_and_the_report_says_the_model
     html = render_report(summary, {}, {})
     assert "The model was a deterministic stand-in" in html.split("<section", 1)[0]
     assert "deterministic stand-in" not in render_report(summarize({record_digest(a): a for a in forward}), {}, {})
+
+
+def test_zero_differences_are_reported_and_never_count_toward_five() -> None:
+    # Five pairs, four of them ties on tokens: one non-zero difference, so nothing is tested, and the zeros show.
+    tied = [attempt(i, arm(False, 1000), arm(True, 1000 if i > 1 else 900)) for i in range(1, 6)]
+    tokens = summarize(_by_digest(tied)).cells[0].tokens
+    assert tokens.status is ContinuousStatus.EXPLORATORY
+    assert (tokens.nonzero_pairs, tokens.zero_pairs, tokens.sign_test_p) == (1, 4, None)
+    six = [attempt(i, arm(False, 1000), arm(True, 1000 if i == 6 else 900 - i)) for i in range(1, 7)]
+    tested = summarize(_by_digest(six)).cells[0].tokens
+    assert (tested.status, tested.nonzero_pairs, tested.zero_pairs) == (ContinuousStatus.TESTED, 5, 1)
+    assert tested.sign_test_p == pytest.approx(stats.binomtest(0, 5).pvalue)

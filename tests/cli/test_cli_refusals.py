@@ -80,7 +80,7 @@ def test_export_onto_an_existing_file_is_refused(tmp_path: Path, capsys: pytest.
     target.write_text("keep me\n")
     argv = ["--store", str(tmp_path / "store"), "store", "export", str(tree), str(target), "--json"]
     code, error, _ = _refusal(capsys, argv)
-    assert (code, error["code"]) == (2, "contract") and "is not a directory" in str(error["message"])
+    assert (code, error["code"]) == (6, "contract") and "is not a directory" in str(error["message"])
     assert target.read_text() == "keep me\n"
 
 
@@ -159,7 +159,7 @@ def test_redact_remove_names_the_option_not_a_fixture(tmp_path: Path, capsys: py
     tree = tree_from_entries(store, [FileEntry(PortablePath("a.txt"), EntryKind.FILE, b"a")])
     argv = ["--store", str(tmp_path / "store"), "redact", str(tree), "--remove", "typo.md", "--json"]
     code, error, _ = _refusal(capsys, argv)
-    assert code == 2 and "--remove" in str(error["message"]) and "the fixture declares" not in str(error["message"])
+    assert code == 6 and "--remove" in str(error["message"]) and "the fixture declares" not in str(error["message"])
 
 
 def test_redaction_leaves_no_empty_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -185,10 +185,10 @@ def test_a_broken_document_is_one_line_naming_the_file_and_field(
     argv = ["--json", "provision", "destroy", "--provisioner", "x", "--fixture-root", str(fixture_root)]
     code = main([*argv, "--project", "p"])  # destroy does not read the fixture: restore does
     capsys.readouterr()
-    assert code == 1
+    assert code == 11  # the provisioner `x` does not exist: a provisioner refusal
     argv = ["--json", "provision", "restore", "--provisioner", "x", "--fixture-root", str(fixture_root)]
     code, error, err = _refusal(capsys, [*argv, "--graph-arm", "plain", "--run-identity", "r1"])
-    assert (code, error["code"], error["path"]) == (2, "contract", str(fixture_root / "fixture.json"))
+    assert (code, error["code"], error["path"]) == (6, "contract", str(fixture_root / "fixture.json"))
     assert "probes.0.top_k" in str(error["message"]) and "fixture.json" in err
 
 

@@ -54,7 +54,7 @@ def test_put_cat_ls_and_export(tmp_path: Path) -> None:
     code, put = cli_json(root, "store", "put", str(tmp_path / "f.txt"), "--ref", "greeting")
     assert code == 0 and put["digest"] == Digest.of(b"hello")
     assert cli(root, "store", "cat", str(put["digest"])).stdout == "hello"
-    assert cli_json(root, "store", "ls")[1] == {"refs": {"greeting": put["digest"]}}
+    assert cli_json(root, "store", "ls")[1] == {"store": str(root.resolve()), "refs": {"greeting": put["digest"]}}
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "x").write_text("y")
     tree = cli_json(root, "store", "put", str(tmp_path / "d"))[1]["digest"]
@@ -77,17 +77,24 @@ def test_fsck_exit_codes_distinguish_corrupt_from_missing(derived: tuple[Path, D
 
 
 def test_bad_digest_argument_is_a_usage_error(tmp_path: Path) -> None:
+    Store(tmp_path / "store").put_bytes(b"x")
     done = cli(tmp_path / "store", "store", "cat", "not-a-digest")
-    assert done.returncode == 2 and "not a store digest" in done.stderr
+    assert done.returncode == 2 and "no ref named 'not-a-digest'" in done.stderr
+    done = cli(tmp_path / "store", "store", "cat", "blake3:zz")
+    assert done.returncode == 2 and "is not a store digest, a digest prefix" in done.stderr
 
 
 def test_lineage_prints_the_chain_to_the_root_inputs(derived: tuple[Path, Digest, Digest]) -> None:
     root, tree, summary = derived
-    code, chain = cli_json(root, "lineage", str(summary))
-    assert code == 0
-    assert chain["stage"] == "tree-summary" and chain["output"] == "summary"
-    source = chain["inputs"]["tree"]  # type: ignore[index]
-    assert source["digest"] == tree and source["stage"] == "directory-tree" and source["inputs"] == {}
+    code, graph = cli_json(root, "lineage", str(summary))
+    assert code == 0 and graph["root"] == summary
+    objects, actions = graph["objects"], graph["actions"]
+    assert isinstance(objects, dict) and isinstance(actions, dict)
+    made = actions[objects[summary]["action"]]
+    assert made["stage"] == "tree-summary" and objects[summary]["output"] == "summary"
+    assert made["inputs"] == {"tree": tree}
+    source = actions[objects[tree]["action"]]
+    assert source["stage"] == "directory-tree" and source["inputs"] == {}
     assert source["params"]["directory"].endswith("project")
     text = cli(root, "lineage", str(summary)).stdout
     assert "tree-summary" in text and "directory-tree" in text and "from directory" in text

@@ -64,5 +64,5 @@ def test_schema_command_prints_one_json_object(capsys: pytest.CaptureFixture[str
     assert main(["--json", "schema", "no-such-thing"]) == 2
     captured = capsys.readouterr()
     refusal = json.loads(captured.out)["error"]
-    assert (refusal["code"], refusal["exit_code"]) == ("contract", 2)
+    assert (refusal["code"], refusal["exit_code"]) == ("usage", 2)
     assert "no public contract is named 'no-such-thing'" in refusal["message"] and "no-such-thing" in captured.err

@@ -1,4 +1,4 @@
-"""`stele-bench fence check` against the loopback provider: one JSON object out, exit 3 when stopped."""
+"""`stele-bench fence check` against the loopback provider: one JSON object out, exit 12 when stopped."""
 
 from __future__ import annotations
 
@@ -40,12 +40,12 @@ def test_fence_check_prints_the_recorded_checks(
     assert document.outcome is FenceOutcome.CLEARED and checks[2].observed_usd["required_usd"] == Decimal("55")
 
 
-def test_fence_check_exits_3_when_the_preflight_stops(
+def test_fence_check_exits_12_when_the_preflight_stops(
     tmp_path: Path, config_file: Path, account: Account, capsys: pytest.CaptureFixture[str]
 ) -> None:
     account.limit = None
     argv = ["--store", str(tmp_path / "s"), "fence", "check", "--config", str(config_file), "--pair-cap", "5"]
-    assert main(argv) == 3
+    assert main(argv) == 12
     text = capsys.readouterr().out
     assert "key-budget: failed: the provider reports no limit on this key" in text and "stopped (fence record" in text
 

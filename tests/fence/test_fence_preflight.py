@@ -72,6 +72,21 @@ def test_a_key_with_a_null_limit_fails_the_budget_check(
     assert account.requests == [KEY_PATH]
 
 
+def test_a_key_whose_remaining_limit_is_below_the_pair_cap_fails_the_budget_check(
+    store: Store, make_fence: Callable[..., Fence], account: Account
+) -> None:
+    account.spend("5.01")  # limit 10, remaining 4.99 < the pair cap 5
+    stop = _stopped(make_fence)
+    assert stop.check == CheckName.KEY_BUDGET
+    assert "remaining limit 4.99 USD is below the pair cap 5 USD" in str(stop)
+    _, checks = read_record(store, stop.record)
+    assert checks[1].observed_usd["limit_remaining_usd"] == Decimal("4.99")
+    assert [c.check for c in checks] == [CheckName.KEY_IDENTITY, CheckName.KEY_BUDGET]
+    account.usage = Decimal("5")  # exactly the pair cap left: cleared
+    record = make_fence(pair="p2").preflight(Decimal("5"))
+    assert read_record(store, record)[0].outcome is FenceOutcome.CLEARED
+
+
 def test_insufficient_headroom_fails_with_the_exact_shortfall(
     store: Store, make_fence: Callable[..., Fence], account: Account
 ) -> None:

@@ -75,7 +75,7 @@ def test_corpus_redact_certify_and_reruns_are_cached(
     assert (code, rerun["ran"], rerun["outputs"]) == (0, False, report["outputs"])
 
     monkeypatch.delenv("STELE_BENCH_UNCHECKED_CORPUS_ALLOWED", raising=False)
-    assert main(argv) == 1  # no source and no opt-out: an error naming the way out
+    assert main(argv) == 15  # no source and no opt-out: a stage error (exit 15) naming the way out
     assert "STELE_BENCH_UNCHECKED_CORPUS_ALLOWED=1" in capsys.readouterr().err
     monkeypatch.setenv("STELE_BENCH_UNCHECKED_CORPUS_ALLOWED", "1")
     code, unchecked = _run(capsys, *argv)

@@ -48,7 +48,7 @@ def test_a_tree_with_two_entries_of_one_name_is_refused(tmp_path: Path, capsys: 
     assert "duplicateEntries" in fsck.stdout + fsck.stderr  # git itself calls this tree broken
     store = tmp_path / "store"
     code, refusal = _corpus_json(capsys, store, str(repo), commit)
-    assert (code, refusal["error"]["code"], refusal["error"]["path"]) == (1, "corpus", "settings.py")
+    assert (code, refusal["error"]["code"], refusal["error"]["path"]) == (9, "corpus", "settings.py")
     assert "appears twice" in refusal["error"]["message"]
     assert not Store(store).has(Digest.of(kept))  # nothing of the tree was stored
 
@@ -76,7 +76,7 @@ def test_a_damaged_loose_object_is_refused_naming_the_object(
         loose.chmod(0o644)
         loose.write_bytes((repo / ".git" / "objects" / beta[:2] / beta[2:]).read_bytes())
     code, refusal = _corpus_json(capsys, tmp_path / "store", str(repo), commit)
-    assert (code, refusal["error"]["code"]) == (1, "git-source-corrupt")
+    assert (code, refusal["error"]["code"]) == (9, "git-source-corrupt")
     assert alpha in refusal["error"]["message"] and str(repo) in refusal["error"]["message"]
 
 
@@ -120,7 +120,7 @@ def test_a_damaged_pack_is_refused_naming_the_object_and_its_path(
     else:
         _swap_offsets(index, alpha, beta)
     code, refusal = _corpus_json(capsys, tmp_path / "store", str(repo), commit)
-    assert (code, refusal["error"]["code"]) == (1, "git-source-corrupt"), refusal
+    assert (code, refusal["error"]["code"]) == (9, "git-source-corrupt"), refusal
     message = str(refusal["error"]["message"])
     assert f"object {alpha} (src/a.txt) cannot be read" in message and str(repo) in message
     if damage == "swap":
@@ -146,7 +146,7 @@ def test_a_truncated_or_altered_bundle_is_refused_at_every_cut(
     for variant in variants:
         damaged.write_bytes(variant)
         code, refusal = _corpus_json(capsys, tmp_path / "store", str(damaged), commit)
-        assert (code, refusal["error"]["code"]) in {(1, "source"), (1, "git-source-corrupt")}, refusal
+        assert (code, refusal["error"]["code"]) in {(9, "source"), (9, "git-source-corrupt")}, refusal
         assert str(damaged) in refusal["error"]["message"]
 
 
@@ -194,7 +194,8 @@ def test_rederiving_a_corpus_needs_and_takes_its_location(
     repo, commit = make_repo({"a.txt": b"a\n"})
     store = tmp_path / "store"
     tree = _corpus_json(capsys, store, str(repo), commit)[1]["outputs"]["tree"]  # type: ignore[index]
-    assert main(["--store", str(store), "--json", "rederive", tree]) == 1
+    # A source refused (exit 9): a corpus's key leaves its location out, so rederive needs it.
+    assert main(["--store", str(store), "--json", "rederive", tree]) == 9
     refusal = json.loads(capsys.readouterr().out)["error"]
     assert refusal["field"] == "source" and "--locate source=PATH" in refusal["hint"]
     assert main(["--store", str(store), "rederive", tree, "--locate", f"source={repo}"]) == 0

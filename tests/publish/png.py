@@ -49,8 +49,9 @@ def _unfilter_sequential(line: bytearray, previous: bytearray, kind: int, bpp: i
             line[i] = (line[i] + _paeth(left, up, corner)) & 0xFF
 
 
-def colour_counts(data: bytes, step: int = 3) -> Counter[tuple[int, ...]]:
-    """How often each RGB colour occurs on a grid of every ``step``-th pixel of an 8-bit, non-interlaced PNG."""
+def colour_counts(data: bytes, step: int = 3, across: tuple[float, float] = (0.0, 1.0)) -> Counter[tuple[int, ...]]:
+    """How often each RGB colour occurs on a grid of every ``step``-th pixel of an 8-bit, non-interlaced PNG;
+    ``across`` limits it to a band of the width (fractions: (0.0, 0.5) is the left half)."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     position, idat, header = 8, b"", b""
     while position < len(data):
@@ -66,6 +67,6 @@ def colour_counts(data: bytes, step: int = 3) -> Counter[tuple[int, ...]]:
     rows = _unfilter(zlib.decompress(idat), width, height, bpp)
     counts: Counter[tuple[int, ...]] = Counter()
     for row in rows[::step]:
-        for x in range(0, width, step):
+        for x in range(int(width * across[0]), int(width * across[1]), step):
             counts[tuple(row[x * bpp : x * bpp + min(bpp, 3)])] += 1
     return counts

@@ -9,10 +9,12 @@ import pytest
 
 from bench.analysis import AdmissionDecision
 from bench.cli import main
+from bench.cli.publish_cmd import verify_bundle as verify
 from bench.contracts import Digest, canonical_bytes
 from bench.errors import ContractError
-from bench.publish import BundleError, PublicationRefused, check_bundle, publish, verify
+from bench.publish import BundleError, PublicationRefused, check_bundle
 from bench.publish.manifest import MANIFEST_NAME
+from bench.run.publish import publish_directory as publish
 from tests.publish.bundle_factory import write_bundle
 
 
@@ -26,7 +28,7 @@ def test_publish_refuses_a_directory_that_is_not_a_bundle_and_writes_nothing(
         (root / stray).parent.mkdir(parents=True, exist_ok=True)
         (root / stray).write_text("a stray file\n")
     before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
-    assert main(["--json", "publish", str(root)]) == 2
+    assert main(["--json", "publish", str(root)]) == 6
     refusal = json.loads(capsys.readouterr().out)["error"]
     assert refusal["code"] == "bundle" and (stray or "records/") in refusal["message"]
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before  # nothing written
@@ -54,11 +56,10 @@ def test_verify_refuses_a_manifest_of_no_bundle(tmp_path: Path, capsys: pytest.C
         (root / derived).write_bytes((bundle / derived).read_bytes())
     manifest["files"] = [f for f in manifest["files"] if not f["path"].startswith(("records/", "admissions/"))]
     manifest["files"] = [f for f in manifest["files"] if not f["path"].startswith("manifests/")]
-    manifest["receipts"] = []
     (root / MANIFEST_NAME).write_text(json.dumps(manifest))
     with pytest.raises(BundleError, match="holds no records/"):
         verify(root / MANIFEST_NAME)
-    assert main(["verify", str(root / MANIFEST_NAME)]) == 2
+    assert main(["verify", str(root / MANIFEST_NAME)]) == 6
     assert "verified" not in capsys.readouterr().out
     with pytest.raises(BundleError):
         check_bundle(root / MANIFEST_NAME)

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from bench.analysis import StatisticsSummary
-from bench.publish import MixedKeysError, TrendLine, publish
+from bench.publish import MixedKeysError, TrendLine
 from bench.publish.svg import BAND_COLOURS, CONTROL_COLOUR, TREATMENT_COLOUR
+from bench.run.publish import publish_directory as publish
+from tests.publish.axe import audit
 from tests.publish.bundle_factory import write_bundle
 from tests.publish.png import colour_counts
 
@@ -31,10 +33,11 @@ def test_report_is_self_contained(bundle: Path) -> None:
     assert "<script" not in html
     assert not re.search(r"""(src|href)=["']?(https?:|//|file:)""", html), "the report must need no external asset"
     assert html.count("<svg") == 1 + 4 + 2  # outcome intervals, four cells' layers, two trend keys
-    for section in ("outcomes", "layers", "continuous", "admissions", "trends"):
+    for section in ("outcomes", "comparisons", "layers", "continuous", "admissions", "trends"):
         assert f'<section id="{section}">' in html
     assert "superseded-by-correction" in html and "not-completed" in html
-    assert "exploratory (fewer than 5 pairs: no test computed)" in html
+    assert re.search(r"exploratory \(\d non-zero differences, \d zero: fewer than 5 non-zero, no test computed\)", html)
+    assert "pooled (stratified exact)" in html and "minimum detectable effect at power 0.8" in html
 
 
 def test_trend_line_refuses_two_keys(bundle: Path) -> None:
@@ -62,7 +65,7 @@ def test_report_renders_in_headless_chromium(bundle: Path, tmp_path: Path) -> No
         chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
         # Half scale keeps the whole page (trends at the bottom) in one small image.
-        "--force-device-scale-factor=0.5", "--window-size=1100,4200", f"--screenshot={shot}",
+        "--force-device-scale-factor=0.5", "--window-size=1100,8400", f"--screenshot={shot}",
         (bundle / REPORT).as_uri(),
     ]  # fmt: skip
     subprocess.run(command, check=True, timeout=180, capture_output=True)
@@ -74,3 +77,26 @@ def test_report_renders_in_headless_chromium(bundle: Path, tmp_path: Path) -> No
         assert counts[_rgb(colour)] > 500, f"{colour} plot marks missing"
     for colour in BAND_COLOURS.values():  # only the trend plots use the band tints
         assert counts[_rgb(colour)] > 100, f"trend interval bands {colour} missing"
+
+
+@pytest.mark.parametrize("width", [1300, 390])
+def test_report_has_no_serious_accessibility_violation_and_fits_the_width(
+    bundle: Path, tmp_path: Path, width: int
+) -> None:
+    result = audit(bundle / REPORT, width, tmp_path)
+    serious = [v for v in result["violations"] if v["impact"] in ("serious", "critical")]
+    assert serious == [], serious
+    assert result["scrollWidth"] <= result["clientWidth"], result  # nothing runs off the side; tables scroll
+
+
+def test_report_says_first_what_was_compared_and_what_happened(bundle: Path) -> None:
+    html = (bundle / REPORT).read_text()
+    title = html.split("<title>", 1)[1].split("</title>", 1)[0]
+    assert title.startswith("bundle: mem-1.0, mem-1.1, mem-1.2 against the shared control")  # admitted only
+    assert "model claude-sonnet-4-5" in title and "mode" in title
+    top = html.split("<section", 1)[0]
+    assert top.count("<li><strong>mem-") == 3 and "admitted pairs passed" in top
+    assert '<meta name="viewport"' in html and "prefers-color-scheme:dark" in html
+    assert html.count("<caption>") >= 4 and '<th scope="col">' in html
+    assert 'href="../records/' in html  # whole record paths, as links
+    assert "(exploratory: fewer than 5 pairs)" in html

@@ -4,33 +4,37 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.contracts import PortablePath
-from bench.publish import publish
+from bench.contracts import Digest
 from bench.run.analyze import AnalyzeParams, analyze
 from bench.run.catalogue import services
-from bench.run.report import report
-from bench.stages import NoParams, StageContext
+from bench.run.publish import publish_directory
+from bench.run.report import ReportParams, report
+from bench.stages import StageContext
 from bench.stages.engine import execute
-from bench.store import FileEntry, Store, tree_from_entries
-from bench.store.trees import EntryKind
+from bench.store import Store
 from tests.publish.bundle_factory import write_bundle
 
 
-def test_store_stages_match_the_bundle_receipts(tmp_path: Path, store: Store) -> None:
+def test_store_stages_match_the_published_directory(tmp_path: Path, store: Store) -> None:
     root = tmp_path / "bundle"
     write_bundle(root)
-    entries = [
-        FileEntry(PortablePath(p.relative_to(root).as_posix()), EntryKind.FILE, p.read_bytes())
+    verdicts: dict[str, Digest] = {
+        f"{folder}/{p.stem}": store.put_bytes(p.read_bytes(), document=True)
         for folder in ("records", "admissions")
         for p in sorted((root / folder).iterdir())
-    ]
-    tree = tree_from_entries(store, entries)
-    first = execute(StageContext(store, services()), analyze, {"bundle": tree}, AnalyzeParams(confidence="0.95"))
-    again = execute(StageContext(store, services()), analyze, {"bundle": tree}, AnalyzeParams(confidence="0.95"))
+    }
+    verdicts |= {  # the preregistrations the records ran under: analyze refuses records without theirs
+        f"preregistrations/{p.relative_to(root / 'manifests').with_suffix('').as_posix()}": store.put_bytes(
+            p.read_bytes()
+        )
+        for p in sorted((root / "manifests").rglob("*.json"))
+    }
+    first = execute(StageContext(store, services()), analyze, verdicts, AnalyzeParams(confidence="0.95"))
+    again = execute(StageContext(store, services()), analyze, verdicts, AnalyzeParams(confidence="0.95"))
     assert first.executed and not again.executed and again.outputs == first.outputs
-    html = execute(
-        StageContext(store, services()), report, {"bundle": tree, "summary": first.outputs["summary"]}, NoParams()
-    )
-    publish(root)
+    inputs = {k: v for k, v in verdicts.items() if not k.startswith("preregistrations/")}
+    inputs["summary"] = first.outputs["summary"]
+    html = execute(StageContext(store, services()), report, inputs, ReportParams(suite=root.name))
+    publish_directory(root)
     assert store.get_bytes(first.outputs["summary"]) == (root / "receipts/statistics-summary.json").read_bytes()
     assert store.get_bytes(html.outputs["report"]) == (root / "report/index.html").read_bytes()

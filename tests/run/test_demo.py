@@ -6,28 +6,21 @@ server in its own image layer), each memory system its own cell beside the other
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from demo_runs import run_demo
+from demo_runs import DemoRuns, bench_command
 
-from bench.agent import PairRecord
+from bench.agent import ArmRecord, PairRecord, read_exchange_log
+from bench.gateway.wire import Part, RequestView
 from bench.sandbox.spec import SpecDiffReceipt
 from bench.store import Store
 from bench.store.actions import ActionKey, recorded_from
 
-REPO = Path(__file__).resolve().parents[2]
 MEMORY_CHALLENGES = ("harbor-holds", "transaction-memo", "spreadsheet-export")
 CONTROL_CHALLENGE = "rule-letter-case"
-
-
-@pytest.fixture(scope="module")
-def runs(local_demo: tuple[Path, dict[str, Any]]) -> tuple[Path, dict[str, Any], dict[str, Any]]:
-    tmp, first = local_demo  # the session's local run (tests/conftest.py), then a second run over it
-    return tmp, first, run_demo(tmp)
 
 
 REFERENCE, SERVER_MEMORY = "reference@1", "server-memory@2026.8.31"
@@ -39,22 +32,55 @@ def _cells(published: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return {(cell["key"]["challenge"], cell["build"]["label"]): cell for cell in summary["cells"]}
 
 
-def test_the_demo_publishes_a_verified_bundle_and_reruns_nothing(
-    runs: tuple[Path, dict[str, Any], dict[str, Any]],
-) -> None:
-    tmp, first, second = runs
+def test_the_demo_publishes_a_verified_bundle_into_the_project(demo_runs: DemoRuns) -> None:
+    first = demo_runs.first.result
     assert first["verified"] and first["executed_stages"] > 0
     assert {"paired-attempt", "certify", "calibrate", "grade", "publish"} <= set(first["stages"])
+    assert (first["project"], first["store"]) == (str(demo_runs.project), str(demo_runs.store))
+    assert first["published"] == str(demo_runs.published)
+    verify = bench_command(demo_runs.project, "verify", str(demo_runs.published / "MANIFEST.json"))
+    assert verify.returncode == 0 and verify.stdout.splitlines()[-1] == "verified"
+    claims = first["claims"]
+    assert {"grade", "paired-record", "admit", "analyze", "report", "view"} <= set(claims["re-derived"])
+    assert {"paired-attempt", "verify", "calibrate", "prebuild"} <= set(claims["attested"])
+    assert (demo_runs.published / "report" / "index.html").is_file()
+
+
+def test_the_demo_from_a_subdirectory_without_options_uses_the_projects_store_and_reruns_nothing(
+    demo_runs: DemoRuns,
+) -> None:
+    second = demo_runs.second.result
+    assert (second["project"], second["store"]) == (str(demo_runs.project), str(demo_runs.store))
     assert second["verified"] and second["executed_stages"] == 0
-    verify = subprocess.run(
-        [sys.executable, "-m", "bench", "verify", str(tmp / "published" / "MANIFEST.json")],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert verify.returncode == 0 and verify.stdout.strip() == "verified"
-    assert (tmp / "published" / "report" / "index.html").is_file()
+    assert sorted(path.name for path in (demo_runs.project / "suites").iterdir()) == []  # nothing made there
+    assert re.search(r"\d+ stages in \S+: 0 ran, \d+ cached, 0 failed", demo_runs.second.progress)
+
+
+def test_the_demo_shows_k_of_n_progress_each_arms_outcome_and_ends_with_the_headline(demo_runs: DemoRuns) -> None:
+    progress = demo_runs.first.progress
+    places = [int(k) for k, _ in re.findall(r"^\[ *(\d+)/(\d+)\] ", progress, re.M)]
+    totals = set(re.findall(r"^\[ *\d+/(\d+)\] ", progress, re.M))
+    assert len(totals) == 1 and max(places) == int(totals.pop())  # one N, and the count reaches it
+    assert re.search(r"^\[ *\d+/\d+\] paired-attempt harbor-holds #1 running \.\.\.$", progress, re.M)
+    assert re.search(r"^        · control arm: ", progress, re.M)  # what runs inside the pair, as it runs
+    outcomes = {
+        arm: re.search(rf"^\[ *\d+/\d+\] grade harbor-holds #1 {arm} · \S+ done -> {arm}: (\w+)", progress, re.M)
+        for arm in ("control", "reference", "server-memory")
+    }
+    assert {arm: found.group(1) for arm, found in outcomes.items() if found} == {
+        "control": "fail",
+        "reference": "pass",
+        "server-memory": "pass",
+    }
+    tail = progress.rstrip().splitlines()[-4:]
+    assert re.match(r"\d+ stages in \S+: \d+ ran, \d+ cached, 0 failed$", tail[0])
+    assert tail[1].split()[:2] == ["memory", "system"]  # the headline table: one row per memory system
+    assert {line.split()[0] for line in tail[2:]} == {"reference:backfilled", "server-memory:backfilled"}
+    assert all(" points (" in line and "McNemar p" in line for line in tail[2:])  # the pooled effect
+    systems = demo_runs.first.result["headline"]["systems"]
+    assert {system["condition"] for system in systems} == {"reference:backfilled", "server-memory:backfilled"}
+    assert "stele-bench ls attempts" in demo_runs.first.result["next"]  # and the next command to run
+    assert "\x1b[" not in progress  # not a terminal: no colour
 
 
 CHANNELS = {
@@ -65,9 +91,9 @@ CHANNELS = {
 
 @pytest.mark.parametrize("system", [REFERENCE, SERVER_MEMORY])
 def test_each_system_delivers_through_its_own_channels_and_helps_only_where_it_should(
-    runs: tuple[Path, dict[str, Any], dict[str, Any]], system: str
+    demo_runs: DemoRuns, system: str
 ) -> None:
-    cells = _cells(runs[0] / "published")
+    cells = _cells(demo_runs.published)
     assert {label for _, label in cells} == {REFERENCE, SERVER_MEMORY}
     for challenge in MEMORY_CHALLENGES:
         treatment, control = cells[challenge, system]["treatment"], cells[challenge, system]["control"]
@@ -81,19 +107,17 @@ def test_each_system_delivers_through_its_own_channels_and_helps_only_where_it_s
     assert all(cell["tokens"]["status"] == "not-tested" for cell in cells.values())
 
 
-def test_the_report_says_the_model_was_a_stand_in_and_shows_both_systems(
-    runs: tuple[Path, dict[str, Any], dict[str, Any]],
-) -> None:
-    report = (runs[0] / "published" / "report" / "index.html").read_text()
+def test_the_report_says_the_model_was_a_stand_in_and_shows_both_systems(demo_runs: DemoRuns) -> None:
+    report = (demo_runs.published / "report" / "index.html").read_text()
     top = report.split("<section", 1)[0]
     assert "The model was a deterministic stand-in" in top
     assert REFERENCE in report and SERVER_MEMORY in report and "memory-tool-retrieval" in report
 
 
 def test_every_pair_differs_from_the_shared_control_only_in_its_attachment_image_layer_included(
-    runs: tuple[Path, dict[str, Any], dict[str, Any]],
+    demo_runs: DemoRuns,
 ) -> None:
-    store = Store(runs[0] / "store")
+    store = Store(demo_runs.store)
     attempts = [
         result
         for result in recorded_from(store, 0)
@@ -110,3 +134,17 @@ def test_every_pair_differs_from_the_shared_control_only_in_its_attachment_image
         layered = {d.field: d.second for d in diffs["server-memory"].differences}
         assert str(layered["attachment.image_id"]).startswith("sha256:")
         assert "attachment.image_id" not in {d.field for d in diffs["reference"].differences}
+
+
+def test_no_request_of_any_arm_carries_the_clis_own_memory(demo_runs: DemoRuns) -> None:
+    # The CLI's built-in auto memory would be a rival memory system inside every arm; the demo declares none.
+    store = Store(demo_runs.store)
+    attempts = [r for r in recorded_from(store, 0) if store.get_document(r.key, ActionKey).stage == "paired-attempt"]
+    arms = [r.outputs["control"] for r in attempts] + [r.outputs[f"treatments/{s}"] for r in attempts for s in SYSTEMS]
+    requests = 0
+    for arm in arms:
+        for exchange in read_exchange_log(store, store.get_document(arm, ArmRecord).exchanges):
+            texts = RequestView.of(exchange.request_body).texts(Part.SYSTEM)  # type: ignore[arg-type]
+            assert texts and not any("# auto memory" in text for text in texts), arm
+            requests += 1
+    assert len(arms) == 12 and requests >= 12

@@ -103,10 +103,76 @@ def test_calibration_fails_untouched_and_passes_with_the_oracle(
 ) -> None:
     redacted = make_tree(store, {"hello.txt": b"hello\n"})
     report = calibrate(backend, store, challenge, load_challenge(challenge), tiny_image, redacted)
-    assert report.untouched_outcome is ProcessOutcome.FAILED
-    assert report.oracle_outcome is ProcessOutcome.SUCCEEDED
-    assert report.verdict is CalibrationVerdict.CALIBRATED
+    assert report.repeats == 5 and report.untouched.outcomes == (ProcessOutcome.FAILED,) * 5
+    assert report.oracle is not None and report.oracle.outcomes == (ProcessOutcome.SUCCEEDED,) * 5
+    assert report.verdict is CalibrationVerdict.CALIBRATED and report.undeclared_outputs == ()
+    assert report.oracle_audit is not None
     require_calibrated(report)
+
+
+class _OneRunPerturbed:
+    """The real engine, with one run's environment changed (``FLAKE=1``): a verifier that reads anything outside
+    the tree (a clock, a race, the host) behaves exactly so, and this makes that one run happen on cue."""
+
+    def __init__(self, backend: DockerBackend, which: int) -> None:
+        self.backend, self.which, self.runs = backend, which, 0
+
+    def run(self, request: RunRequest) -> object:
+        self.runs += 1
+        if self.runs == self.which:
+            spec = request.spec.model_copy(update={"env": {**request.spec.env, "FLAKE": "1"}})
+            request = request.model_copy(update={"spec": spec})
+        return self.backend.run(request)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.backend, name)
+
+
+def test_a_verifier_that_passes_four_of_five_times_on_the_oracle_tree_is_refused_as_flaky(
+    store: Store, backend: DockerBackend, tiny_image: str, tmp_path: Path
+) -> None:
+    flaky = write_challenge(tmp_path / "flaky", 'test -z "$FLAKE" && grep -qx "hello, world" hello.txt\n', oracle=SOLVE)
+    # Runs 1-5 verify the untouched tree, run 6 applies the oracle, runs 7-11 verify its tree: 9 is the third.
+    perturbed = _OneRunPerturbed(backend, 9)
+    redacted = make_tree(store, {"hello.txt": b"hello\n"})
+    report = calibrate(perturbed, store, flaky, load_challenge(flaky), tiny_image, redacted)  # type: ignore[arg-type]
+    assert perturbed.runs == 11
+    assert report.oracle is not None
+    assert report.oracle.outcomes.count(ProcessOutcome.SUCCEEDED) == 4
+    assert report.verdict is CalibrationVerdict.FLAKY
+    expected = "on the oracle tree run(s) 1, 2, 4, 5 succeeded; run(s) 3 failed"
+    assert expected in report.reason
+    with pytest.raises(SandboxError, match=r"refused \(flaky\): the verifier disagrees with itself on the oracle"):
+        require_calibrated(report)
+
+
+def test_an_oracle_that_writes_an_undeclared_lockfile_fails_calibration_naming_it(
+    store: Store, backend: DockerBackend, tiny_image: str, tmp_path: Path
+) -> None:
+    writes_lockfile = SOLVE + "echo '{}' > package-lock.json\nmkdir -p .cache && echo x > .cache/build\n"
+    sloppy = write_challenge(tmp_path / "sloppy", VERIFY, oracle=writes_lockfile)
+    redacted = make_tree(store, {"hello.txt": b"hello\n"})
+    report = calibrate(backend, store, sloppy, load_challenge(sloppy), tiny_image, redacted, repeats=2)
+    assert report.verdict is CalibrationVerdict.UNDECLARED_OUTPUT
+    assert report.undeclared_outputs == (".cache", "package-lock.json") and report.prebuild_undeclared == ()
+    assert report.oracle is not None and report.oracle.agreed is ProcessOutcome.SUCCEEDED
+    with pytest.raises(
+        SandboxError, match=r"the oracle wrote \.cache, package-lock\.json outside allowed_output_paths"
+    ):
+        require_calibrated(report)
+
+
+def test_a_prebuild_that_writes_an_undeclared_lockfile_fails_calibration_naming_it(
+    store: Store, backend: DockerBackend, tiny_image: str, tmp_path: Path
+) -> None:
+    environment = {"network_mode": "none", "cpus": 1, "memory_mb": 256, "prebuild_argv": ["touch", "yarn.lock"]}
+    locking = write_challenge(tmp_path / "locking", VERIFY, oracle=SOLVE, environment=environment)
+    redacted = make_tree(store, {"hello.txt": b"hello\n"})
+    report = calibrate(backend, store, locking, load_challenge(locking), tiny_image, redacted, repeats=1)
+    assert report.verdict is CalibrationVerdict.UNDECLARED_OUTPUT
+    assert report.prebuild_undeclared == ("yarn.lock",) and report.prebuild_audit is not None
+    with pytest.raises(SandboxError, match=r"the prebuild wrote yarn\.lock outside allowed_output_paths"):
+        require_calibrated(report)
 
 
 def test_a_challenge_whose_verifier_passes_untouched_is_refused(

@@ -17,10 +17,10 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from bundle_facts import bundle_facts
+from demo_runs import DemoRuns
 from ray_cluster import RayCluster, RayNode
 from s3server import S3Server
 
@@ -104,9 +104,7 @@ class Scenario:
 
 
 @pytest.fixture(scope="module")
-def scenario(
-    s3_server: S3Server, local_demo: tuple[Path, dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Scenario]:
+def scenario(s3_server: S3Server, demo_runs: DemoRuns, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scenario]:
     tmp = tmp_path_factory.mktemp("cluster")
     for name in (ImageName.BASE, ImageName.AGENT):
         build_image(name)  # reused when built; every node of this cluster shares this machine's engine
@@ -128,8 +126,8 @@ def scenario(
     tree = store.get_ref("published/example")
     assert tree is not None
     export_tree(store, tree, tmp / "published")
-    assert local_demo[1]["verified"]
-    yield Scenario(location, first, rerun, tmp / "published", local_demo[0] / "published", local_demo[0] / "store")
+    assert demo_runs.first.result["verified"]
+    yield Scenario(location, first, rerun, tmp / "published", demo_runs.published, demo_runs.store)
 
 
 def test_the_cluster_publishes_what_a_local_run_publishes_and_it_verifies(scenario: Scenario) -> None:

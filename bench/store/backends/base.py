@@ -88,6 +88,12 @@ class StoreBackend(abc.ABC):
     def objects(self) -> Iterator[ObjectInfo]:
         """Every stored object, in digest order."""
 
+    def with_prefix(self, hex_prefix: str, limit: int) -> list[Digest]:
+        """Up to ``limit`` stored digests whose hex starts with ``hex_prefix``, in digest order (for resolving the
+        short digests people type); override where the index can seek."""
+        found = [info.digest for info in self.objects() if info.digest.hex.startswith(hex_prefix)]
+        return found[:limit]
+
     @abc.abstractmethod
     def delete(self, digests: Collection[Digest]) -> None:
         """Remove objects (gc only), with the action-cache entries whose result is one of them."""

@@ -229,6 +229,14 @@ class SqliteBackend(StoreBackend):
         for hex_, size, is_document, created in rows:
             yield ObjectInfo(Digest.from_parts(hex_, size), bool(is_document), created)
 
+    def with_prefix(self, hex_prefix: str, limit: int) -> list[Digest]:
+        # A range over the primary key: the prefix and the prefix followed by the highest hex digit bound it.
+        rows = self._execute(
+            "SELECT hex, size FROM objects WHERE hex >= ? AND hex <= ? ORDER BY hex LIMIT ?",
+            (hex_prefix, hex_prefix + "g", limit),
+        ).fetchall()
+        return [Digest.from_parts(hex_, size) for hex_, size in rows]
+
     def delete(self, digests: Collection[Digest]) -> None:
         if not digests:
             return

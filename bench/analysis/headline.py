@@ -1,0 +1,121 @@
+"""The headline of a statistics summary: for each memory system, passes and deliveries beside the control's, and
+the pooled paired effect.
+
+What a run's last lines say. The summary's cells stay the unit of inference (each comparability key and build
+apart); the headline adds a system's cells up across challenges for one glance, and says so: the pooled effect is
+the difference in pass rate over that system's admitted pairs, with the counts of pairs that passed only with the
+memory and only without, and the exact McNemar test on those discordant counts. Admitted pairs only, as the
+summary itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .exact import mcnemar_exact
+from .summary import ArmSummary, Cell, StatisticsSummary
+
+__all__ = ["ConditionTotals", "Headline", "SystemHeadline", "headline"]
+
+
+@dataclass(frozen=True)
+class ConditionTotals:
+    attempts: int
+    passes: int
+    delivered: int
+
+    @classmethod
+    def of(cls, arms: list[ArmSummary]) -> ConditionTotals:
+        return cls(
+            attempts=sum(arm.attempts for arm in arms),
+            passes=sum(arm.passes for arm in arms),
+            delivered=sum(arm.delivered for arm in arms),
+        )
+
+    def rate(self, part: int) -> str:
+        return f"{part}/{self.attempts}"
+
+
+@dataclass(frozen=True)
+class SystemHeadline:
+    """One treatment condition (a memory system on a graph arm) against the control, over its cells."""
+
+    condition: str
+    cells: int
+    control: ConditionTotals
+    treatment: ConditionTotals
+    treatment_only: int  # pairs where only the memory arm passed
+    control_only: int
+
+    @property
+    def pairs(self) -> int:
+        return self.treatment.attempts
+
+    @property
+    def effect(self) -> Fraction:
+        """The pooled difference in pass rate, treatment minus control, over the admitted pairs."""
+        return Fraction(self.treatment_only - self.control_only, self.pairs) if self.pairs else Fraction(0)
+
+    @property
+    def mcnemar_p(self) -> Fraction:
+        return mcnemar_exact(self.treatment_only, self.control_only)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "condition": self.condition,
+            "cells": self.cells,
+            "pairs": self.pairs,
+            "control": vars(self.control),
+            "treatment": vars(self.treatment),
+            "treatment_only": self.treatment_only,
+            "control_only": self.control_only,
+            "effect": float(self.effect),
+            "mcnemar_p": float(self.mcnemar_p),
+        }
+
+
+@dataclass(frozen=True)
+class Headline:
+    systems: tuple[SystemHeadline, ...]
+
+    def as_json(self) -> dict[str, object]:
+        return {"systems": [system.as_json() for system in self.systems]}
+
+    def lines(self) -> list[str]:
+        if not self.systems:
+            return ["no admitted pairs: nothing to summarise (the admissions say why each was excluded)"]
+        width = max(len(system.condition) for system in self.systems)
+        lines = [
+            f"{'memory system':<{width}}  pairs  control passes  memory passes  delivered  pooled effect",
+        ]
+        for system in self.systems:
+            control, treatment = system.control, system.treatment
+            effect = (
+                f"{float(system.effect) * 100:+.0f} points ({system.treatment_only} only with memory, "
+                f"{system.control_only} only without; exact McNemar p = {float(system.mcnemar_p):.3g})"
+            )
+            lines.append(
+                f"{system.condition:<{width}}  {system.pairs:>5}  {control.rate(control.passes):>14}  "
+                f"{treatment.rate(treatment.passes):>13}  {treatment.rate(treatment.delivered):>9}  {effect}"
+            )
+        return lines
+
+
+def _system(condition: str, cells: list[Cell]) -> SystemHeadline:
+    return SystemHeadline(
+        condition=condition,
+        cells=len(cells),
+        control=ConditionTotals.of([cell.control for cell in cells]),
+        treatment=ConditionTotals.of([cell.treatment for cell in cells]),
+        treatment_only=sum(cell.paired.treatment_only for cell in cells),
+        control_only=sum(cell.paired.control_only for cell in cells),
+    )
+
+
+def headline(summary: StatisticsSummary) -> Headline:
+    """Per treatment condition, in the order the summary's cells first name them."""
+    grouped: dict[str, list[Cell]] = {}
+    for cell in summary.cells:
+        grouped.setdefault(cell.key.treatment_condition, []).append(cell)
+    return Headline(tuple(_system(condition, cells) for condition, cells in grouped.items()))

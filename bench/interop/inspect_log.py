@@ -1,0 +1,189 @@
+"""A published bundle as an Inspect AI evaluation log, so `inspect view` can show every arm.
+
+Each graded arm of each recorded attempt is one sample: ``<challenge>-<attempt>-<condition>``, epoch the attempt,
+its transcript as chat messages (the prompt and the memory's injected context as user messages tagged with their
+channel in ``metadata``, the agent's text and tool calls, tool results), and three scores: ``verifier`` (C or I:
+the outcome the analysis counts), ``delivered`` and ``used`` (1 or 0, the other two layers). The sample's metadata
+carries the condition, the admission and the digests to trace it back with `stele-bench lineage`.
+
+The file is Inspect's JSON log format (version 2), written with the standard library: stele-bench does not need
+Inspect installed to export, and the test reads the file back with ``inspect_ai.log.read_eval_log``.
+
+Grades are found by their kind among the bundle's files, and each is tied to its attempt through the store (the
+``paired-attempt`` action that produced its arm record), so the export follows no path convention of a plan.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..agent.arm_record import PairRecord
+from ..contracts import Digest, PortablePath
+from ..contracts.strict_json import parse_json_object
+from ..errors import ContractError
+from ..grading import StepSource, Transcript
+from ..publish.bundle import parse_document
+from ..results import BundleResults, results_of
+from ..run.grade import ArmGrade, arm_result
+from ..store import Store
+from ..store.actions import ActionResult, producers
+from ..suite.memory_system import CONTROL
+
+__all__ = ["inspect_log", "write_inspect_log"]
+
+_FORMAT_VERSION = 2
+
+
+def _grades(files: Mapping[PortablePath, bytes]) -> dict[PortablePath, ArmGrade]:
+    found = {}
+    for path, data in files.items():
+        # The byte test skips most files unparsed; the parse decides.
+        if b'"arm-grade"' in data and parse_json_object(data, path).get("kind") == "arm-grade":
+            found[path] = parse_document(path, data, ArmGrade)
+    return found
+
+
+def _pair_of(store: Store, arm: Digest) -> PairRecord:
+    """A pair the arm belongs to (the control arm belongs to every system's pair of its attempt)."""
+    for result_digest in producers(store, arm):
+        outputs = store.get_document(result_digest, ActionResult).outputs
+        pairs = sorted(name for name in outputs if name.startswith("pairs/"))
+        if pairs:
+            return store.get_document(outputs[pairs[0]], PairRecord)
+    raise ContractError(f"arm record {arm} was produced by no recorded paired attempt in the store {store.location}")
+
+
+def _messages(transcript: Transcript) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
+    for step in transcript.steps:
+        meta = {"step": step.index, "origin": step.origin}
+        if step.source is StepSource.AGENT:
+            message: dict[str, Any] = {"role": "assistant", "content": step.text, "metadata": meta}
+            if step.tool_calls:
+                message["tool_calls"] = [
+                    {"id": call.id, "function": call.name, "arguments": call.input, "type": "function"}
+                    for call in step.tool_calls
+                ]
+                names.update((call.id, call.name) for call in step.tool_calls)
+            messages.append(message)
+        elif step.source is StepSource.TOOL:
+            for result in step.tool_results:
+                tool: dict[str, Any] = {"role": "tool", "content": result.text, "tool_call_id": result.tool_use_id}
+                tool["function"] = names.get(result.tool_use_id)
+                if result.is_error:
+                    tool["error"] = {"type": "unknown", "message": result.text[:2000]}
+                messages.append({**tool, "metadata": meta})
+        else:
+            role = "system" if step.source is StepSource.SYSTEM else "user"
+            if step.channel is not None:
+                meta["channel"] = step.channel.value
+            messages.append({"role": role, "content": step.text, "metadata": {**meta, "source": step.source.value}})
+    return messages
+
+
+def _sample(store: Store, grade: ArmGrade, bundle: BundleResults) -> dict[str, Any]:
+    pair = _pair_of(store, grade.arm)
+    transcript = store.get_document(grade.transcript, Transcript)
+    result = arm_result(store, grade)
+    condition = grade.condition
+    records = [
+        digest
+        for digest, record in bundle.records.items()
+        if (record.key.challenge, record.attempt) == (pair.challenge_id, pair.attempt)
+        and (condition == CONTROL or record.key.treatment_condition.split(":", 1)[0] == condition)
+    ]
+    decisions = [bundle.admissions[digest] for digest in records if digest in bundle.admissions]
+    messages = _messages(transcript)
+    prompt = next((m["content"] for m in messages if m["metadata"].get("source") == StepSource.USER.value), "")
+    answer = next((m["content"] for m in reversed(messages) if m["role"] == "assistant" and m["content"]), "")
+    return {
+        "id": f"{pair.challenge_id}-{pair.attempt}-{condition}",
+        "epoch": pair.attempt,
+        "input": prompt,
+        "target": "",
+        "messages": messages,
+        "output": {"model": pair.model, "choices": [], "completion": answer},
+        "scores": {
+            "verifier": {"value": "C" if result.outcome.value == "pass" else "I", "answer": result.outcome.value},
+            "delivered": {"value": int(result.delivered), "explanation": ", ".join(result.delivered_via) or None},
+            "used": {"value": int(result.used)},
+        },
+        "metadata": {
+            "challenge": pair.challenge_id,
+            "attempt": pair.attempt,
+            "condition": condition,
+            "tokens": result.tokens,
+            "wall_seconds": result.wall_seconds,
+            "admitted": any(decision.decision.value == "admitted" for decision in decisions),
+            "admission_reasons": sorted({decision.reason.value for decision in decisions}),
+            "records": [str(digest) for digest in records],
+            "arm_record": str(grade.arm),
+            "transcript": str(grade.transcript),
+        },
+        "store": {},
+        "events": [],
+        "model_usage": {},
+        "attachments": {},
+    }
+
+
+def _accuracy(samples: list[dict[str, Any]], scorer: str) -> dict[str, Any]:
+    values = [1.0 if s["scores"][scorer]["value"] in ("C", 1) else 0.0 for s in samples]
+    mean = sum(values) / len(values) if values else 0.0
+    return {
+        "name": scorer,
+        "scorer": scorer,
+        "params": {},
+        "metrics": {"accuracy": {"name": "accuracy", "value": mean, "params": {}}},
+    }
+
+
+def inspect_log(store: Store, files: Mapping[PortablePath, bytes], task: str) -> dict[str, Any]:
+    """The log of the bundle whose files are ``files``, arms from ``store``, named ``task``."""
+    bundle = results_of(files, task)
+    grades = _grades(files)
+    if not grades:
+        raise ContractError(f"{task} holds no arm grades: there is no arm to export", path=task)
+    samples = sorted((_sample(store, g, bundle) for g in grades.values()), key=lambda s: s["id"])
+    models = {record.key.model for record in bundle.records.values()} or {"unknown"}
+    identity = Digest.of(b"".join(sorted(grade.arm.encode() for grade in grades.values()))).hex[:22]
+    created = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+    return {
+        "version": _FORMAT_VERSION,
+        "status": "success",
+        "eval": {
+            "eval_id": identity,
+            "run_id": identity,
+            "created": created,
+            "task": task,
+            "task_id": identity,
+            "task_version": 0,
+            "dataset": {"name": task, "samples": len(samples), "sample_ids": [s["id"] for s in samples]},
+            "model": "/".join(sorted(models)),
+            "config": {},
+            "packages": {"stele-bench": __version__},
+            "metadata": {"records": len(bundle.records)},
+        },
+        "plan": {"name": "paired", "steps": [], "config": {}},
+        "results": {
+            "total_samples": len(samples),
+            "completed_samples": len(samples),
+            "scores": [_accuracy(samples, scorer) for scorer in ("verifier", "delivered", "used")],
+        },
+        "stats": {"started_at": created, "completed_at": created, "model_usage": {}},
+        "samples": samples,
+    }
+
+
+def write_inspect_log(store: Store, files: Mapping[PortablePath, bytes], task: str, target: Path) -> int:
+    """Write the log to ``target`` (Inspect reads ``*.json`` logs); returns the number of samples."""
+    log = inspect_log(store, files, task)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(log, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return len(log["samples"])

@@ -1,0 +1,153 @@
+"""What a plan would run, and why, as ``dvc status`` says it: each invocation up to date, stale or waiting.
+
+An invocation is up to date exactly when the store's action cache holds a result for its key with every output
+present (the rule :func:`~bench.stages.engine.cached_result` applies; nothing here decides differently). A stale
+one is explained against the recorded action of its stage that differs from it least: the stage version, the
+modules of its code that changed, the params that changed (with old and new values), the inputs that changed,
+outputs that were collected, or "never run". One whose upstream is stale waits for it.
+
+Nothing is written: keys and code digests are computed as the engine would store them, not stored.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..contracts import BlobDigest, Digest, canonical_bytes
+from ..stages.code import code_manifest
+from ..stages.engine import cached_result
+from ..stages.stage import keyed_params
+from ..store import Store
+from ..store.actions import ActionKey, ActionResult, CodeManifest, results_for
+from .plan import Invocation, Plan
+from .runtime import Runtime
+
+__all__ = ["Freshness", "InvocationStatus", "plan_status"]
+
+
+class Freshness(enum.StrEnum):
+    UP_TO_DATE = "up to date"
+    STALE = "stale"
+    WAITING = "waiting"
+
+
+@dataclass
+class InvocationStatus:
+    name: str
+    stage: str
+    labels: dict[str, str]
+    freshness: Freshness
+    reasons: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "stage": self.stage,
+            "labels": self.labels,
+            "status": self.freshness.value,
+            "reasons": self.reasons,
+        }
+
+
+def _code(module: str) -> tuple[Digest, dict[str, BlobDigest]]:
+    modules = {name: BlobDigest.of(text) for name, text in code_manifest(module).items()}
+    return Digest.of(canonical_bytes(CodeManifest(modules=modules))), modules
+
+
+def _recorded_keys(store: Store) -> dict[str, list[ActionKey]]:
+    """Every recorded action key by stage, newest first."""
+    found: dict[str, list[ActionKey]] = defaultdict(list)
+    seen: set[Digest] = set()
+    for digest in reversed(store.backend.results_since(0.0)):
+        key_digest = store.get_document(digest, ActionResult).key
+        if key_digest not in seen:
+            seen.add(key_digest)
+            key = store.get_document(key_digest, ActionKey)
+            found[key.stage].append(key)
+    return found
+
+
+def _differences(store: Store, old: ActionKey, new: ActionKey, modules: Mapping[str, BlobDigest]) -> list[str]:
+    said: list[str] = []
+    if old.stage_version != new.stage_version:
+        said.append(f"stage version {old.stage_version} -> {new.stage_version}")
+    if old.code != new.code:
+        before = store.get_document(old.code, CodeManifest).modules if store.has(old.code) else {}
+        changed = sorted(name for name in modules.keys() | before.keys() if modules.get(name) != before.get(name))
+        said.append(f"code changed: {', '.join(changed) or 'its module list'}")
+    for name in sorted(old.params.keys() | new.params.keys()):
+        if old.params.get(name) != new.params.get(name):
+            said.append(f"param {name}: {_short(old.params.get(name))} -> {_short(new.params.get(name))}")
+    for name in sorted(old.inputs.keys() | new.inputs.keys()):
+        if old.inputs.get(name) != new.inputs.get(name):
+            said.append(f"input {name} changed")
+    return said
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _explain(
+    store: Store, key: ActionKey, key_digest: Digest, recorded: list[ActionKey], modules: Mapping[str, BlobDigest]
+) -> list[str]:
+    if results_for(store, key_digest):
+        return ["its recorded outputs are no longer in the store (collected by gc?)"]
+    if not recorded:
+        return ["never run"]
+    closest = min(recorded, key=lambda old: len(_differences(store, old, key, modules)))
+    return _differences(store, closest, key, modules) or ["never run with these exact inputs"]
+
+
+def plan_status(plan: Plan, runtime: Runtime) -> list[InvocationStatus]:
+    store = runtime.open_store()
+    recorded = _recorded_keys(store)
+    outputs: dict[str, dict[str, Digest]] = {}
+    statuses: list[InvocationStatus] = []
+    by_name: dict[str, InvocationStatus] = {}
+    for invocation in plan.invocations:
+        status = _status(store, runtime, invocation, outputs, by_name, recorded)
+        statuses.append(status)
+        by_name[invocation.name] = status
+    return statuses
+
+
+def _status(
+    store: Store,
+    runtime: Runtime,
+    invocation: Invocation,
+    outputs: dict[str, dict[str, Digest]],
+    by_name: Mapping[str, InvocationStatus],
+    recorded: Mapping[str, list[ActionKey]],
+) -> InvocationStatus:
+    status = InvocationStatus(invocation.name, invocation.stage, dict(invocation.labels), Freshness.WAITING)
+    blocked = sorted(name for name in invocation.upstream if name not in outputs)
+    if blocked:
+        first = by_name[blocked[0]]
+        status.reasons = [f"after {first.name}, which is {first.freshness.value}"]
+        return status
+    inputs = {name: outputs[link.invocation][link.output] for name, link in invocation.inputs.items()}
+    inputs.update(invocation.sources)
+    stage = runtime.catalogue.get(invocation.stage)
+    code, modules = _code(stage.module)
+    key = ActionKey(
+        stage=stage.name,
+        stage_version=stage.version,
+        code=code,
+        params=keyed_params(stage.parse_params(invocation.params)),
+        inputs=dict(sorted(stage.parse_inputs(inputs).flat().items())),
+    )
+    key_digest = Digest.of(canonical_bytes(key))
+    cached = cached_result(store, key_digest)
+    if cached is not None:
+        outputs[invocation.name] = dict(cached[1].outputs)
+        status.freshness = Freshness.UP_TO_DATE
+        return status
+    status.freshness = Freshness.STALE
+    status.reasons = _explain(store, key, key_digest, list(recorded.get(stage.name, [])), modules)
+    return status

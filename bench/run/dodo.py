@@ -1,0 +1,145 @@
+"""The doit pipeline, inside the package so an installed stele-bench runs it: one task per stage invocation.
+
+    python -m bench.run.dodo [doit options] [suite=DIR | plan=SPEC] [store=DIR] [attempts=N] [memory=A,B]
+                             [executor=ray://HEAD:PORT]
+
+``suite=DIR`` plans the suite in DIR (relative to the working directory, which is where the plan's relative paths
+start); ``plan=SPEC`` reads a plan spec (``manifests/plans/*.json``); neither: the bundled example. ``store`` is
+the store: a directory or ``s3://BUCKET/PREFIX`` (default: ``$STELE_BENCH_STORE``, else the project's).
+``executor`` is where invocations run (:func:`bench.pipeline.executor.parse_executor`; default
+``$STELE_BENCH_EXECUTOR``, else ``local``): with a Ray cluster doit's workers only wait, so run them as threads
+(``-P thread``), sharing one Ray connection. The repository's ``dodo.py`` imports
+this module, so ``doit`` in a checkout runs the same tasks. `stele-bench demo` and `stele-bench run` start this
+module as a process with the project's store and database named explicitly.
+
+The plan is built and checked before doit starts, so a refused input (too many attempts, a moved
+preregistration, a missing image) is one line with its exit code, not a traceback from inside doit.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from doit import get_var
+from doit.cmd_base import ModuleTaskLoader
+from doit.doit_cmd import DoitMain
+from doit.exceptions import InvalidTask
+
+from ..cli.signals import install_stop_signals
+from ..errors import BenchError, UsageError
+from ..pipeline.doit_tasks import doit_tasks
+from ..pipeline.executor import Executor, parse_executor
+from ..pipeline.plan import Plan
+from ..pipeline.plans import build_plan, load_plan
+from ..pipeline.progress import ProgressReporter
+from ..project import find_project
+from ..store.location import store_location
+from .catalogue import PLAN_BUILDERS, STAGES, runtime
+from .narrate import SuiteNarrator
+
+__all__ = ["DOIT_CONFIG", "SuiteProgress", "main", "plan_variables", "task_plan"]
+
+EXAMPLE_PLAN = Path("manifests/plans/example.json")
+
+
+class SuiteProgress(ProgressReporter):
+    """Progress lines that say what each suite stage produced."""
+
+    narrator = SuiteNarrator()
+
+
+def _default_database() -> str:
+    named = os.environ.get("STELE_BENCH_DOIT_DB")
+    if named:
+        return named
+    project = find_project(Path.cwd())
+    return str(project.doit_db) if project is not None else ".doit.sqlite"
+
+
+DOIT_CONFIG: dict[str, Any] = {
+    "dep_file": _default_database(),
+    "backend": "sqlite3",
+    "default_tasks": None,
+    "verbosity": 2,
+    "reporter": SuiteProgress,
+}
+
+_PREPARED: dict[str, tuple[str, Plan]] = {}  # the store and plan main() built before doit started
+
+
+def plan_variables(variables: Mapping[str, str]) -> tuple[str, Plan]:
+    """The store and the checked plan that ``name=value`` variables describe, the plan's paths starting at the
+    working directory (as in the pipeline process); every refusal is a BenchError."""
+    store = _store_location(variables.get("store"))
+    overrides: dict[str, Any] = {}
+    if variables.get("attempts"):
+        overrides["attempts"] = _attempts(variables["attempts"])
+    if variables.get("memory"):
+        overrides["memory"] = tuple(name for name in variables["memory"].split(",") if name)
+    opened = runtime(store).open_store()
+    if variables.get("suite"):
+        spec = {"builder": "suite", "args": {"suite": variables["suite"]}}
+        return store, build_plan(spec, "suite=" + variables["suite"], opened, PLAN_BUILDERS, STAGES, overrides)
+    return store, load_plan(Path(variables.get("plan") or EXAMPLE_PLAN), opened, PLAN_BUILDERS, STAGES, overrides)
+
+
+def _attempts(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise UsageError(f"attempts={text!r}: expected a whole number of at least 1", field="attempts", actual=text)
+    return int(text)
+
+
+def _store_location(named: str | None) -> str:
+    if named:
+        return store_location(named)
+    from_environment = os.environ.get("STELE_BENCH_STORE")
+    if from_environment:
+        return store_location(from_environment)
+    project = find_project(Path.cwd())
+    return store_location(project.store if project is not None else Path("store"))
+
+
+def _executor(named: str | None) -> Executor:
+    return parse_executor(named or os.environ.get("STELE_BENCH_EXECUTOR", "local"))
+
+
+def task_plan() -> Iterator[dict[str, Any]]:  # doit reads task_* names; one top-level task per invocation
+    keys = ("suite", "plan", "store", "attempts", "memory")
+    variables = {key: str(get_var(key)) for key in keys if get_var(key)}
+    try:
+        location, plan = _PREPARED.get("run") or plan_variables(variables)
+        executor = _executor(get_var("executor"))
+    except BenchError as exc:  # plain `doit` in a checkout: one line from doit, not a traceback
+        raise InvalidTask(str(exc)) from None
+    yield from doit_tasks(plan, runtime(location), executor)
+
+
+def _variables(argv: Sequence[str]) -> dict[str, str]:
+    """doit's ``name=value`` command-line variables, as doit will read them."""
+    return dict(word.split("=", 1) for word in argv if "=" in word and not word.startswith("-"))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Build and check the plan, then hand the tasks to doit; a refused plan is one line on stderr."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    # SIGTERM unwinds a running stage like Ctrl-C, so its containers, provisioner and gateway are ended on the way.
+    install_stop_signals()
+    try:
+        variables = _variables(arguments)
+        _executor(variables.get("executor"))  # a misspelled executor is refused before doit starts
+        store, plan = plan_variables(variables)
+    except BenchError as exc:
+        print(f"stele-bench: error: {exc}", file=sys.stderr, flush=True)
+        return exc.exit_code
+    _PREPARED["run"] = (store, plan)
+    namespace = {"DOIT_CONFIG": DOIT_CONFIG, "task_plan": task_plan}
+    code: int = DoitMain(ModuleTaskLoader(namespace)).run(arguments)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,52 @@
+"""The ``view`` stage: the transcript page of one attempt (:mod:`bench.publish.viewer`), from its arms' grades.
+
+Its inputs are the grades of every arm of the attempt, by condition; each names its normalised transcript and
+its arm record, whose gateway log gives what reached the model. All of them are documents a bundle carries, so
+``verify`` re-renders the page from the bundle.
+"""
+
+from __future__ import annotations
+
+from ..agent.arm_record import ArmRecord
+from ..agent.recorder import read_exchange_log
+from ..contracts import BlobDigest, ContractModel, Ref
+from ..grading import MemoryDeclaration, Transcript
+from ..grading.gateway_view import hook_contexts, memory_tool_results
+from ..publish.viewer import ArmView, attempt_page
+from ..stages import Ports, StageContext, StageKind, stage
+from ..suite.memory_system import CONTROL
+from .grade import ArmGrade
+
+__all__ = ["ViewInputs", "ViewOutputs", "ViewParams", "page_label", "view"]
+
+
+class ViewParams(ContractModel):
+    challenge: str
+    attempt: int
+    memory: MemoryDeclaration  # the phrases to mark, and every system's MCP servers (their results reached it)
+
+
+class ViewInputs(Ports):
+    grades: dict[str, Ref[ArmGrade]]  # condition -> that arm's grade
+
+
+class ViewOutputs(Ports):
+    page: BlobDigest  # static HTML
+
+
+def page_label(challenge: str, attempt: int) -> str:
+    """The name of an attempt's page (``report/attempts/<label>.html``), which the report links by."""
+    return f"{challenge}-{attempt}"
+
+
+@stage("view", version=1, kind=StageKind.DETERMINISTIC)
+def view(context: StageContext, inputs: ViewInputs, params: ViewParams) -> ViewOutputs:
+    store = context.store
+    arms = []
+    for condition in sorted(inputs.grades, key=lambda name: (name != CONTROL, name)):
+        graded = store.get_document(inputs.grades[condition], ArmGrade)
+        exchanges = read_exchange_log(store, store.get_document(graded.arm, ArmRecord).exchanges)
+        received = hook_contexts(exchanges) + memory_tool_results(exchanges, params.memory.tool_prefixes)
+        arms.append(ArmView(condition, store.get_document(graded.transcript, Transcript), received))
+    html = attempt_page(params.challenge, params.attempt, arms, params.memory.phrases)
+    return ViewOutputs(page=store.put_bytes(html.encode("utf-8")))

@@ -1,0 +1,93 @@
+"""Live progress (issue 21, build item 2), through real doit in a process of its own, off a terminal: ``[k/N]
+stage labels · elapsed`` as each stage lands, what the narrator says it produced, notes from inside a running
+stage, cached stages counted on one quiet line, a failure in one line, and a closing tally and finale. No colour
+off a terminal."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+DODO = """
+import logging, os
+from bench.pipeline.progress import ProgressReporter
+
+class Narrator:
+    def landed(self, task):
+        return f"made {task.outputs['made']}" if "made" in task.outputs else None
+
+    def finale(self, tasks):
+        return [f"headline: {len(tasks)} stages seen", "next: open the report"]
+
+class Reporter(ProgressReporter):
+    narrator = Narrator()
+
+DOIT_CONFIG = {"reporter": Reporter, "verbosity": 0}
+
+def corpus():
+    return {"made": "corpus-1"}
+
+def attempt():
+    logging.getLogger("bench.agent").info("control arm: agent running")
+    if os.environ.get("FAIL_ATTEMPT"):
+        raise RuntimeError("the arm crashed\\nits container exited 137")
+    return {"made": "pair-1"}
+
+def task_corpus():
+    return {"actions": [corpus], "file_dep": ["source.txt"], "meta": {"stage": "corpus", "labels": {}}}
+
+def task_attempt():
+    labels = {"challenge": "harbor-holds", "attempt": "1", "arm": "treatment"}
+    return {"actions": [attempt], "task_dep": ["corpus"], "meta": {"stage": "paired-attempt", "labels": labels}}
+
+def task_report():
+    return {"actions": [lambda: {"made": "report"}], "task_dep": ["attempt"], "meta": {"stage": "report"}}
+"""
+
+
+def doit(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "dodo.py").write_text(DODO)
+    (tmp_path / "source.txt").write_text("unchanged between runs, so the corpus is cached the second time\n")
+    command = [sys.executable, "-m", "doit", "-f", str(tmp_path / "dodo.py"), "--db-file", str(tmp_path / "db")]
+    environment = {**os.environ, **env}
+    return subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120)
+
+
+PLACE = r"\[(\d)/3\]"
+
+
+def test_each_stage_lands_as_k_of_n_with_its_labels_elapsed_and_what_it_made(tmp_path: Path) -> None:
+    done = doit(tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    landed = [line for line in lines if re.match(PLACE + r" .* · \d+\.\ds done", line)]
+    assert [re.match(PLACE, line).group(1) for line in landed] == ["1", "2", "3"]  # type: ignore[union-attr]
+    assert "corpus · " in landed[0] and landed[0].endswith("-> made corpus-1")
+    assert landed[1].startswith("[2/3] paired-attempt harbor-holds #1 treatment · ") and "made pair-1" in landed[1]
+    note = lines.index("        · control arm: agent running")  # a note from inside the stage, under it
+    assert lines[note - 1].startswith("[2/3] paired-attempt harbor-holds #1 treatment running")
+    assert re.match(r"3 stages in \d+\.\ds: 3 ran, 0 cached, 0 failed$", lines[-3])
+    assert lines[-2:] == ["headline: 3 stages seen", "next: open the report"]
+    assert "\x1b[" not in done.stdout  # off a terminal: no colour, no status line
+
+
+def test_cached_stages_are_counted_on_one_quiet_line(tmp_path: Path) -> None:
+    doit(tmp_path)
+    again = doit(tmp_path)
+    lines = again.stdout.splitlines()
+    assert lines[0] == "[1/3] 1 cached"  # the corpus, up to date: one line for the run of cached stages
+    assert not [line for line in lines if line.startswith("[1/3] corpus")]
+    assert re.match(r"3 stages in \d+\.\ds: 2 ran, 1 cached, 0 failed$", lines[-3])
+
+
+def test_a_failure_is_one_line_naming_the_stage_and_its_last_words_and_what_did_not_run(tmp_path: Path) -> None:
+    done = doit(tmp_path, FAIL_ATTEMPT="1", NO_COLOR="1")
+    assert done.returncode != 0
+    lines = done.stdout.splitlines()
+    (failed,) = [line for line in lines if "FAILED" in line]
+    assert re.match(r"\[2/3\] paired-attempt harbor-holds #1 treatment · \d+\.\ds FAILED: .*exited 137", failed)
+    assert "Traceback" not in done.stdout
+    assert re.match(r"3 stages in .*: 1 ran, 0 cached, 1 failed$", lines[-1])  # no headline after a failure
