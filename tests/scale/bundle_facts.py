@@ -13,6 +13,7 @@ from typing import Any
 __all__ = ["bundle_facts"]
 
 DIGEST = re.compile(r"^(blake3:[0-9a-f]{64}:\d+|[0-9a-f]{64})$")  # ours, and a provenance subject's SHA-256
+NAMED_BY_DIGEST = re.compile(r"^([a-z]+/)[0-9a-f]{64}(\.json)?$")  # records/<hex>.json: a record's name is its digest
 # Observed, not decided: how long things took, the agent's session id, and an arm's tokens: in policy mode the
 # gateway's stand-in count is the size of each request, and requests carry tool output with its own timings (a
 # test run's "in 0.05s"), so two runs of one arm differ by a token now and then (seen: 67802 against 67803).
@@ -36,6 +37,8 @@ def _decided(value: Any) -> Any:
         return [_decided(item) for item in value]
     if isinstance(value, str) and DIGEST.match(value):
         return "<digest>"
+    if isinstance(value, str) and NAMED_BY_DIGEST.match(value):
+        return NAMED_BY_DIGEST.sub(r"\1<digest>\2", value)
     return value
 
 
