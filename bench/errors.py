@@ -23,6 +23,7 @@ lives::
      |    +-- CommitNotFound            (bench.packaging.gitsource) a commit or ref is not in the repository
      |    +-- GitSourceCorrupt          (bench.packaging.gitsource) git objects or a bundle cannot be read
      +-- SandboxError                   the container engine (or the process backend) refused or failed
+     +-- ExecutorError                  the executor (a Ray cluster) cannot be reached, or lost an invocation
      +-- ProvisionerError               a memory provisioner misbehaved (carries a reason code)
      |    +-- ProvisionRefused          (bench.provision.errors) one refusal, with its RefusalReason
      +-- FenceError                     the money fence stopped a paid run
@@ -47,7 +48,7 @@ the command line prints with ``--json``: ``{"code", "type", "message", "exit_cod
 Exit codes, one per family (:data:`EXIT_CODES`, and README.md's table): 1 a check whose answer is no (verify found
 differences, certification rejected), 2 usage, 3 store corrupt, 4 objects missing (5 is
 ``store fsck`` finding both), 6 contract, 7 no project, 8 store, 9 source, 10 sandbox, 11 provisioner, 12 money
-fence or provider, 13 gateway, 14 publication refused, 15 stage or a stopped pipeline; 70 a bug; 74 the
+fence or provider, 13 gateway, 14 publication refused, 15 stage or a stopped pipeline, 16 executor; 70 a bug; 74 the
 operating system refused; 128 + N a stop signal N.
 Errors from a library underneath (dulwich, sqlite3, pydantic, the Docker SDK) are translated into this tree once,
 at the module that calls the library, naming the input; anything else that reaches the command line is a bug,
@@ -66,6 +67,7 @@ __all__ = [
     "EXIT_CODES",
     "BenchError",
     "ContractError",
+    "ExecutorError",
     "FenceError",
     "ObjectCorrupt",
     "ObjectMissing",
@@ -270,6 +272,12 @@ class SandboxError(BenchError):
     exit_code = 10
 
 
+class ExecutorError(BenchError):
+    """The executor cannot run invocations: its cluster is unreachable, or an invocation was lost with its node."""
+
+    exit_code = 16
+
+
 class ProvisionerError(BenchError):
     """A memory provisioner misbehaved; ``reason`` is the recorded reason code."""
 
@@ -308,6 +316,7 @@ EXIT_CODES: dict[int, str] = {
     13: "gateway: the model gateway cannot start or serve as configured",
     14: "publication refused: a publication check failed",
     15: "stage: a stage was declared or invoked wrongly, or the pipeline stopped",
+    16: "executor: the Ray cluster cannot be reached, or an invocation was lost with its node",
     70: "internal error: a bug (--debug shows the traceback)",
     74: "the operating system refused (permissions, a full disk): the message names the file",
     129: "stopped by SIGHUP",

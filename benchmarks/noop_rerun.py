@@ -22,18 +22,24 @@ from benchmarks.harness import REPO, Sample, compare, growth_line, print_compari
 GOAL = 1.2
 
 
+def directory_plan(work: Path, tasks: int) -> Path:
+    """A plan spec of ``tasks`` tasks in ``work``: half directory trees, half summaries of them."""
+    names = []
+    for index in range(tasks // 2):
+        directory = work / "inputs" / f"d{index:04}"
+        directory.mkdir(parents=True)
+        (directory / "file.txt").write_text(f"content {index}\n")
+        names.append(directory.name)
+    spec = work / "plan.json"
+    plan = {"builder": "directory-summaries", "base": str(work / "inputs"), "args": {"directories": names}}
+    spec.write_text(json.dumps(plan))
+    return spec
+
+
 def run(tasks: int, repeat: int) -> Sample:
     work = Path(tempfile.mkdtemp(prefix="noop-bench-"))
     try:
-        names = []
-        for index in range(tasks // 2):
-            directory = work / "inputs" / f"d{index:04}"
-            directory.mkdir(parents=True)
-            (directory / "file.txt").write_text(f"content {index}\n")
-            names.append(directory.name)
-        spec = work / "plan.json"
-        plan = {"builder": "directory-summaries", "base": str(work / "inputs"), "args": {"directories": names}}
-        spec.write_text(json.dumps(plan))
+        spec = directory_plan(work, tasks)
         env = {**os.environ, "PYTHONPATH": str(REPO), "STELE_BENCH_DOIT_DB": str(work / "doit.sqlite")}
         doit = [sys.executable, "-m", "doit"]
         variables = [f"plan={spec}", f"store={work / 'store'}"]

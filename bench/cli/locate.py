@@ -1,4 +1,5 @@
-"""Where a command's store is: ``--store``, else ``$STELE_BENCH_STORE``, else the project's ``store/``.
+"""Where a command's store is: ``--store``, else ``$STELE_BENCH_STORE``, else the project's ``store/``; a store
+is a directory or an S3 bucket (``s3://BUCKET/PREFIX``, see :mod:`bench.store.location`).
 
 The project is ``--project``, else ``$STELE_BENCH_PROJECT``, else found by walking up from the working directory
 (:mod:`bench.project`). Only commands that write create a store; one that only reads is refused, naming the path,
@@ -16,6 +17,7 @@ from ..pipeline.runtime import Runtime
 from ..project import Project, open_project
 from ..run.catalogue import runtime
 from ..store import Store
+from ..store.location import is_remote, store_location
 
 __all__ = ["STORE_VARIABLE", "open_store", "project_of", "store_path", "store_path_or_none", "store_runtime"]
 
@@ -28,29 +30,31 @@ def project_of(args: argparse.Namespace) -> Project:
     return open_project(args.project)
 
 
-def store_path(args: argparse.Namespace) -> Path:
+def store_path(args: argparse.Namespace) -> str:
+    """The store's location, spelled as every process opens it: an absolute directory or an S3 URL."""
     if args.store is not None:
-        return Path(args.store)
+        return store_location(args.store)
     from_environment = os.environ.get(STORE_VARIABLE)
     if from_environment:
-        return Path(from_environment)
-    return project_of(args).store
+        return store_location(from_environment)
+    return store_location(project_of(args).store)
 
 
-def store_path_or_none(args: argparse.Namespace) -> Path | None:
-    """The store path when one can be named (for messages); None when no project or option names one."""
+def store_path_or_none(args: argparse.Namespace) -> str | None:
+    """The store location when one can be named (for messages); None when no project or option names one."""
     try:
-        return store_path(args).resolve()
+        return store_path(args)
     except (BenchError, AttributeError):
         return None
 
 
 def open_store(args: argparse.Namespace, *, create: bool) -> Store:
-    """The store; with ``create`` False a directory that holds none is refused rather than made into one."""
-    path = store_path(args)
-    if not create and not (path / _INDEX).is_file():
-        raise StoreNotFound(path.resolve())
-    return Store(path)
+    """The store; with ``create`` False a directory that holds none is refused rather than made into one (a
+    bucket is opened as it is: a read of what it lacks names the bucket)."""
+    location = store_path(args)
+    if not create and not is_remote(location) and not (Path(location) / _INDEX).is_file():
+        raise StoreNotFound(Path(location))
+    return Store(location)
 
 
 def store_runtime(args: argparse.Namespace, *, create: bool) -> Runtime:

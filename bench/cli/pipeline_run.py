@@ -4,7 +4,10 @@
    anything starts, so a mistake is one line; the plan is then built and checked in this process too.
 2. doit runs ``python -m bench.run.dodo`` from the directory the plan's paths start at, with the project's store
    and doit database named explicitly, so the working directory changes nothing; its progress lines (the
-   reporter, :mod:`bench.pipeline.progress`) go to stderr, and stdout stays the command's result.
+   reporter, :mod:`bench.pipeline.progress`) go to stderr, and stdout stays the command's result. With
+   ``--executor ray://HEAD:PORT`` each invocation runs as a Ray task on a cluster node (doit's workers are then
+   threads that wait on the cluster), and the images are archived into the store (which every node opens:
+   ``--store s3://...``) so each node loads the very image IDs the plan pins.
 3. What executed is read back from the store's action log; the published tree is exported into the project,
    verified, and the run recorded (``runs/<suite>/<start>``).
 """
@@ -25,6 +28,7 @@ from typing import Any
 from ..analysis.prereg import load_preregistrations
 from ..contracts import TreeDigest, canonical_bytes
 from ..errors import ContractError, StageError, UsageError
+from ..pipeline.executor import parse_executor
 from ..project import Project
 from ..publish.manifest import MANIFEST_NAME
 from ..results import load_bundle
@@ -56,6 +60,7 @@ class SuiteRequest:
     memory: tuple[str, ...]
     jobs: int
     published: Path | None  # where the bundle is exported; None: the project's published/<suite>
+    executor: str = "local"  # where invocations run (bench.pipeline.executor.parse_executor)
 
 
 def positive_int(text: str) -> int:
@@ -87,6 +92,13 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="DIR",
         help="where the published bundle is exported (default: the project's published/<suite>)",
+    )
+    parser.add_argument(
+        "--executor",
+        default=os.environ.get("STELE_BENCH_EXECUTOR", "local"),
+        metavar="WHERE",
+        help="where invocations run: local (default, or $STELE_BENCH_EXECUTOR) or ray://HEAD:PORT, a Ray cluster "
+        "over a store every node opens (--store s3://...); the images are then archived into the store",
     )
 
 
@@ -140,16 +152,17 @@ def _verb(built: bool) -> str:
     return "built" if built else "reused"
 
 
-def _images(out: Output, suite: Suite, memory: tuple[str, ...]) -> None:
-    """The images the plan pins, built (or found) here so that the wait is announced before the stages start."""
+def _images(out: Output, suite: Suite, memory: tuple[str, ...], archive: Store | None) -> None:
+    """The images the plan pins, built (or found) here so that the wait is announced before the stages start;
+    with ``archive`` (a cluster run) the agent image and the layers are kept in the store for every node."""
     for name in (ImageName.BASE, ImageName.AGENT):
         out.progress(f"image {name.value}: building unless built (the first build takes a few minutes)")
-        result = build_image(name)
+        result = build_image(name, store=archive if name is ImageName.AGENT else None)
         out.progress(f"image {name.value}: {result.record.image_id[:19]} ({_verb(result.built)})")
     for system in suite.manifest.memory_systems:
         if system.attachment.image is not None and (not memory or system.name in memory):
             out.progress(f"image layer of {system.name}: building unless built")
-            layer = build_layer(system.attachment.image)
+            layer = build_layer(system.attachment.image, store=archive)
             out.progress(f"image layer of {system.name}: {layer.record.image_id[:19]} ({_verb(layer.built)})")
 
 
@@ -160,6 +173,8 @@ def _run_doit(request: SuiteRequest, variables: dict[str, str], debug: bool) -> 
     if debug:
         command += ["--failure-verbosity", "2"]
     command += [f"{name}={value}" for name, value in variables.items()]
+    if request.executor != "local":  # doit's workers only wait on the cluster: threads, sharing one Ray connection
+        command += ["-P", "thread", f"executor={request.executor}"]
     # This interpreter's directory first on PATH, as an activated virtual environment has it: a provisioner
     # declared as `python3 -m ...` (the bundled reference memory) then runs where stele-bench is installed, even
     # from a venv nobody activated.
@@ -202,10 +217,11 @@ def export_published(store: Store, ref: str, target: Path) -> Path:
 
 
 def run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next_step: str) -> int:
+    parse_executor(request.executor)  # a misspelled executor is refused before any image is built
     suite = _preflight(request)
     suite_id = suite.manifest.suite_id
     store = open_store(args, create=True)
-    _images(out, suite, request.memory)
+    _images(out, suite, request.memory, store if request.executor != "local" else None)
     variables = _variables(request, store)
     with contextlib.chdir(request.base):  # the plan the pipeline process will build, checked here first
         plan_variables(variables)

@@ -45,6 +45,7 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         memory=tuple(args.memory),
         jobs=args.jobs,
         published=args.published,
+        executor=args.executor,
     )
     suite = request.suite.as_posix()
     return run_suite(

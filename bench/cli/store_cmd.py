@@ -55,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _fsck(args: argparse.Namespace, out: Output) -> int:
-    where = store_path(args).resolve()
+    where = store_path(args)
     try:
         store = open_store(args, create=False)
         report = fsck(store)

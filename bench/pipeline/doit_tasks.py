@@ -13,33 +13,27 @@ from typing import Any
 
 from doit.dependency import UptodateCalculator
 
-from ..contracts import Digest
-from ..stages.engine import action_key, cached_result, execute
-from ..store.versions import set_versioned_ref
+from ..stages.engine import action_key, cached_result
+from .executor import Executor, LocalExecutor, invocation_inputs
 from .plan import Invocation, Plan
 from .runtime import Runtime
 
-__all__ = ["doit_tasks", "run_invocation"]
+__all__ = ["doit_tasks", "perform", "run_invocation"]
 
 
-def _inputs(invocation: Invocation, values: dict[str, Any]) -> dict[str, Digest]:
-    digests = {name: Digest(value) for name, value in values.items()}
-    digests.update(invocation.sources)
-    return digests
+def perform(executor: Executor, runtime: Runtime, invocation_json: str, **upstream: str) -> dict[str, str]:
+    """The doit action: the executor runs (or finds cached) one invocation; its outputs become the task's values."""
+    ran = executor.run(runtime, invocation_json, upstream)
+    if ran.node is not None:  # the progress reporter cannot see where a cluster ran it: said here
+        print(ran.line(), flush=True)
+    # `_executed` tells the progress reporter whether the stage ran or its result was found cached (doit's own
+    # database may have been lost); names starting with "_" are not outputs (see ActionCached).
+    return {**ran.outputs, "_executed": "true" if ran.executed else "false"}
 
 
 def run_invocation(runtime: Runtime, invocation_json: str, **upstream: str) -> dict[str, str]:
-    """The doit action: execute (or find cached) one invocation; the outputs become the task's values."""
-    invocation = Invocation.model_validate_json(invocation_json)
-    stage = runtime.catalogue.get(invocation.stage)
-    context = runtime.context()
-    outcome = execute(context, stage, _inputs(invocation, upstream), invocation.params)
-    for output, ref in invocation.refs.items():  # every value a plan ref names is kept: nothing is reinterpreted
-        set_versioned_ref(context.store, ref, outcome.outputs[output])
-    # `_executed` tells the progress reporter whether the stage ran or its result was found cached (doit's own
-    # database may have been lost); names starting with "_" are not outputs (see ActionCached).
-    values = {name: str(digest) for name, digest in outcome.outputs.items()}
-    return {**values, "_executed": "true" if outcome.executed else "false"}
+    """One invocation in this process, as the local executor runs it."""
+    return perform(LocalExecutor(), runtime, invocation_json, **upstream)
 
 
 class ActionCached(UptodateCalculator):  # type: ignore[misc]
@@ -63,7 +57,7 @@ class ActionCached(UptodateCalculator):  # type: ignore[misc]
                 return False
             upstream[name] = value
         store = self.runtime.open_store()
-        inputs = _inputs(self.invocation, upstream)
+        inputs = invocation_inputs(self.invocation, upstream)
         if not all(store.has(digest) for digest in inputs.values()):
             return False
         stage = self.runtime.catalogue.get(self.invocation.stage)
@@ -74,13 +68,13 @@ class ActionCached(UptodateCalculator):  # type: ignore[misc]
         return cached is not None and saved == {name: str(d) for name, d in cached[1].outputs.items()}
 
 
-def doit_tasks(plan: Plan, runtime: Runtime) -> Iterator[dict[str, Any]]:
-    """One doit task dict per invocation, named after it."""
+def doit_tasks(plan: Plan, runtime: Runtime, executor: Executor | None = None) -> Iterator[dict[str, Any]]:
+    """One doit task dict per invocation, named after it, run by ``executor`` (default: this process)."""
     for invocation in plan.invocations:
         yield {
             "basename": invocation.name,
             "doc": f"{invocation.stage} stage",
-            "actions": [(run_invocation, [runtime, invocation.model_dump_json()])],
+            "actions": [(perform, [executor or LocalExecutor(), runtime, invocation.model_dump_json()])],
             "getargs": {name: (link.invocation, link.output) for name, link in invocation.inputs.items()},
             "task_dep": sorted(invocation.upstream),
             "uptodate": [ActionCached(runtime, invocation)],

@@ -24,11 +24,17 @@ def no_services() -> Mapping[type[Any], ServiceFactory]:
     return {}
 
 
+def nothing_to_recover(context: StageContext) -> None:
+    """The recover hook of a runtime whose stages leave nothing behind when killed."""
+
+
 @dataclass(frozen=True, eq=False)
 class Runtime:
     store: str
     catalogue: Catalogue
     services: Callable[[], Mapping[type[Any], ServiceFactory]] = no_services
+    # Run on a cluster node before an invocation that is not cached: clears what a killed run left there.
+    recover: Callable[[StageContext], object] = nothing_to_recover
 
     def context(self) -> StageContext:
         return _context(self.store, self.services)

@@ -37,13 +37,16 @@ from ..publish import manifest as publish_manifest
 from ..sandbox.audit import audit_stage
 from ..sandbox.backends import SandboxBackend, default_backend
 from ..sandbox.calibrate import calibrate_stage
+from ..sandbox.images import archive as sandbox_images
+from ..sandbox.images.archive import StoreImages
 from ..sandbox.prebuild import prebuild_stage
 from ..sandbox.verify import verify_stage
 from ..stages import Catalogue
 from ..stages import tree_summary as stages_tree_summary
-from ..stages.context import ServiceFactory
+from ..stages.context import ServiceFactory, StageContext
 from ..stages.directory_tree import directory_tree
 from ..stages.tree_summary import tree_summary
+from ..store import Store
 from ..store import actions as store_actions
 from ..store import trees as store_trees
 from ..store import versions as store_versions
@@ -59,7 +62,7 @@ from .publish import publish_stage
 from .report import report
 from .view import view
 
-__all__ = ["CONTRACTS", "PLAN_BUILDERS", "STAGES", "runtime", "services"]
+__all__ = ["CONTRACTS", "PLAN_BUILDERS", "STAGES", "runtime", "sandbox_backend", "services", "sweep_leftovers"]
 
 STAGES = Catalogue(
     [
@@ -106,6 +109,7 @@ CONTRACTS = ContractRegistry(
         *PACKAGING_CONTRACTS,
         *agent_records.PUBLIC_CONTRACTS,
         *run_grade.PUBLIC_CONTRACTS,
+        *sandbox_images.PUBLIC_CONTRACTS,
     ]
 )
 
@@ -116,10 +120,20 @@ PLAN_BUILDERS: Mapping[str, PlanBuilderFunction] = {
 }
 
 
+def sandbox_backend(store: Store) -> SandboxBackend:
+    """Containers on this node's Docker engine; an image it lacks is loaded from its archive in the store."""
+    return default_backend(store, images=StoreImages(store))
+
+
 def services() -> Mapping[type[Any], ServiceFactory]:
     """The runtime's services: containers on the local Docker engine."""
-    return {SandboxBackend: default_backend}
+    return {SandboxBackend: sandbox_backend}
+
+
+def sweep_leftovers(context: StageContext) -> None:
+    """Remove what a killed runner left on this node's engine (its lease is dead); a live run's stays."""
+    context.service(SandboxBackend).sweep()
 
 
 def runtime(store: Path | str) -> Runtime:
-    return Runtime(store=str(store), catalogue=STAGES, services=services)
+    return Runtime(store=str(store), catalogue=STAGES, services=services, recover=sweep_leftovers)

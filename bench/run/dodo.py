@@ -1,10 +1,14 @@
 """The doit pipeline, inside the package so an installed stele-bench runs it: one task per stage invocation.
 
     python -m bench.run.dodo [doit options] [suite=DIR | plan=SPEC] [store=DIR] [attempts=N] [memory=A,B]
+                             [executor=ray://HEAD:PORT]
 
 ``suite=DIR`` plans the suite in DIR (relative to the working directory, which is where the plan's relative paths
 start); ``plan=SPEC`` reads a plan spec (``manifests/plans/*.json``); neither: the bundled example. ``store`` is
-the store directory (default: ``$STELE_BENCH_STORE``, else the project's). The repository's ``dodo.py`` imports
+the store: a directory or ``s3://BUCKET/PREFIX`` (default: ``$STELE_BENCH_STORE``, else the project's).
+``executor`` is where invocations run (:func:`bench.pipeline.executor.parse_executor`; default
+``$STELE_BENCH_EXECUTOR``, else ``local``): with a Ray cluster doit's workers only wait, so run them as threads
+(``-P thread``), sharing one Ray connection. The repository's ``dodo.py`` imports
 this module, so ``doit`` in a checkout runs the same tasks. `stele-bench demo` and `stele-bench run` start this
 module as a process with the project's store and database named explicitly.
 
@@ -28,10 +32,12 @@ from doit.exceptions import InvalidTask
 from ..cli.signals import install_stop_signals
 from ..errors import BenchError, UsageError
 from ..pipeline.doit_tasks import doit_tasks
+from ..pipeline.executor import Executor, parse_executor
 from ..pipeline.plan import Plan
 from ..pipeline.plans import build_plan, load_plan
 from ..pipeline.progress import ProgressReporter
 from ..project import find_project
+from ..store.location import store_location
 from .catalogue import PLAN_BUILDERS, STAGES, runtime
 from .narrate import SuiteNarrator
 
@@ -62,10 +68,10 @@ DOIT_CONFIG: dict[str, Any] = {
     "reporter": SuiteProgress,
 }
 
-_PREPARED: dict[str, tuple[Path, Plan]] = {}  # the store and plan main() built before doit started
+_PREPARED: dict[str, tuple[str, Plan]] = {}  # the store and plan main() built before doit started
 
 
-def plan_variables(variables: Mapping[str, str]) -> tuple[Path, Plan]:
+def plan_variables(variables: Mapping[str, str]) -> tuple[str, Plan]:
     """The store and the checked plan that ``name=value`` variables describe, the plan's paths starting at the
     working directory (as in the pipeline process); every refusal is a BenchError."""
     store = _store_location(variables.get("store"))
@@ -87,14 +93,18 @@ def _attempts(text: str) -> int:
     return int(text)
 
 
-def _store_location(named: str | None) -> Path:
+def _store_location(named: str | None) -> str:
     if named:
-        return Path(named)
+        return store_location(named)
     from_environment = os.environ.get("STELE_BENCH_STORE")
     if from_environment:
-        return Path(from_environment)
+        return store_location(from_environment)
     project = find_project(Path.cwd())
-    return project.store if project is not None else Path("store")
+    return store_location(project.store if project is not None else Path("store"))
+
+
+def _executor(named: str | None) -> Executor:
+    return parse_executor(named or os.environ.get("STELE_BENCH_EXECUTOR", "local"))
 
 
 def task_plan() -> Iterator[dict[str, Any]]:  # doit reads task_* names; one top-level task per invocation
@@ -102,9 +112,10 @@ def task_plan() -> Iterator[dict[str, Any]]:  # doit reads task_* names; one top
     variables = {key: str(get_var(key)) for key in keys if get_var(key)}
     try:
         location, plan = _PREPARED.get("run") or plan_variables(variables)
+        executor = _executor(get_var("executor"))
     except BenchError as exc:  # plain `doit` in a checkout: one line from doit, not a traceback
         raise InvalidTask(str(exc)) from None
-    yield from doit_tasks(plan, runtime(location))
+    yield from doit_tasks(plan, runtime(location), executor)
 
 
 def _variables(argv: Sequence[str]) -> dict[str, str]:
@@ -118,7 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # SIGTERM unwinds a running stage like Ctrl-C, so its containers, provisioner and gateway are ended on the way.
     install_stop_signals()
     try:
-        store, plan = plan_variables(_variables(arguments))
+        variables = _variables(arguments)
+        _executor(variables.get("executor"))  # a misspelled executor is refused before doit starts
+        store, plan = plan_variables(variables)
     except BenchError as exc:
         print(f"stele-bench: error: {exc}", file=sys.stderr, flush=True)
         return exc.exit_code

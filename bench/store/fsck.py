@@ -39,7 +39,9 @@ class FsckReport:
 
 
 def fsck(store: Store) -> FsckReport:
-    backend = store.backend
+    """Check the storage itself: a local cache in front of it is passed by (its copies are checked on read)."""
+    backend = store.backend.uncached()
+    store = Store(backend)
     report = FsckReport(stale_temporaries=backend.count_incomplete())
     listed = list(backend.objects())
     for info, data in zip(listed, backend.get_many([info.digest for info in listed]), strict=True):

@@ -18,7 +18,8 @@ from ..contracts import BlobDigest, Digest, Document, Ref, canonical_bytes
 from ..contracts.digests import blake3_hex
 from ..contracts.files import validation_summary
 from ..errors import ContractError, ObjectCorrupt, ObjectMissing
-from .backends import MemoryBackend, SqliteBackend, StoreBackend
+from .backends import MemoryBackend, StoreBackend
+from .location import open_backend
 
 __all__ = ["Store"]
 
@@ -27,10 +28,11 @@ D = TypeVar("D", bound=Document)
 
 class Store:
     """Objects, refs and the action cache over a backend; ``Store(path)`` is a store directory (SQLite and
-    loose files), safe to open from several processes and threads at once."""
+    loose files) and ``Store("s3://BUCKET/PREFIX")`` a bucket (see ``location.py``), each safe to open from
+    several processes and threads at once."""
 
     def __init__(self, where: Path | str | StoreBackend) -> None:
-        self.backend = where if isinstance(where, StoreBackend) else SqliteBackend(Path(where))
+        self.backend = where if isinstance(where, StoreBackend) else open_backend(where)
 
     @classmethod
     def in_memory(cls) -> Store:

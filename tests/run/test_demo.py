@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from demo_runs import DemoRuns, bench_command
 
 from bench.agent import ArmRecord, PairRecord, read_exchange_log
 from bench.gateway.wire import Part, RequestView
 from bench.sandbox.spec import SpecDiffReceipt
 from bench.store import Store
 from bench.store.actions import ActionKey, recorded_from
-from tests.run.conftest import DemoRuns, bench_command
 
 MEMORY_CHALLENGES = ("harbor-holds", "transaction-memo", "spreadsheet-export")
 CONTROL_CHALLENGE = "rule-letter-case"

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from demo_runs import DemoRuns, bench_command
 from inspect_ai.log import read_eval_log
 
 from bench.results import load_bundle
-from tests.run.conftest import DemoRuns, bench_command
 
 CHALLENGES = {"harbor-holds", "transaction-memo", "spreadsheet-export", "rule-letter-case"}
 CONDITIONS = {"control", "reference", "server-memory"}

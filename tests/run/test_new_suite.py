@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from demo_runs import REPO, bench_command
 
 from bench.suite.suite import open_suite
-from tests.run.conftest import REPO, bench_command
 
 EXAMPLE = REPO / "challenges" / "example"
 VERIFIER = """import pathlib

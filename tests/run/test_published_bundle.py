@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from demo_runs import REPO, DemoRuns
 
 from bench.agent import ArmRecord, ExchangeLog
 from bench.analysis import PairedAttempt
@@ -26,7 +27,6 @@ from bench.publish.release import seal
 from bench.publish.viewer import INJECTED_COLOUR
 from bench.run.grade import ArmGrade
 from tests.publish.png import colour_counts
-from tests.run.conftest import REPO, DemoRuns
 from tests.run.forge import forge, reseal
 
 CHALLENGE, HOOKS = "harbor-holds", "reference"

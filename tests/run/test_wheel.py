@@ -14,8 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-from tests.run.conftest import REPO, DemoRuns
+from demo_runs import REPO, DemoRuns
 
 EXAMPLE = ("challenges/example", "manifests/example", "manifests/plans")
 

@@ -14,6 +14,7 @@ from .base import (
     Capability,
     ExecResult,
     ImageInfo,
+    ImageSource,
     ModelNetwork,
     ProcessOutcome,
     RunOutcome,
@@ -33,6 +34,7 @@ __all__ = [
     "Capability",
     "ExecResult",
     "ImageInfo",
+    "ImageSource",
     "Lease",
     "ModelNetwork",
     "ProcessOutcome",
@@ -47,11 +49,12 @@ __all__ = [
 ]
 
 
-def default_backend(store: Store | None = None) -> SandboxBackend:
+def default_backend(store: Store | None = None, images: ImageSource | None = None) -> SandboxBackend:
     """The backend the runner uses: the local Docker engine (imported here, so the process backend needs no SDK).
 
-    Without ``store`` it serves images and sweeps only. Close it (or use it in a ``with``) to drop its connection.
+    Without ``store`` it serves images and sweeps only; with ``images`` it loads an image its engine lacks from
+    there. Close it (or use it in a ``with``) to drop its connection.
     """
     from .docker import DockerBackend
 
-    return DockerBackend(store)
+    return DockerBackend(store, images=images)

@@ -40,6 +40,7 @@ __all__ = [
     "Capability",
     "ExecResult",
     "ImageInfo",
+    "ImageSource",
     "ModelNetwork",
     "ProcessOutcome",
     "RunOutcome",
@@ -141,6 +142,14 @@ class SweepReport:
     foreign: int  # left alone: made under no lease this sweep can judge (another machine, an older runner)
 
 
+class ImageSource(ABC):
+    """Where a backend finds an image its engine lacks: an archive of it, by image ID (the store, on a cluster)."""
+
+    @abstractmethod
+    def fetch(self, image_id: str, directory: Path) -> Path | None:
+        """Write the archive of ``image_id`` into ``directory`` and return its path; None when there is none."""
+
+
 class Session(ABC):
     """A started container (or its equivalent): several commands as the spec's user in one workspace.
 
@@ -237,6 +246,14 @@ class SandboxBackend(ABC):
     @abstractmethod
     def build_image(self, context: Path, *, tag: str, labels: Mapping[str, str]) -> str:
         """Build a layer from the build-context tar file ``context`` (a Dockerfile and its files); returns its ID."""
+
+    def save_image(self, image_id: str, target: Path) -> None:
+        """Write an archive of ``image_id`` to ``target``: its layers and config, so a load keeps its ID."""
+        self.refuse(Capability.IMAGES, f"saving image {image_id}")
+
+    def load_image(self, archive: Path) -> list[str]:
+        """Load an archive :meth:`save_image` wrote; returns the IDs of the images it held."""
+        self.refuse(Capability.IMAGES, f"loading the image archive {archive}")
 
     # -- containers --------------------------------------------------------------------------------
 

@@ -1,12 +1,17 @@
-"""Locally built images: tiny (busybox), base (Debian with python3 and git), agent (base plus the agent CLI)."""
+"""Locally built images: tiny (busybox), base (Debian with python3 and git), agent (base plus the agent CLI);
+their archives travel through the store to other nodes."""
 
+from .archive import ImageArchive, StoreImages, archive_image
 from .build import BuildResult, build_image, build_layer, cache_dir
 from .registry import ImageName, ImageRecord, find_image, list_images, newest_image_id, require_image
 
 __all__ = [
     "BuildResult",
+    "ImageArchive",
     "ImageName",
     "ImageRecord",
+    "StoreImages",
+    "archive_image",
     "build_image",
     "build_layer",
     "cache_dir",

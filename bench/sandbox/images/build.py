@@ -12,15 +12,17 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ...contracts import Sha256
+from ...contracts import Digest, Sha256
 from ...errors import SandboxError
+from ...store import Store
 from ...suite.memory_system import ImageLayer
 from ..backends import SandboxBackend
 from ..layout import BASE_ENV
 from .agent import agent_context, agent_inputs, fetch_cli
+from .archive import archive_image
 from .debian import DebianRecipe, base_rootfs, configured_mirror, host_codename
 from .layer import fetch_npm, fetch_wheels, layer_context, layer_inputs
 from .registry import INPUTS_LABEL, RECIPE_LABEL, ImageName, ImageRecord, find_image, list_images, using
@@ -34,6 +36,7 @@ class BuildResult:
     record: ImageRecord
     built: bool  # False: an image with the same inputs already existed
     seconds: float
+    archive: Digest | None = None  # the ImageArchive document in the store, when asked to archive it
 
 
 def cache_dir() -> Path:
@@ -66,10 +69,20 @@ def _build_agent(backend: SandboxBackend, cache: Path) -> str:
     return inputs
 
 
-def build_image(name: ImageName, backend: SandboxBackend | None = None) -> BuildResult:
-    """Build ``name`` unless an image with the same inputs exists; returns its record and the time taken."""
+def build_image(name: ImageName, backend: SandboxBackend | None = None, store: Store | None = None) -> BuildResult:
+    """Build ``name`` unless an image with the same inputs exists; returns its record and the time taken. With
+    ``store``, the image's archive is kept there too, so every node of a cluster loads this very image."""
+    started = time.monotonic()
     with using(backend) as images:
-        return _build(name, images)
+        return _archived(_build(name, images), store, images, started)
+
+
+def _archived(result: BuildResult, store: Store | None, images: SandboxBackend, started: float) -> BuildResult:
+    """``result``, its image archived into ``store`` when one is given."""
+    if store is None:
+        return result
+    archived = archive_image(store, result.record.image_id, images)
+    return replace(result, archive=archived, seconds=time.monotonic() - started)
 
 
 def _build(name: ImageName, backend: SandboxBackend) -> BuildResult:
@@ -105,8 +118,9 @@ def _found(name: ImageName, inputs: str, backend: SandboxBackend, before: set[st
     return BuildResult(record=record, built=record.image_id not in before, seconds=time.monotonic() - started)
 
 
-def build_layer(layer: ImageLayer, backend: SandboxBackend | None = None) -> BuildResult:
-    """The agent image plus ``layer``'s packages, built unless an image with the same inputs exists."""
+def build_layer(layer: ImageLayer, backend: SandboxBackend | None = None, store: Store | None = None) -> BuildResult:
+    """The agent image plus ``layer``'s packages, built unless an image with the same inputs exists; with
+    ``store``, archived there as :func:`build_image` does."""
     with using(backend) as images:
         cache = cache_dir()
         cache.mkdir(parents=True, exist_ok=True)
@@ -121,4 +135,4 @@ def build_layer(layer: ImageLayer, backend: SandboxBackend | None = None) -> Bui
                 context = layer_context(agent, layer, npm, wheels, Path(work) / "context.tar")
                 labels = _labels(ImageName.LAYER, inputs)
                 images.build_image(context, tag=f"sandbox-layer:{inputs[:12]}", labels=labels)
-        return _found(ImageName.LAYER, inputs, images, before, started)
+        return _archived(_found(ImageName.LAYER, inputs, images, before, started), store, images, started)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from ...contracts import Digest
 
-__all__ = ["ObjectInfo", "StoreBackend"]
+__all__ = ["ObjectInfo", "RecordedResult", "StoreBackend"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,16 @@ class ObjectInfo:
     digest: Digest
     is_document: bool  # canonical JSON whose digests gc follows and fsck checks
     created: float  # time.time() of the first put; gc spares objects younger than its grace period
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedResult:
+    """One action result as a backend keeps it: which key, which result, its outputs, when it was recorded."""
+
+    key: Digest
+    result: Digest
+    outputs: tuple[Digest, ...]
+    recorded: float
 
 
 class StoreBackend(abc.ABC):
@@ -136,6 +146,12 @@ class StoreBackend(abc.ABC):
     @abc.abstractmethod
     def results_since(self, since: float) -> list[Digest]:
         """Results recorded at or after ``since`` (a time.time() value), oldest first."""
+
+    # -- caching -----------------------------------------------------------------------------------
+
+    def uncached(self) -> StoreBackend:
+        """The same storage without a local cache in front, if this backend has one: what fsck checks."""
+        return self
 
     # -- transactions ------------------------------------------------------------------------------
 

@@ -16,19 +16,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ...contracts import Digest
-from .base import ObjectInfo, StoreBackend
+from .base import ObjectInfo, RecordedResult, StoreBackend
+from .pending import ThreadStacks
 
 __all__ = ["MemoryBackend"]
 
 _NAMES = itertools.count(1)
-
-
-@dataclass(frozen=True, slots=True)
-class _Recorded:
-    key: Digest
-    result: Digest
-    outputs: tuple[Digest, ...]
-    recorded: float
 
 
 @dataclass
@@ -37,14 +30,14 @@ class _State:
 
     objects: dict[Digest, tuple[ObjectInfo, bytes]] = field(default_factory=dict)
     refs: dict[str, Digest] = field(default_factory=dict)
-    log: list[_Recorded] = field(default_factory=list)  # in the order recorded
-    by_key: dict[Digest, tuple[_Recorded, ...]] = field(default_factory=dict)
+    log: list[RecordedResult] = field(default_factory=list)  # in the order recorded
+    by_key: dict[Digest, tuple[RecordedResult, ...]] = field(default_factory=dict)
     by_output: dict[Digest, tuple[Digest, ...]] = field(default_factory=dict)
 
     def copy(self) -> _State:
         return _State(dict(self.objects), dict(self.refs), list(self.log), dict(self.by_key), dict(self.by_output))
 
-    def record(self, entry: _Recorded) -> None:
+    def record(self, entry: RecordedResult) -> None:
         self.log.append(entry)
         self.by_key[entry.key] = (*self.by_key.get(entry.key, ()), entry)
         for output in entry.outputs:
@@ -66,7 +59,7 @@ class MemoryBackend(StoreBackend):
         self._committed = _State()
         self._mutex = threading.Lock()  # held for one read or write of the committed state, never longer
         self._writer = threading.RLock()  # held by the one writing transaction, as SQLite's BEGIN IMMEDIATE
-        self._local = threading.local()  # .stack: this thread's open transactions, innermost last
+        self._stack = ThreadStacks[_State]()  # this thread's open transactions, innermost last
 
     def __repr__(self) -> str:
         return f"MemoryBackend({self._location!r})"
@@ -83,32 +76,21 @@ class MemoryBackend(StoreBackend):
 
     # -- transactions ------------------------------------------------------------------------------
 
-    def _stack(self) -> list[_State]:
-        stack: list[_State] | None = getattr(self._local, "stack", None)
-        if stack is None:
-            stack = self._local.stack = []
-        return stack
-
     @contextmanager
     def transaction(self) -> Iterator[None]:
         stack = self._stack()
         with self._writer:
             if stack:
-                stack.append(stack[-1].copy())  # a savepoint: rolls back alone
+                opened = stack[-1].copy()  # a savepoint: rolls back alone
             else:
                 with self._mutex:
-                    stack.append(self._committed.copy())
-            try:
+                    opened = self._committed.copy()
+            with self._stack.layer(opened, lambda done, _parent: done, self._publish):
                 yield
-            except BaseException:
-                stack.pop()
-                raise
-            done = stack.pop()
-            if stack:
-                stack[-1] = done
-            else:
-                with self._mutex:
-                    self._committed = done
+
+    def _publish(self, state: _State) -> None:
+        with self._mutex:
+            self._committed = state
 
     @contextmanager
     def _reading(self) -> Iterator[_State]:
@@ -195,7 +177,7 @@ class MemoryBackend(StoreBackend):
     def add_result(self, key: Digest, result: Digest, outputs: Collection[Digest]) -> None:
         with self._writing() as state:
             if all(entry.result != result for entry in state.by_key.get(key, ())):
-                state.record(_Recorded(key, result, tuple(dict.fromkeys(outputs)), time.time()))
+                state.record(RecordedResult(key, result, tuple(dict.fromkeys(outputs)), time.time()))
 
     def results(self, key: Digest) -> list[Digest]:
         with self._reading() as state:

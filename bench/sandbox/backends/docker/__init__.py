@@ -6,6 +6,8 @@ sessions; ``network.py`` the model-only arrangement; ``images.py`` images.
 
 from __future__ import annotations
 
+import tempfile
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -19,6 +21,7 @@ from ...spec import ContainerSpec, NetworkMode, check_neutral
 from ..base import (
     Capability,
     ImageInfo,
+    ImageSource,
     ModelNetwork,
     RunOutcome,
     RunRequest,
@@ -39,15 +42,25 @@ class DockerBackend(SandboxBackend):
     """Containers on the local engine; see :class:`~bench.sandbox.backends.base.SandboxBackend`.
 
     ``client`` is an engine connection to share (the caller closes it); without one the backend opens its own
-    and :meth:`close` closes it.
+    and :meth:`close` closes it. With ``images``, an image the engine lacks is loaded from there before a container
+    of it starts (on a cluster: the archive in the store), so every node runs the same image ID.
     """
 
     capabilities: ClassVar[frozenset[Capability]] = frozenset(Capability)
 
-    def __init__(self, store: Store | None = None, client: Any = None, lease: Lease | None = None) -> None:
+    def __init__(
+        self,
+        store: Store | None = None,
+        client: Any = None,
+        lease: Lease | None = None,
+        images: ImageSource | None = None,
+    ) -> None:
         super().__init__(store, lease)
         self._owns_client = client is None
         self.client = client if client is not None else docker_client()
+        self._source = images
+        self._present: set[str] = set()
+        self._loading = threading.Lock()
 
     def close(self) -> None:
         if self._owns_client:
@@ -67,9 +80,33 @@ class DockerBackend(SandboxBackend):
     def build_image(self, context: Path, *, tag: str, labels: Mapping[str, str]) -> str:
         return images.build_layer(self.client, context, tag=tag, labels=labels)
 
+    def save_image(self, image_id: str, target: Path) -> None:
+        images.save_archive(self.client, image_id, target)
+
+    def load_image(self, archive: Path) -> list[str]:
+        return images.load_archive(self.client, archive)
+
+    def _ensure_image(self, image_id: str) -> None:
+        """Load ``image_id`` from the image source when the engine lacks it (once per backend and image)."""
+        if self._source is None or image_id in self._present:
+            return
+        with self._loading:
+            if image_id not in self._present and not images.has_image(self.client, image_id):
+                with tempfile.TemporaryDirectory(prefix="image-") as work:
+                    archive = self._source.fetch(image_id, Path(work))
+                    loaded = self.load_image(archive) if archive is not None else []
+                if image_id not in loaded:
+                    raise SandboxError(
+                        f"image {image_id} is not in the local engine and "
+                        + ("its archive held other images" if archive else "no archive of it is stored"),
+                        hint="build it with `stele-bench --store STORE image build NAME --archive` where it was built",
+                    )
+            self._present.add(image_id)
+
     # -- containers --------------------------------------------------------------------------------
 
     def run(self, request: RunRequest) -> RunOutcome:
+        self._ensure_image(request.spec.image_id)
         network = self._network(request.spec, None)
         container = engine.create_container(self.client, request.spec, network, self.lease.labels())
         try:
@@ -97,12 +134,14 @@ class DockerBackend(SandboxBackend):
         network: ModelNetwork | None = None,
     ) -> Iterator[Session]:
         check_neutral(spec)
+        self._ensure_image(spec.image_id)
         name = self._network(spec, network)
         with docker_session(self.client, self.store, spec, name, workspace, home_dirs, self.lease.labels()) as box:
             yield box
 
     @contextmanager
     def model_network(self, relay_image: str) -> Iterator[ModelNetwork]:
+        self._ensure_image(relay_image)
         with docker_model_network(self.client, relay_image, self.lease.labels()) as network:
             yield network
 

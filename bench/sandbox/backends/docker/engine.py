@@ -157,7 +157,12 @@ def read_output(container: Container, limit: int) -> tuple[str, int]:
 
 def remove_container(container: Container) -> None:
     with engine_errors(f"removing container {container.short_id}"), suppress(docker.errors.NotFound):
-        container.remove(force=True, v=True)  # already gone: removal is what we wanted
+        try:
+            container.remove(force=True, v=True)  # already gone: removal is what we wanted
+        except docker.errors.APIError as error:
+            # Two sweeps (two cluster nodes on one engine) may remove one dead runner's container at once.
+            if error.status_code != 409 or "already in progress" not in str(error.explanation):
+                raise
 
 
 def remove_network(network: Any) -> None:

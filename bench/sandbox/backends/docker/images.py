@@ -18,7 +18,7 @@ from ...layout import WORKSPACE
 from ..base import ImageInfo
 from .engine import Client, engine_errors
 
-__all__ = ["build_layer", "get_image", "import_rootfs", "labelled_images"]
+__all__ = ["build_layer", "get_image", "has_image", "import_rootfs", "labelled_images", "load_archive", "save_archive"]
 
 
 def _info(image: Any) -> ImageInfo:
@@ -72,3 +72,25 @@ def build_layer(client: Client, context: Path, *, tag: str, labels: Mapping[str,
     with context.open("rb") as stream, engine_errors(f"building {tag}"):
         image, _ = client.images.build(fileobj=stream, custom_context=True, labels=dict(labels), tag=tag, rm=True)
     return str(image.id)
+
+
+def has_image(client: Client, image_id: str) -> bool:
+    with engine_errors(f"looking up image {image_id}"):
+        try:
+            client.images.get(image_id)
+        except docker.errors.ImageNotFound:
+            return False
+    return True
+
+
+def save_archive(client: Client, image_id: str, target: Path) -> None:
+    """``docker save`` of one image by ID (no tags: the archive names the image only by its config digest)."""
+    with engine_errors(f"saving image {image_id}"), target.open("wb") as output:
+        for chunk in client.images.get(image_id).save(named=False):
+            output.write(chunk)
+
+
+def load_archive(client: Client, archive: Path) -> list[str]:
+    """``docker load`` of an archive, streamed from the file; the IDs of the images it held."""
+    with archive.open("rb") as stream, engine_errors(f"loading the image archive {archive.name}"):
+        return [str(image.id) for image in client.images.load(stream)]

@@ -1,4 +1,5 @@
-"""The demo as a user runs it, once per session, shared by the tests that read what it produced.
+"""The demo as a user runs it, once per session (the ``demo_runs`` fixture of tests/conftest.py), shared by the
+tests that read what it produced: the demo's own and the cluster's comparison (tests/scale).
 
 The project is made with `init` in a temporary directory. The first run names it with `--project` from the
 repository (outside the project); the second runs from a subdirectory of the project with no option and no
@@ -16,7 +17,9 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+__all__ = ["REPO", "DemoRun", "DemoRuns", "bench_command", "demo", "run_demo_twice"]
+
+REPO = Path(__file__).resolve().parent.parent
 _NAMED = ("STELE_BENCH_STORE", "STELE_BENCH_PROJECT", "STELE_BENCH_DOIT_DB")
 
 
@@ -56,8 +59,7 @@ def demo(cwd: Path, *options: str) -> DemoRun:
     return DemoRun(json.loads(lines[0]), done.stderr)
 
 
-@pytest.fixture(scope="session")
-def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> DemoRuns:
+def run_demo_twice(tmp_path_factory: pytest.TempPathFactory) -> DemoRuns:
     project = tmp_path_factory.mktemp("demo") / "project"
     made = bench_command(REPO, "init", str(project))
     assert made.returncode == 0, made.stderr

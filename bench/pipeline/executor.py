@@ -1,0 +1,97 @@
+"""Where a planned invocation runs: the executor seam beside doit.
+
+doit stays the planner: it orders the tasks, decides what is up to date (by asking the store's action cache) and
+hands each task's upstream digests to its action. The action gives the invocation to an :class:`Executor`, which
+runs it here (:class:`LocalExecutor`) or on a cluster node (``ray_executor.py``); either way the invocation opens
+the same store location and goes through the engine, so its key, outputs and result are the same wherever it ran.
+
+``--executor`` spellings (:func:`parse_executor`): ``local`` (the default), ``ray://HOST:PORT`` (a Ray cluster
+through its client server; doit runs anywhere), ``ray:HOST:PORT`` or ``ray:auto`` (doit runs on a cluster node and
+joins as a driver).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..contracts import Digest
+from ..errors import UsageError
+from ..stages.engine import execute
+from ..store.versions import set_versioned_ref
+from .plan import Invocation
+from .runtime import Runtime
+
+__all__ = ["Executor", "LocalExecutor", "Ran", "invocation_inputs", "invoke", "parse_executor"]
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What one invocation came to, wherever it ran."""
+
+    stage: str
+    outputs: dict[str, str]
+    executed: bool  # False: the action cache held its result
+    node: str | None = None  # the cluster node that ran it; None for this process
+
+    def line(self) -> str:
+        """The progress line doit prints for it."""
+        verb = "ran" if self.executed else "cached"
+        where = f" on {self.node}" if self.node else ""
+        produced = ", ".join(f"{name}={Digest(digest).short}" for name, digest in self.outputs.items())
+        return f"{verb} {self.stage}{where} -> {produced}"
+
+
+def invocation_inputs(invocation: Invocation, upstream: Mapping[str, str]) -> dict[str, Digest]:
+    """The invocation's inputs by port: upstream outputs as doit hands them over, and its stored sources."""
+    digests = {name: Digest(value) for name, value in upstream.items()}
+    digests.update(invocation.sources)
+    return digests
+
+
+def invoke(runtime: Runtime, invocation_json: str, upstream: Mapping[str, str]) -> Ran:
+    """Execute (or find cached) one invocation in this process, then point its refs at its outputs."""
+    invocation = Invocation.model_validate_json(invocation_json)
+    stage = runtime.catalogue.get(invocation.stage)
+    context = runtime.context()
+    outcome = execute(context, stage, invocation_inputs(invocation, upstream), invocation.params)
+    for output, ref in invocation.refs.items():  # every value a plan ref names is kept: nothing is reinterpreted
+        set_versioned_ref(context.store, ref, outcome.outputs[output])
+    outputs = {name: str(digest) for name, digest in outcome.outputs.items()}
+    return Ran(stage=invocation.stage, outputs=outputs, executed=outcome.executed)
+
+
+class Executor(abc.ABC):
+    """Runs invocations somewhere; plain data, so doit can hand it to its workers."""
+
+    @abc.abstractmethod
+    def run(self, runtime: Runtime, invocation_json: str, upstream: Mapping[str, str]) -> Ran:
+        """Run one invocation and return its outcome; its result is in the store before this returns."""
+
+
+@dataclass(frozen=True)
+class LocalExecutor(Executor):
+    """This process."""
+
+    def run(self, runtime: Runtime, invocation_json: str, upstream: Mapping[str, str]) -> Ran:
+        return invoke(runtime, invocation_json, upstream)
+
+
+def parse_executor(text: str) -> Executor:
+    """The executor an ``--executor`` (doit ``executor=``) value names."""
+    if text in ("", "local"):
+        return LocalExecutor()
+    if text.startswith("ray:"):
+        from .ray_executor import RayExecutor  # Ray is imported only by a run that uses it
+
+        address = text if text.startswith("ray://") else text[len("ray:") :]
+        if address.rstrip("/") in ("", "ray:"):
+            raise UsageError(f"executor {text!r} names no Ray address", field="executor")
+        return RayExecutor(address)
+    raise UsageError(
+        f"unknown executor {text!r}",
+        field="executor",
+        expected="local, ray://HOST:PORT (Ray client) or ray:HOST:PORT (a driver on a cluster node)",
+        actual=text,
+    )
