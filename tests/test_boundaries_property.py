@@ -20,12 +20,13 @@ from typing import Any
 
 from dulwich.objects import Blob, Tree
 from dulwich.repo import Repo
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.analysis import AdmissionDecision, PairedAttempt, ReasonCode, decide
 from bench.contracts import Digest, PortablePath, canonical_bytes
-from bench.contracts.strict_json import parse_json
+from bench.contracts.strict_json import MAX_DEPTH, parse_json
 from bench.errors import BenchError, ContractError
 from bench.packaging.corpus import materialize
 from bench.packaging.gitsource import open_source
@@ -267,3 +268,39 @@ def test_a_damaged_bundle_becomes_a_tree_or_a_refusal(data: st.DataObject) -> No
         )
         bundle.write_bytes(data.draw(mutated(st.just(bundle.read_bytes()))))
         _materialize(str(bundle), commit)
+
+
+def _nesting(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_nesting, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_nesting, value), default=0)
+    return 0
+
+
+# Strings full of what the depth count must not take for structure: brackets, quotes and backslashes, escaped.
+_TRICKY_TEXT = st.text(alphabet='[]{}"\\\\/ab\u00e9', max_size=10)
+_TRICKY_VALUES = st.recursive(
+    st.none() | st.integers(-5, 5) | _TRICKY_TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TRICKY_TEXT, inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@BOUNDED
+@given(_TRICKY_VALUES, st.lists(st.sampled_from(["list", "object"]), min_size=MAX_DEPTH + 1), st.booleans(), st.booleans())
+def test_the_strict_reader_refuses_exactly_what_nests_deeper_than_its_limit(
+    inner: Any, wrappers: list[str], over: bool, ascii_only: bool
+) -> None:
+    # Nested to the limit exactly, or one past it: a bracket in a string counted as structure tips the first
+    # over, one missed tips the second under.
+    value = inner
+    for wrapper in wrappers[: MAX_DEPTH + over - _nesting(inner)]:
+        value = [value] if wrapper == "list" else {"[{": value}
+    assert _nesting(value) == MAX_DEPTH + over
+    text = json.dumps(value, ensure_ascii=ascii_only).encode()
+    if over:
+        with pytest.raises(ContractError, match="nests deeper"):
+            parse_json(text, "the document")
+    else:
+        assert parse_json(text, "the document") == value

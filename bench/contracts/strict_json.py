@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,10 @@ __all__ = ["MAX_BYTES", "MAX_DEPTH", "parse_json", "parse_json_object", "read_js
 MAX_DEPTH = 64
 MAX_BYTES = 64 * 1024 * 1024
 _INT_LIMIT = 2**63
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# A string: the unrolled form, where each character can be taken one way only. The alternation
+# '"(?:[^"\\]|\\.)*"' matches the same strings but stepped through them a character at a time, and was three
+# quarters of reading a 1.3 MB publication manifest (33 ms against 7 ms).
+_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 _WHITESPACE = " \t\n\r"  # JSON's whitespace; str.strip() would also drop Unicode spaces JSON does not allow
 # A surrogate's escape (\uD800-\uDFFF); the only way a lone surrogate gets into text decoded from UTF-8 here.
@@ -61,12 +65,12 @@ def _integer(text: str) -> int:
 _DECODER = json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_constant, parse_float=_float, parse_int=_integer)
 
 
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
 def _depth(text: str) -> int:
-    deepest = depth = 0
-    for bracket in _NOT_BRACKETS.sub("", _STRINGS.sub("", text)):
-        depth += 1 if bracket in "[{" else -1
-        deepest = max(deepest, depth)
-    return deepest
+    brackets = _NOT_BRACKETS.sub("", _STRINGS.sub("", text))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
 def _lone_surrogate(value: Any) -> str | None:
