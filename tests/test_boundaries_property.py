@@ -18,9 +18,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from dulwich.objects import Blob, Tree
 from dulwich.repo import Repo
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -288,7 +288,9 @@ _TRICKY_VALUES = st.recursive(
 
 
 @BOUNDED
-@given(_TRICKY_VALUES, st.lists(st.sampled_from(["list", "object"]), min_size=MAX_DEPTH + 1), st.booleans(), st.booleans())
+@given(
+    _TRICKY_VALUES, st.lists(st.sampled_from(["list", "object"]), min_size=MAX_DEPTH + 1), st.booleans(), st.booleans()
+)
 def test_the_strict_reader_refuses_exactly_what_nests_deeper_than_its_limit(
     inner: Any, wrappers: list[str], over: bool, ascii_only: bool
 ) -> None:

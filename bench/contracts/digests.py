@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 import blake3
@@ -42,6 +43,14 @@ class _PatternStr(str):
 
     pattern: ClassVar[re.Pattern[str]]
     meaning: ClassVar[str]
+    # A match that admits only values ``cls(value)`` admits unchanged (a subclass whose ``__new__`` takes a
+    # faster route names that route's pattern here); None when it fails, and the full check decides.
+    quick_match: ClassVar[Callable[..., object]]  # called with the string alone: a bound match, not a method
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "quick_match" not in cls.__dict__ and "pattern" in cls.__dict__:
+            cls.quick_match = cls.pattern.fullmatch
 
     def __new__(cls, value: str) -> Self:
         if not isinstance(value, str) or not cls.pattern.fullmatch(value):
@@ -50,8 +59,17 @@ class _PatternStr(str):
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        quick, make, coerce = cls.quick_match, str.__new__, cls._coerce
+
+        def validate(value: object) -> _PatternStr:
+            # A string fresh from JSON that matches: the common case, one match and no further calls (a
+            # manifest's or a tree's thousands of digests and paths each took four calls, most of a read).
+            if type(value) is str and quick(value) is not None:
+                return make(cls, value)
+            return coerce(value)
+
         return core_schema.no_info_plain_validator_function(
-            cls._coerce, serialization=core_schema.plain_serializer_function_ser_schema(str)
+            validate, serialization=core_schema.plain_serializer_function_ser_schema(str)
         )
 
     @classmethod

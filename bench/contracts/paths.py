@@ -58,6 +58,7 @@ class PortablePath(_PatternStr):
         r"[^/\\\x00]+(/[^/\\\x00]+)*\Z"  # non-empty components without backslash or NUL
     )
     meaning = "a portable relative POSIX path"
+    quick_match = _PLAIN.fullmatch
 
     def __new__(cls, value: str) -> PortablePath:
         if isinstance(value, str) and _PLAIN.fullmatch(value):
