@@ -290,6 +290,8 @@ def walk_tree(store: Store, digest: Digest, prefix: str = "") -> Iterator[tuple[
 
 def _level(store: Store, tree: TreeObject, prefix: str) -> tuple[Iterator[TreeEntry], str, dict[Digest, TreeObject]]:
     subdirectories = list(dict.fromkeys(entry.digest for entry in tree.entries if entry.kind is _DIRECTORY))
+    if not subdirectories:  # most directories of a deep tree: no read at all
+        return iter(tree.entries), prefix, {}
     return (
         iter(tree.entries),
         prefix,
