@@ -143,7 +143,8 @@ def _analysis(suite: Suite, loaded: LoadedChallenge, choice: BudgetChoice, old: 
         if loaded.entry.category is ChallengeCategory.LOW_MEMORY_CONTROL
         else UndeliveredRule.EXCLUDE
     )
-    update: dict[str, object] = {}
+    # The baseline is the suite's: a correction that adds (or changes) the suite's baseline states it again.
+    update: dict[str, object] = {"baseline": suite.manifest.baseline}
     if choice.confidence is not None:
         update["confidence"] = choice.confidence
     if choice.undelivered is not None:
