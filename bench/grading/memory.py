@@ -46,8 +46,8 @@ class MemoryDeclaration(ContractModel):
     installed in the arm: only their context counts as injected. ``state_paths`` are where the system's restored
     state is mounted in the arm: a tool call of the agent's own naming one reads the memory by an unintended
     channel, reported as its own. ``static_files`` are the files the harness loads by itself that the system's
-    state is mounted as (the user-level CLAUDE.md): their contents in the first message are the static-context
-    channel.
+    state is mounted as (the user-level CLAUDE.md): their contents, as the harness loaded them, are the
+    static-context channel.
     """
 
     phrases: tuple[str, ...] = Field(min_length=1)

@@ -65,7 +65,7 @@ def require_embedder() -> Embedder:
 
 
 def load_embedder() -> tuple[Embedder | None, str]:
-    """The embedder, or None and why not (the reason goes into the snapshot as the probe's ``reason``)."""
+    """The embedder, or None and why not (what :func:`require_embedder`'s refusal names)."""
     model_dir, where = _model_dir()
     if model_dir is None:
         return None, where
