@@ -9,8 +9,9 @@ user message, ``Contents of <path> (user's private global instructions for all p
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 from typing import Any
+
+from exchanges import messages_exchange
 
 from bench.agent.claude import USER_MEMORY_PATH
 from bench.gateway import ExchangeRecord
@@ -46,19 +47,14 @@ def _session(notes: str) -> bytes:
     return b"".join(json.dumps({"sessionId": "s", **record}).encode() + b"\n" for record in records)
 
 
-def _record(sequence: int, messages: list[dict[str, Any]], answer: object) -> ExchangeRecord:
-    return ExchangeRecord(
-        sequence=sequence, arm="a", method="POST", path="/v1/messages?beta=true", request_headers={},
-        request_body={"messages": messages}, status=200, streamed=True, response_body=answer, rule=None, usage=None,
-        cost_usd=Decimal(0), started_at="2026-01-01T00:00:00.000+00:00", duration_ms=1,
-    )  # fmt: skip
-
-
 def _exchanges(first_blocks: list[dict[str, str]]) -> list[ExchangeRecord]:
     first = {"role": "user", "content": [*first_blocks, {"type": "text", "text": PROMPT}]}
     answer = {"type": "message", "role": "assistant", "content": [WRITE]}
     result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "File created"}]}
-    return [_record(0, [first], answer), _record(1, [first, {"role": "assistant", "content": [WRITE]}, result], {})]
+    return [
+        messages_exchange(0, [first], answer),
+        messages_exchange(1, [first, {"role": "assistant", "content": [WRITE]}, result], {}),
+    ]
 
 
 def _graded(session_notes: str, sent: list[dict[str, str]], memory: MemoryDeclaration = DECLARED) -> Any:
