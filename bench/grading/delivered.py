@@ -1,7 +1,8 @@
 """The steps through which memory reached the model, by channel: the one list delivery and use both read.
 
-Two kinds of step deliver. An injected step (a hook's context) names its channel itself, and delivers only when
-its hook is one the runner installed (a hook the agent wrote into a settings file of its own is not the memory).
+Two kinds of step deliver. An injected step names its channel itself, and delivers only when its hook is one the
+runner installed (a hook the agent wrote into a settings file of its own is not the memory) or, for a file the
+harness loads by itself, when the memory system declared that file (its state mounted there).
 A tool result delivers only when it answers a call of one of the memory system's declared MCP tools (the
 memory-tool channel): a result of any other tool shows what the agent chose to read, which may be what the agent
 wrote. A result the harness marked as an error delivers nothing.
@@ -47,7 +48,7 @@ def delivering_steps(transcript: Transcript, memory: MemoryDeclaration) -> tuple
     found = [
         DeliveringStep(step.index, step.channel, step.text)
         for step in transcript.by_source(StepSource.INJECTED)
-        if step.channel is not None and memory.installed(hook_of(step))
+        if step.channel is not None and memory.delivers(step.channel, hook_of(step))
     ]
     found += [
         DeliveringStep(step.index, Channel.MEMORY_TOOL_RETRIEVAL, result.text)

@@ -9,9 +9,11 @@ carried it.
 The session file stays the source of the normalised transcript, which names the step of each delivery; its
 delivering steps must say what the conversation says. Every record grading relies on is matched against the
 conversation (:mod:`.tamper`): a mismatch marks the arm tampered, and such an arm is never graded as delivered or
-not delivered. Matches in user or system steps are reported apart, as ``outside_channels``: context the harness
-gave both arms alike, such as a CLAUDE.md, is not a memory channel. ``received_by_model`` is every phrase anywhere
-in what the conversation sent the model, whoever wrote it: in the control arm, one there is contamination.
+not delivered. Matches in user or system steps are reported apart, as ``outside_channels``: context the harness gave
+both arms alike, such as the project's CLAUDE.md, is not a memory channel; a user-level CLAUDE.md the memory system
+itself declared (its state mounted there) is the static-context channel.
+``received_by_model`` is every phrase anywhere in what the conversation sent the model, whoever wrote it: in the
+control arm, one there is contamination.
 """
 
 from __future__ import annotations
@@ -24,7 +26,15 @@ from ..contracts import ContractModel
 from ..gateway.exchange import ExchangeRecord
 from .chain import Conversation, harness_conversation
 from .delivered import delivering_steps
-from .gateway_view import ReceivedContext, hook_contexts, received_texts, tool_calls, tool_input_text, tool_results
+from .gateway_view import (
+    ReceivedContext,
+    hook_contexts,
+    received_texts,
+    static_contexts,
+    tool_calls,
+    tool_input_text,
+    tool_results,
+)
 from .memory import MemoryDeclaration
 from .tamper import tamper_findings
 from .transcript import Channel, StepSource, Transcript
@@ -67,7 +77,8 @@ def _found(phrases: Sequence[str], texts: Sequence[str]) -> tuple[str, ...]:
 
 
 def received_contexts(conversation: Conversation, memory: MemoryDeclaration) -> tuple[ReceivedContext, ...]:
-    """What the memory's channels carried to the model: installed hooks' context and its own tools' results."""
+    """What the memory's channels carried to the model: installed hooks' context, its own tools' results, and the
+    files it declared that the harness loads by itself."""
     hooks = tuple(context for context in hook_contexts(conversation) if memory.installed(context.hook))
     prefixes = memory.tool_prefixes
     tools = tuple(
@@ -75,7 +86,7 @@ def received_contexts(conversation: Conversation, memory: MemoryDeclaration) -> 
         for result in tool_results(conversation)
         if prefixes and result.tool.startswith(prefixes) and not result.is_error
     )
-    return hooks + tools
+    return static_contexts(conversation, memory.static_files) + hooks + tools
 
 
 def state_reads(conversation: Conversation, memory: MemoryDeclaration) -> tuple[str, ...]:

@@ -11,6 +11,11 @@ it, in its own format ``<system-reminder>\\n<hookName> hook additional context: 
   any other hook inside a tool result, or one followed by more of the tool's output, is the tool's output: text
   the agent can print.
 
+A file the harness loads by itself (the user-level ``CLAUDE.md``) is read where the CLI places it: in a reminder
+that is a whole user-message text block (CLI 2.1.332: the first message's), as ``Contents of <path> (<what it
+is>):``, a blank line and the file's text, up to the next such header or the end of the block. Like a prompt-time
+hook's block, no tool of the agent can produce one there.
+
 Assistant turns are never read as received: they are the model's own words. They are read to learn which tool a
 ``tool_use`` id names, so that a tool result can be attributed to the memory system's declared MCP tools (the
 memory-tool channel) or to a call naming the memory's state (the state-read channel).
@@ -20,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +40,7 @@ __all__ = [
     "hook_contexts",
     "received_texts",
     "split_reminders",
+    "static_contexts",
     "tool_calls",
     "tool_input_text",
     "tool_results",
@@ -44,6 +50,9 @@ __all__ = [
 _HOOK_BLOCK = re.compile(
     r"<system-reminder>\n(?P<hook>\S+) hook (?:additional context|success): (?P<text>.*)\n</system-reminder>\n?", re.S
 )
+# How the CLI names a file it loaded into its context: "Contents of /home/dev/.claude/CLAUDE.md (user's private
+# global instructions for all projects):" and a blank line, at the start of a line.
+_LOADED_FILE = re.compile(r"^Contents of (?P<path>/\S+) \([^\n]*\):\n\n", re.M)
 _REMINDER_START = "\n\n<system-reminder>\n"
 _REMINDER_END = "\n</system-reminder>"
 
@@ -176,6 +185,22 @@ def hook_contexts(conversation: Conversation) -> tuple[ReceivedContext, ...]:
             if block is not None and block["hook"] == f"PostToolUse:{result.tool}":
                 add(result.sequence, result.message, block["hook"], block["text"])
     return tuple(sorted(seen.values(), key=lambda c: (c.sequence, c.message)))
+
+
+def static_contexts(conversation: Conversation, files: Collection[str]) -> tuple[ReceivedContext, ...]:
+    """The contents of each of ``files`` the harness loaded into the conversation, once per message and file."""
+    seen: dict[tuple[int, str, str], ReceivedContext] = {}
+    for sequence, message, text in _usermessage_blocks(conversation) if files else ():
+        if not text.startswith("<system-reminder>"):
+            continue
+        body = text.rstrip("\n").removesuffix("</system-reminder>")
+        for header in _LOADED_FILE.finditer(body):
+            if header["path"] in files:
+                end = _LOADED_FILE.search(body, header.end())
+                content = body[header.end() : end.start() if end else len(body)].strip()
+                context = ReceivedContext(sequence, message, Channel.STATIC_CONTEXT, header["path"], content)
+                seen.setdefault((message, header["path"], content), context)
+    return tuple(seen.values())
 
 
 def user_texts(conversation: Conversation) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ from typing import Self
 from pydantic import Field, model_validator
 
 from ..contracts import ContractModel
+from .transcript import Channel
 
 __all__ = ["InstalledHook", "MemoryDeclaration"]
 
@@ -44,7 +45,9 @@ class MemoryDeclaration(ContractModel):
     their tools (``mcp__<server>__<tool>``) is the memory-tool channel. ``hooks`` are the hooks the runner
     installed in the arm: only their context counts as injected. ``state_paths`` are where the system's restored
     state is mounted in the arm: a tool call of the agent's own naming one reads the memory by an unintended
-    channel, reported as its own.
+    channel, reported as its own. ``static_files`` are the files the harness loads by itself that the system's
+    state is mounted as (the user-level CLAUDE.md): their contents, as the harness loaded them, are the
+    static-context channel.
     """
 
     phrases: tuple[str, ...] = Field(min_length=1)
@@ -54,10 +57,18 @@ class MemoryDeclaration(ContractModel):
     # None: the caller does not know what was installed (reading a captured session); a run always names them
     hooks: tuple[InstalledHook, ...] | None = None
     state_paths: tuple[str, ...] = ()
+    static_files: tuple[str, ...] = ()
 
     def installed(self, hook: str) -> bool:
         """Whether the context of ``hook`` (as the harness names it) came from a hook the runner installed."""
         return self.hooks is None or any(installed.matches(hook) for installed in self.hooks)
+
+    def delivers(self, channel: Channel, origin: str) -> bool:
+        """Whether injected context of ``channel`` from ``origin`` (a hook's name, or the path of a file the harness
+        loaded) is this memory's: an installed hook's, or a file the system declared."""
+        if channel is Channel.STATIC_CONTEXT:
+            return origin in self.static_files
+        return self.installed(origin)
 
     @property
     def tool_prefixes(self) -> tuple[str, ...]:

@@ -5,7 +5,8 @@ change or delete records while it runs. So each record grading relies on is matc
 conversation in the gateway log (:mod:`.chain`), which the agent cannot write:
 
 - injected context: each hook's context in the transcript with the same hook's context placed by the harness in
-  the conversation, as multisets (an added record and a deleted one both show);
+  the conversation, as multisets (an added record and a deleted one both show), and each user-level instruction
+  file the session file says was loaded with that file's contents as the harness placed them;
 - the agent's tool calls with the calls the model's answers made (id, name, input);
 - tool results with the results the conversation carried (id, and the tool's output without reminder blocks at
   its end, on both sides: the harness appends its own there in what it sends, never in the session file);
@@ -24,8 +25,8 @@ from collections.abc import Iterable
 from ..contracts import canonical_json
 from .chain import Conversation
 from .delivered import hook_of
-from .gateway_view import hook_contexts, split_reminders, tool_calls, tool_results, user_texts
-from .transcript import StepSource, Transcript
+from .gateway_view import hook_contexts, split_reminders, static_contexts, tool_calls, tool_results, user_texts
+from .transcript import Channel, StepSource, Transcript
 
 __all__ = ["tamper_findings"]
 
@@ -60,7 +61,9 @@ def tamper_findings(transcript: Transcript, conversation: Conversation) -> tuple
             findings.append("the session file records a conversation the gateway never saw")
         return tuple(findings)
     injected = [f"{hook_of(s)}: {_norm(s.text)}" for s in transcript.by_source(StepSource.INJECTED)]
-    placed = [f"{c.hook}: {_norm(c.text)}" for c in hook_contexts(conversation)]
+    files = {hook_of(s) for s in transcript.by_source(StepSource.INJECTED) if s.channel is Channel.STATIC_CONTEXT}
+    contexts = hook_contexts(conversation) + static_contexts(conversation, files)
+    placed = [f"{c.hook}: {_norm(c.text)}" for c in contexts]
     findings += _compare("injected context", injected, placed)
     calls = [
         _call(call.id, call.name, call.input)

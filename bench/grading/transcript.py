@@ -35,6 +35,10 @@ class Channel(StrEnum):
     # A tool result of the declared memory system's own MCP server: the agent asked, the system answered. Tool
     # results are never injected steps; grading names this channel from the memory declaration's tool servers.
     MEMORY_TOOL_RETRIEVAL = "memory-tool-retrieval"
+    # A file the harness loads by itself into the first message of every session (Claude Code's user-level
+    # CLAUDE.md), which the memory system declared by mounting its state there: the notes written down. The
+    # session file keeps no record of it, so it is read from the gateway's record alone (:mod:`.gateway_view`).
+    STATIC_CONTEXT = "static-context"
 
 
 class ToolCall(ContractModel):

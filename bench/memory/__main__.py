@@ -20,6 +20,7 @@ from bench.provision.messages import DestroyRequest, RestoreRequest, SnapshotReq
 
 from . import provisioner
 from .corpus import NoteFormatError
+from .semantic import ModelMissing
 from .state import StateError
 
 _REQUESTS: dict[str, type[ContractModel]] = {
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         response = _dispatch(args.home, request)
-    except (NoteFormatError, StateError, OSError) as exc:
+    except (NoteFormatError, StateError, ModelMissing, OSError) as exc:
         print(f"{args.verb}: {exc}", file=sys.stderr)
         return 1
     sys.stdout.write(response.model_dump_json() + "\n")

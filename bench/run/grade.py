@@ -139,7 +139,7 @@ class GradeOutputs(Ports):
     transcript: Ref[Transcript]
 
 
-@stage("grade", version=4, kind=StageKind.DETERMINISTIC)
+@stage("grade", version=5, kind=StageKind.DETERMINISTIC)
 def grade_stage(context: StageContext, inputs: GradeInputs, params: GradeParams) -> GradeOutputs:
     store = context.store
     verifier = store.get_document(inputs.verifier, VerifierResult)

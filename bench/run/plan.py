@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..agent.claude import USER_MEMORY_PATH
 from ..agent.paired_attempt import AttemptOutputs, PairedAttemptParams, paired_attempt
 from ..analysis.attempt_record import Build, ComparabilityKey
 from ..analysis.prereg import FrozenInputs
@@ -368,13 +369,14 @@ def _installed_hooks(system: MemorySystem) -> tuple[InstalledHook, ...]:
 
 
 def _grading_memory(run: SuiteRun, challenge: str, condition: str) -> MemoryDeclaration:
-    """What grading looks for in one arm; the control is read for every system's tools (it must find none) and has
-    no installed hook, so nothing injected in it counts."""
+    """What grading looks for in one arm; the control is read for every system's tools and static files (it must
+    find none) and has no installed hook, so nothing injected in it counts."""
     systems = run.systems if condition == CONTROL else (run.suite.manifest.memory_system(condition),)
     servers = tuple(sorted({server for system in systems for server in system.tool_servers}))
     hooks = () if condition == CONTROL else _installed_hooks(systems[0])
     state = tuple(sorted({mount.target for system in systems for mount in system.attachment.mounts}))
-    update = {"tool_servers": servers, "hooks": hooks, "state_paths": state}
+    static = tuple(path for path in state if path == str(USER_MEMORY_PATH))
+    update = {"tool_servers": servers, "hooks": hooks, "state_paths": state, "static_files": static}
     return run.suite.memory(challenge).model_copy(update=update)
 
 

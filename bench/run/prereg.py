@@ -143,7 +143,8 @@ def _analysis(suite: Suite, loaded: LoadedChallenge, choice: BudgetChoice, old: 
         if loaded.entry.category is ChallengeCategory.LOW_MEMORY_CONTROL
         else UndeliveredRule.EXCLUDE
     )
-    update: dict[str, object] = {}
+    # The baseline is the suite's: a correction that adds (or changes) the suite's baseline states it again.
+    update: dict[str, object] = {"baseline": suite.manifest.baseline}
     if choice.confidence is not None:
         update["confidence"] = choice.confidence
     if choice.undelivered is not None:
@@ -205,6 +206,14 @@ def current_preregistration(suite: Suite, loaded: LoadedChallenge, directory: Pa
     prereg = _versions(suite, loaded, directory)[-1]
     command = f'stele-bench prereg correct {suite_argument(suite)} {challenge} --reason "WHY"'
     check_unmoved(prereg, observed_inputs(suite, loaded), command)
+    if prereg.frozen.analysis.baseline != suite.manifest.baseline:
+        raise ContractError(
+            f"{challenge} v{prereg.version} froze the baseline {prereg.frozen.analysis.baseline!r}, the suite now "
+            f"names {suite.manifest.baseline!r}; record a new version with `{command}`",
+            field="baseline",
+            expected=str(prereg.frozen.analysis.baseline),
+            actual=str(suite.manifest.baseline),
+        )
     if attempts > prereg.frozen.budget.attempts:
         raise ContractError(
             f"{attempts} attempts asked for {challenge}, but v{prereg.version} froze at most "

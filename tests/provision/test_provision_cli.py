@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench.cli import main
-from bench.memory.semantic import MODEL_DIR_ENV
+from bench.memory.semantic import MODEL_DIR_ENV, MODEL_INSTALL
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "tests" / "provision" / "data" / "example-evidence"
@@ -21,8 +21,7 @@ def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:
     return code, json.loads(capsys.readouterr().out)
 
 
-def test_restore_snapshot_destroy_by_hand(tmp_path: Path, capsys, monkeypatch) -> None:
-    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path / "no-model"))  # faster; the semantic path has its own tests
+def test_restore_snapshot_destroy_by_hand(tmp_path: Path, capsys) -> None:
     home = tmp_path / "home"
     common = ["--provisioner", shlex.join([sys.executable, "-m", "bench.memory", "--home", str(home)])]
     common += ["--fixture-root", str(EXAMPLE)]
@@ -33,7 +32,7 @@ def test_restore_snapshot_destroy_by_hand(tmp_path: Path, capsys, monkeypatch) -
     code, snapshot = _json(capsys, "provision", "snapshot", *common, "--project", project)
     assert code == 0
     assert snapshot["assessment"]["verdict"] == "valid"
-    assert {p["outcome"] for p in snapshot["assessment"]["probes"]} == {"passed", "unsupported"}
+    assert {p["outcome"] for p in snapshot["assessment"]["probes"]} == {"passed"}
     code, destroyed = _json(capsys, "provision", "destroy", *common, "--project", project)
     assert code == 0 and destroyed["ok"] is True
     assert not (home / project).exists()
@@ -51,3 +50,17 @@ def test_digest_matches_the_manifest(capsys) -> None:
     code, printed = _json(capsys, "provision", "digest", str(EXAMPLE / "evidence"))
     manifest = json.loads((EXAMPLE / "fixture.json").read_text())
     assert code == 0 and printed["sha256"] == manifest["evidence_corpus"]["sha256"]
+
+
+def test_a_declared_semantic_probe_without_the_model_is_refused_in_one_line_naming_the_install(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """The provisioner runs as a real subprocess whose model lookup is pointed at an empty directory."""
+    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path))
+    home = tmp_path / "home"
+    provisioner = shlex.join([sys.executable, "-m", "bench.memory", "--home", str(home)])
+    argv = ["provision", "restore", "--provisioner", provisioner, "--fixture-root", str(EXAMPLE)]
+    code = main([*argv, "--graph-arm", "backfilled", "--run-identity", "m1"])
+    (line,) = capsys.readouterr().err.splitlines()
+    assert code == 11 and "semantic probe" in line and f"`{MODEL_INSTALL}`" in line
+    assert not home.exists() or list(home.iterdir()) == []

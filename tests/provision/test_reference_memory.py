@@ -14,11 +14,10 @@ import jsonschema
 import pytest
 
 from bench.memory.corpus import DocKind, NoteFormatError, read_corpus
-from bench.memory.semantic import MODEL_DIR_ENV, load_embedder
+from bench.memory.semantic import MODEL_DIR_ENV, MODEL_INSTALL, load_embedder
 from bench.provision import (
     Fixture,
     PairVerdict,
-    ProbeKind,
     ProbeOutcome,
     Provisioner,
     SnapshotReceipt,
@@ -85,9 +84,8 @@ def test_round_trip_restore_snapshot_destroy(tmp_path: Path) -> None:
 
 
 def test_an_empty_graph_arm_is_an_invalid_snapshot_though_evidence_anchors_pass_the_graph_probes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path / "no-model"))  # vectors are not the point here
     full, _, _ = _round_trip(tmp_path / "a")
     assert full.snapshot is not None and (full.snapshot.state.graph_nodes or 0) > 0
     root = tmp_path / "fixture"
@@ -104,17 +102,23 @@ def test_an_empty_graph_arm_is_an_invalid_snapshot_though_evidence_anchors_pass_
     assert any("the graph arm is empty" in reason for reason in empty.assessment.reasons)
 
 
-def test_semantic_probe_is_unsupported_with_its_reason_when_the_model_is_absent(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path / "no-model"))
-    receipt, _, _ = _round_trip(tmp_path / "home")
-    (semantic,) = [c for c in receipt.assessment.probes if c.kind is ProbeKind.SEMANTIC]
-    assert semantic.outcome is ProbeOutcome.UNSUPPORTED
-    assert "model.safetensors" in (semantic.reason or "")
-    assert receipt.verdict is PairVerdict.VALID
+def test_a_declared_semantic_probe_without_the_model_is_a_one_line_error_naming_the_install(tmp_path: Path) -> None:
+    """The model is a declared dependency: absent (the real lookup pointed at an empty directory), restore refuses
+    in one line naming how to install it, and leaves nothing behind; it never reports the probe unsupported."""
+    empty = tmp_path / "no-model"
+    empty.mkdir()
+    home = tmp_path / "home"
+    done = _run_verb(home, "restore", _restore_request(), {MODEL_DIR_ENV: str(empty)})
+    assert done.returncode == 1 and done.stdout == b""
+    (line,) = done.stderr.decode().splitlines()
+    assert "semantic probe" in line and f"`{MODEL_INSTALL}`" in line and "model.safetensors" in line
+    assert not home.exists() or list(home.iterdir()) == []
+    without_semantic = _restore_request()
+    without_semantic["probes"] = [p for p in without_semantic["probes"] if p["kind"] != "semantic"]
+    assert _run_verb(home, "restore", without_semantic, {MODEL_DIR_ENV: str(empty)}).returncode == 0
 
 
-def test_fingerprint_is_stable_across_restores(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path / "no-model"))  # vectors are covered by the round trip
+def test_fingerprint_is_stable_across_restores(tmp_path: Path) -> None:
     first, _, _ = _round_trip(tmp_path / "a", "run-1")
     second, _, _ = _round_trip(tmp_path / "b", "run-2")
     assert first.snapshot and second.snapshot
@@ -132,13 +136,16 @@ def test_snapshot_of_a_missing_project_is_invalid(tmp_path: Path) -> None:
     assert assess(fixture, response).verdict is PairVerdict.MEMORY_MISSING
 
 
-def _run_verb(home: Path, verb: str, request: dict) -> subprocess.CompletedProcess[bytes]:
+def _run_verb(
+    home: Path, verb: str, request: dict, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "bench.memory", "--home", str(home), verb],
         input=json.dumps(request).encode(),
         capture_output=True,
         check=False,
         cwd=REPO,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -175,9 +182,8 @@ def test_graph_edge_to_an_unknown_node_fails_restore_and_leaves_nothing(tmp_path
     assert list(home.iterdir()) == []
 
 
-def test_the_same_run_restored_twice_gets_two_projects_that_never_collide(tmp_path: Path, monkeypatch) -> None:
+def test_the_same_run_restored_twice_gets_two_projects_that_never_collide(tmp_path: Path) -> None:
     """Runs share the default home (the temp directory), so a project name is salted per restore."""
-    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path / "no-model"))
     home = tmp_path / "home"
     first, second = (json.loads(_run_verb(home, "restore", _restore_request()).stdout) for _ in range(2))
     assert first["project"] != second["project"]

@@ -1,7 +1,8 @@
 """The main job: the bundled example suite end to end, in real containers with the real CLI, then verified.
 
-Three conditions per challenge: the shared control, the reference memory (hooks) and server-memory (an npm MCP
-server in its own image layer), each memory system its own cell beside the other."""
+Four conditions per challenge: the shared control, the reference memory (hooks), server-memory (an npm MCP server in
+its own image layer) and the static baseline static-notes (the evidence as a user-level CLAUDE.md), each memory
+system its own cell beside the others, each compared with the control and each other with the baseline."""
 
 from __future__ import annotations
 
@@ -11,20 +12,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from demo_runs import DemoRuns, bench_command
+from demo_runs import REPO, DemoRuns, bench_command
 
 from bench.agent import ArmRecord, PairRecord, read_exchange_log
 from bench.gateway.wire import Part, RequestView
+from bench.grading import Channel
+from bench.run.grade import ArmGrade
 from bench.sandbox.spec import SpecDiffReceipt
 from bench.store import Store
 from bench.store.actions import ActionKey, recorded_from
 
 MEMORY_CHALLENGES = ("harbor-holds", "transaction-memo", "spreadsheet-export")
 CONTROL_CHALLENGE = "rule-letter-case"
+EXAMPLE = REPO / "challenges" / "example"
 
 
-REFERENCE, SERVER_MEMORY = "reference@1", "server-memory@2026.8.31"
-SYSTEMS = ("reference", "server-memory")
+REFERENCE, SERVER_MEMORY, STATIC = "reference@1", "server-memory@2026.8.31", "static-notes@1"
+SYSTEMS = ("reference", "server-memory", "static-notes")
+ARMS = ("control", *SYSTEMS)
 
 
 def _cells(published: Path) -> dict[tuple[str, str], dict[str, Any]]:
@@ -65,20 +70,21 @@ def test_the_demo_shows_k_of_n_progress_each_arms_outcome_and_ends_with_the_head
     assert re.search(r"^        · control arm: ", progress, re.M)  # what runs inside the pair, as it runs
     outcomes = {
         arm: re.search(rf"^\[ *\d+/\d+\] grade harbor-holds #1 {arm} · \S+ done -> {arm}: (\w+)", progress, re.M)
-        for arm in ("control", "reference", "server-memory")
+        for arm in ARMS
     }
     assert {arm: found.group(1) for arm, found in outcomes.items() if found} == {
         "control": "fail",
         "reference": "pass",
         "server-memory": "pass",
+        "static-notes": "pass",
     }
-    tail = progress.rstrip().splitlines()[-4:]
+    tail = progress.rstrip().splitlines()[-2 - len(SYSTEMS) :]
     assert re.match(r"\d+ stages in \S+: \d+ ran, \d+ cached, 0 failed$", tail[0])
     assert tail[1].split()[:2] == ["memory", "system"]  # the headline table: one row per memory system
-    assert {line.split()[0] for line in tail[2:]} == {"reference:backfilled", "server-memory:backfilled"}
+    assert {line.split()[0] for line in tail[2:]} == {f"{system}:backfilled" for system in SYSTEMS}
     assert all(" points (" in line and "McNemar p" in line for line in tail[2:])  # the pooled effect
     systems = demo_runs.first.result["headline"]["systems"]
-    assert {system["condition"] for system in systems} == {"reference:backfilled", "server-memory:backfilled"}
+    assert {system["condition"] for system in systems} == {f"{system}:backfilled" for system in SYSTEMS}
     assert "stele-bench ls attempts" in demo_runs.first.result["next"]  # and the next command to run
     assert "\x1b[" not in progress  # not a terminal: no colour
 
@@ -86,15 +92,16 @@ def test_the_demo_shows_k_of_n_progress_each_arms_outcome_and_ends_with_the_head
 CHANNELS = {
     REFERENCE: {"anchor-triggered-recall": 1, "prompt-time-retrieval": 1},
     SERVER_MEMORY: {"memory-tool-retrieval": 1},
+    STATIC: {"static-context": 1},
 }
 
 
-@pytest.mark.parametrize("system", [REFERENCE, SERVER_MEMORY])
+@pytest.mark.parametrize("system", [REFERENCE, SERVER_MEMORY, STATIC])
 def test_each_system_delivers_through_its_own_channels_and_helps_only_where_it_should(
     demo_runs: DemoRuns, system: str
 ) -> None:
     cells = _cells(demo_runs.published)
-    assert {label for _, label in cells} == {REFERENCE, SERVER_MEMORY}
+    assert {label for _, label in cells} == {REFERENCE, SERVER_MEMORY, STATIC}
     for challenge in MEMORY_CHALLENGES:
         treatment, control = cells[challenge, system]["treatment"], cells[challenge, system]["control"]
         assert treatment["delivered_via"] == CHANNELS[system], challenge
@@ -107,11 +114,12 @@ def test_each_system_delivers_through_its_own_channels_and_helps_only_where_it_s
     assert all(cell["tokens"]["status"] == "not-tested" for cell in cells.values())
 
 
-def test_the_report_says_the_model_was_a_stand_in_and_shows_both_systems(demo_runs: DemoRuns) -> None:
+def test_the_report_says_the_model_was_a_stand_in_and_shows_every_system(demo_runs: DemoRuns) -> None:
     report = (demo_runs.published / "report" / "index.html").read_text()
     top = report.split("<section", 1)[0]
     assert "The model was a deterministic stand-in" in top
-    assert REFERENCE in report and SERVER_MEMORY in report and "memory-tool-retrieval" in report
+    assert all(system in report for system in (REFERENCE, SERVER_MEMORY, STATIC))
+    assert "memory-tool-retrieval" in report and "static-context" in report
 
 
 def test_every_pair_differs_from_the_shared_control_only_in_its_attachment_image_layer_included(
@@ -134,6 +142,7 @@ def test_every_pair_differs_from_the_shared_control_only_in_its_attachment_image
         layered = {d.field: d.second for d in diffs["server-memory"].differences}
         assert str(layered["attachment.image_id"]).startswith("sha256:")
         assert "attachment.image_id" not in {d.field for d in diffs["reference"].differences}
+        assert "attachment.image_id" not in {d.field for d in diffs["static-notes"].differences}
 
 
 def test_no_request_of_any_arm_carries_the_clis_own_memory(demo_runs: DemoRuns) -> None:
@@ -147,4 +156,45 @@ def test_no_request_of_any_arm_carries_the_clis_own_memory(demo_runs: DemoRuns) 
             texts = RequestView.of(exchange.request_body).texts(Part.SYSTEM)  # type: ignore[arg-type]
             assert texts and not any("# auto memory" in text for text in texts), arm
             requests += 1
-    assert len(arms) == 12 and requests >= 12
+    assert len(arms) == 16 and requests >= 16
+
+
+def _grade(published: Path, challenge: str, condition: str) -> ArmGrade:
+    return ArmGrade.model_validate_json((published / f"receipts/{challenge}/1/{condition}-grade.json").read_bytes())
+
+
+def test_the_static_baselines_delivery_is_credited_through_its_own_channel_in_its_arm_only(
+    demo_runs: DemoRuns,
+) -> None:
+    """The notes file reaches the model where the CLI loads a user-level CLAUDE.md: graded as the static-context
+    channel (session file and gateway agreeing) in the static baseline's arm; no other arm has it, and the control
+    received no memory phrase, so no pair is contaminated."""
+    phrases = set(json.loads((EXAMPLE / "fixture" / "fixture.json").read_text())["memory_phrases"])
+    for challenge in (*MEMORY_CHALLENGES, CONTROL_CHALLENGE):
+        static = _grade(demo_runs.published, challenge, "static-notes").grade.delivered
+        channel = static.channel(Channel.STATIC_CONTEXT)
+        assert set(channel.gateway_phrases) == set(channel.phrases) == phrases, challenge
+        assert static.delivered and not static.tampered, challenge
+        assert not any(c.gateway_phrases for c in static.channels if c.channel is not Channel.STATIC_CONTEXT)
+        for other in ("control", "reference", "server-memory"):
+            graded = _grade(demo_runs.published, challenge, other).grade.delivered
+            assert not graded.channel(Channel.STATIC_CONTEXT).gateway_phrases, (challenge, other)
+        assert _grade(demo_runs.published, challenge, "control").grade.delivered.received_by_model == ()
+    decisions = [json.loads(path.read_text()) for path in (demo_runs.published / "admissions").glob("*.json")]
+    assert len(decisions) == len(SYSTEMS) * 4 and {d["decision"] for d in decisions} == {"admitted"}
+
+
+def test_the_summary_and_report_compare_each_system_with_control_and_each_memory_system_with_the_baseline(
+    demo_runs: DemoRuns,
+) -> None:
+    summary = json.loads((demo_runs.published / "receipts" / "statistics-summary.json").read_text())
+    assert summary["baseline"] == "static-notes"
+    compared = sorted((c["kind"], c["treatment"]["label"], c["reference"]) for c in summary["comparisons"])
+    assert compared == sorted(
+        [*(("versus-control", label, "no-memory") for label in (REFERENCE, SERVER_MEMORY, STATIC))]
+        + [("versus-baseline", label, STATIC) for label in (REFERENCE, SERVER_MEMORY)]
+    )
+    for comparison in summary["comparisons"]:
+        assert {s["challenge"] for s in comparison["strata"]} == {*MEMORY_CHALLENGES, CONTROL_CHALLENGE}
+    report = (demo_runs.published / "report" / "index.html").read_text()
+    assert "compared with the static baseline static-notes" in report

@@ -16,7 +16,8 @@ from inspect_ai.log import read_eval_log
 from bench.results import load_bundle
 
 CHALLENGES = {"harbor-holds", "transaction-memo", "spreadsheet-export", "rule-letter-case"}
-CONDITIONS = {"control", "reference", "server-memory"}
+CONDITIONS = {"control", "reference", "server-memory", "static-notes"}
+SYSTEMS = CONDITIONS - {"control"}
 
 
 def _json(demo_runs: DemoRuns, *argv: str) -> dict[str, Any]:
@@ -86,14 +87,16 @@ def test_ls_lists_what_the_demo_made_and_its_short_digests_resolve(demo_runs: De
     shown = bench_command(demo_runs.project, "--json", "store", "cat", shorts[0])
     assert shown.returncode == 0 and json.loads(shown.stdout)["digest"].split(":")[1].startswith(shorts[0])
     if listing == "attempts":
-        assert len(shorts) == 2 * len(CHALLENGES)  # one line per memory system's pair
+        assert len(shorts) == len(SYSTEMS) * len(CHALLENGES)  # one line per memory system's pair
 
 
 def test_load_bundle_gives_a_notebook_the_records_from_the_directory_or_the_store(demo_runs: DemoRuns) -> None:
     from_directory = load_bundle(demo_runs.published)
     from_store = load_bundle("published/example", demo_runs.store)
-    assert from_directory.records == from_store.records and len(from_directory.records) == 2 * len(CHALLENGES)
+    assert from_directory.records == from_store.records and len(from_directory.records) == len(SYSTEMS) * len(
+        CHALLENGES
+    )
     rows = from_directory.rows()
     assert {row["challenge"] for row in rows} == CHALLENGES
     systems = {system.condition for system in from_directory.headline.systems}
-    assert systems == {"reference:backfilled", "server-memory:backfilled"}
+    assert systems == {f"{system}:backfilled" for system in SYSTEMS}

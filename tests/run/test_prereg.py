@@ -33,10 +33,35 @@ def suite_copy(tmp_path: Path) -> Path:
 
 
 def test_the_committed_preregistrations_match_the_bundled_suite() -> None:
+    """v2 records the static baseline and names it; v1 stays as it was frozen, superseded by v2."""
     suite = open_suite(REPO / "challenges" / "example")
+    versions = load_preregistrations(REPO / "manifests" / "example")
     for loaded in suite.challenges:
         prereg = current_preregistration(suite, loaded, REPO / "manifests" / "example", attempts=2)
-        assert prereg.version == 1 and prereg.frozen.model == suite.manifest.model
+        assert prereg.version == 2 and prereg.frozen.model == suite.manifest.model
+        v1, v2 = versions[loaded.manifest.challenge_id]
+        assert v2 == prereg and v2.supersedes == v1.digest and v1.frozen.analysis.baseline is None
+        assert correction_moves(v1, v2) == ["memory_systems.static-notes", "analysis.baseline"]
+        assert v2.frozen.analysis.baseline == suite.manifest.baseline == "static-notes"
+        assert v2.frozen.analysis.minimum_detectable_effect is not None
+
+
+def test_a_correction_states_the_baseline_the_suite_now_names(suite_copy: Path, tmp_path: Path) -> None:
+    manifest = json.loads((suite_copy / "suite.json").read_text())
+    manifest.pop("baseline")
+    (suite_copy / "suite.json").write_text(json.dumps(manifest))
+    freeze(open_suite(suite_copy), tmp_path / "preregs")
+    manifest["baseline"] = "static-notes"
+    (suite_copy / "suite.json").write_text(json.dumps(manifest))
+    suite = open_suite(suite_copy)
+    with pytest.raises(ContractError, match="froze the baseline None, the suite now names 'static-notes'"):
+        current_preregistration(suite, suite.challenge("harbor-holds"), tmp_path / "preregs", attempts=1)
+    _, old, corrected = record_correction(suite, suite.challenge("harbor-holds"), tmp_path / "preregs", "a baseline")
+    assert (old.frozen.analysis.baseline, corrected.frozen.analysis.baseline) == (None, "static-notes")
+    assert correction_moves(old, corrected) == ["analysis.baseline"]
+    assert (
+        current_preregistration(suite, suite.challenge("harbor-holds"), tmp_path / "preregs", attempts=1) == corrected
+    )
 
 
 def test_freeze_writes_once_and_never_overwrites(suite_copy: Path, tmp_path: Path) -> None:

@@ -80,9 +80,9 @@ def test_a_bundle_copied_elsewhere_verifies_without_store_docker_or_network(bund
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result = json.loads(done.stdout)
     arms = len(list(bundle.glob("receipts/*/*/*-grade.json")))
-    assert arms == 3 * len(list(bundle.glob("report/attempts/*.html")))  # the control and two systems
+    assert arms == 4 * len(list(bundle.glob("report/attempts/*.html")))  # the control and three systems
     assert result["verified"] and result["claims"]["re-derived"]["grade"] == arms
-    assert result["claims"]["attested"]["paired-attempt"] == arms // 3
+    assert result["claims"]["attested"]["paired-attempt"] == arms // 4
     assert list(elsewhere.iterdir()) == []  # no store made where it ran
     assert Path(REPO).is_dir()
 
@@ -234,13 +234,13 @@ def test_the_transcript_page_shows_injected_context_in_the_treatment_column_only
     page = bundle / "report" / "attempts" / f"{CHALLENGE}-1.html"
     html = page.read_text()
     columns = html.split('<section class="arm" ')[1:]
-    assert [c.split('"', 2)[1] for c in columns] == ["control", "reference", "server-memory"]
+    assert [c.split('"', 2)[1] for c in columns] == ["control", "reference", "server-memory", "static-notes"]
     assert "step injected" not in columns[0] and "step injected" in columns[1]
     assert "<mark>" in columns[1]
     image = _screenshot(page, tmp_path / "page.png", tmp_path / "profile")
     yellow = tuple(int(INJECTED_COLOUR[i : i + 2], 16) for i in (1, 3, 5))
-    third = 1 / 3
-    control = colour_counts(image, step=2, across=(0.0, third - 0.02))
-    treatment = colour_counts(image, step=2, across=(third + 0.02, 2 * third - 0.02))
+    quarter = 1 / len(columns)
+    control = colour_counts(image, step=2, across=(0.0, quarter - 0.02))
+    treatment = colour_counts(image, step=2, across=(quarter + 0.02, 2 * quarter - 0.02))
     assert control[yellow] == 0
     assert treatment[yellow] > 200, "the injected block is not drawn in the treatment column"

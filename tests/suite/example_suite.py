@@ -1,11 +1,12 @@
 """Shared pieces for the example suite's tests: the packaged project tree and a conversation driver for policies.
 
-The driver plays the part of the agent harness around a policy, in process: it sends requests shaped as Claude
-Code sends them (hook context as ``<system-reminder>`` text in user messages, tool results in the next user
-message, the earlier conversation on resume) and carries out Read, Write and Edit on a real directory with
-Claude Code's rules (Edit and overwriting Write need an earlier Read; Edit needs exactly one match). The memory
-side is the reference memory's own recall code over a state built from the fixture, so what a policy sees is
-what the hooks would deliver. The real CLI runs the same policies in ``test_example_real_cli.py``.
+The driver plays the part of the agent harness around a policy, in process: it sends requests shaped as Claude Code
+sends them (hook context as ``<system-reminder>`` text in user messages, tool results in the next user message, the
+earlier conversation on resume) and carries out Read, Write and Edit on a real directory with Claude Code's rules
+(Edit and overwriting Write need an earlier Read; Edit needs exactly one match). The memory side is the reference
+memory's own recall code over a state built from the fixture, so what a policy sees is what the hooks would deliver;
+the static baseline's notes go where the CLI loads a user-level CLAUDE.md. The real CLI runs the same policies in
+``test_example_real_cli.py``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.agent.claude import USER_MEMORY_PATH
 from bench.gateway import Policy
 from bench.memory.corpus import read_corpus
 from bench.memory.recall import connect, file_context, prompt_context
@@ -66,20 +68,32 @@ def _reminder(event: str, context: str) -> dict[str, str]:
     }
 
 
+def _instructions(notes: str) -> dict[str, str]:
+    """A user-level CLAUDE.md as Claude Code 2.1.332 places it: a reminder block of the first user message."""
+    return {
+        "type": "text",
+        "text": "<system-reminder>\nCodebase and user instructions are shown below.\n\n"
+        f"Contents of {USER_MEMORY_PATH} (user's private global instructions for all projects):\n\n{notes}\n"
+        "</system-reminder>",
+    }
+
+
 @dataclass
 class Conversation:
-    """One session against one workspace; ``memory`` is the state the hooks read, or None for no hooks."""
+    """One session against one workspace; ``memory`` is the state the hooks read, or None for no hooks; ``notes``
+    a user-level CLAUDE.md the harness loads into the first message, or None for none."""
 
     policy: Policy
     workspace: Path
     memory: sqlite3.Connection | None
+    notes: str | None = None
     messages: list[dict[str, Any]] = field(default_factory=list)
     rules: list[str] = field(default_factory=list)
     read: set[Path] = field(default_factory=set)
 
     def prompt(self, text: str) -> None:
         """Send one user prompt and run tool calls until the policy ends its turn."""
-        content: list[dict[str, Any]] = []
+        content: list[dict[str, Any]] = [_instructions(self.notes)] if self.notes and not self.messages else []
         context = prompt_context(self.memory, text) if self.memory is not None else None
         if context:
             content.append(_reminder("UserPromptSubmit", context))
@@ -144,11 +158,13 @@ class Conversation:
         return f"unknown tool {name}", False
 
 
-def drive(policy: Policy, workspace: Path, prompts: Sequence[str], state: Path | None) -> list[str]:
+def drive(
+    policy: Policy, workspace: Path, prompts: Sequence[str], state: Path | None, notes: str | None = None
+) -> list[str]:
     """Run ``prompts`` as one resumed session; returns the rule that answered each request."""
     memory = connect(state) if state is not None else None
     try:
-        conversation = Conversation(policy, workspace, memory)
+        conversation = Conversation(policy, workspace, memory, notes)
         for text in prompts:
             conversation.prompt(text)
         return conversation.rules

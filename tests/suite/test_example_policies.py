@@ -73,6 +73,27 @@ def test_driven_policy_passes_exactly_when_memory_should_decide(
     assert (verdict.returncode == 0) is expected_pass, (rules, verdict.stdout)
 
 
+@pytest.mark.parametrize("challenge_id", [*MEMORY_CHALLENGES, CONTROL])
+def test_the_static_notes_decide_like_the_delivered_memory_through_the_same_rules(
+    suite: Suite,
+    fresh_workspace: Callable[[str], Path],
+    memory_state: Path,
+    static_notes: tuple[str, object, object],
+    challenge_id: str,
+) -> None:
+    """The notes file, where the CLI loads a user-level CLAUDE.md, fires the rules keyed on the memory's contents:
+    the same path as the reference memory's hooks, so the baseline passes where memory should decide."""
+    prompts = _prompts(suite, challenge_id)
+    runs = {}
+    for name, state, notes in (("notes", None, static_notes[0]), ("hooks", memory_state, None)):
+        workspace = fresh_workspace(name)
+        runs[name] = drive(_policy(suite, challenge_id, str(workspace)), workspace, prompts, state, notes)
+        loaded = suite.challenge(challenge_id)
+        verdict = run_script(loaded.directory / loaded.manifest.verifier.asset.path, workspace)
+        assert verdict.returncode == 0, (name, runs[name], verdict.stdout)
+    assert runs["notes"] == runs["hooks"]
+
+
 def test_the_control_runs_the_same_rules_in_both_arms(
     suite: Suite, fresh_workspace: Callable[[str], Path], memory_state: Path
 ) -> None:

@@ -10,7 +10,9 @@ import pytest
 from pydantic import ValidationError
 
 from bench.agent.attachment import MCP_CONFIG_PATH, SETTINGS_PATH, treatment_attachment
+from bench.agent.claude import USER_MEMORY_PATH
 from bench.errors import ContractError
+from bench.provision import PairVerdict, ProbeKind, ProbeOutcome, SnapshotReceipt
 from bench.provision.messages import RestoreLocations, RestoreResponse
 from bench.suite.memory_system import MemorySystem, resolve_provisioner
 from bench.suite.suite import Suite
@@ -33,9 +35,15 @@ def system(**changes: Any) -> dict[str, Any]:
     return declaration
 
 
-def test_the_example_declares_both_systems_with_their_attachments(suite: Suite) -> None:
-    reference, server = suite.manifest.memory_systems
+def test_the_example_declares_its_systems_with_their_attachments(suite: Suite) -> None:
+    reference, server, notes = suite.manifest.memory_systems
     assert (reference.condition, server.condition) == ("reference@1", "server-memory@2026.8.31")
+    # The static baseline: the notes written down, as a file the harness loads by itself; nothing else attached.
+    assert notes.condition == "static-notes@1" and suite.manifest.baseline == "static-notes"
+    assert [(m.location, m.target, m.writable) for m in notes.attachment.mounts] == [
+        ("notes", str(USER_MEMORY_PATH), False)
+    ]
+    assert notes.attachment.settings is None and not notes.attachment.mcp_servers and notes.attachment.image is None
     assert reference.tool_servers == () and server.tool_servers == ("memory",)
     assert server.attachment.image is not None and "nodejs" in server.attachment.image.debian
     assert [m.writable for m in server.attachment.mounts] == [True]
@@ -112,3 +120,25 @@ def test_the_attachment_mounts_what_restore_reported_and_writes_the_declared_con
         treatment_attachment(declared, _restored({"other": str(graph)}), staging, None)
     with pytest.raises(ContractError, match="no locations"):
         treatment_attachment(declared, _restored(None), staging, None)
+
+
+def test_the_static_notes_hold_every_evidence_document_verbatim_and_answer_the_probes_honestly(
+    suite: Suite, static_notes: tuple[str, SnapshotReceipt, list[Path]]
+) -> None:
+    notes, receipt, seen = static_notes
+    evidence = suite.fixture_root / suite.fixture.evidence_corpus.path
+    for document in sorted(evidence.rglob("*.md")):
+        assert document.read_text(encoding="utf-8").strip() in notes, document  # the same facts, verbatim
+    assert all(phrase in notes for phrase in suite.fixture.memory_phrases)
+    for naming in ("stele", "bench", suite.fixture.fixture_id, "r1.a1", "baseline", "control", "experiment"):
+        assert naming not in notes.lower(), naming  # the file is what the agent reads: it names no run
+    assert receipt.verdict is PairVerdict.VALID
+    outcomes = {check.kind: set() for check in receipt.assessment.probes}
+    for check in receipt.assessment.probes:
+        outcomes[check.kind].add(check.outcome)
+    assert outcomes == {
+        ProbeKind.FULL_TEXT: {ProbeOutcome.PASSED},
+        ProbeKind.GRAPH: {ProbeOutcome.PASSED},  # by the Anchors:/Related: lines the notes themselves carry
+        ProbeKind.SEMANTIC: {ProbeOutcome.UNSUPPORTED},  # no embeddings: said so, never a lexical stand-in
+    }
+    assert any(path.name == "NOTES.md" for path in seen) and not any(path.exists() for path in seen)  # destroyed
