@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,7 +68,7 @@ def test_a_planted_build_log_is_found_by_file_and_term_and_the_image_refused(
         IdentityFinding("etc/tool", None, "stelebench"),
     }
     assert scan.files > 1 and scan.bytes > CHUNK
-    with pytest.raises(ImageNotNeutral, match="var/log/bootstrap.log:2: stele-bench") as refused:
+    with pytest.raises(ImageNotNeutral, match=re.escape("var/log/bootstrap.log:2: stele-bench")) as refused:
         require_neutral_image(planted_image, backend_engine, tmp_path)
     assert refused.value.image_id == planted_image and len(refused.value.findings) == 4
     assert not (tmp_path / "scans").exists()  # no clean verdict is remembered for a refused image
