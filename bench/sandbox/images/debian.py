@@ -146,8 +146,12 @@ def base_rootfs(recipe: DebianRecipe, cache_dir: Path) -> Path:
         for log in BUILD_LOGS:
             (root / log).unlink(missing_ok=True)
         _add_user(root)
-        handle, partial = tempfile.mkstemp(dir=cache_dir, prefix=f"{tarball.name}.", suffix=".partial")
+        handle, name = tempfile.mkstemp(dir=cache_dir, prefix=f"{tarball.name}.", suffix=".partial")
         os.close(handle)
-        _run(["tar", "--numeric-owner", "--xattrs", "-C", str(root), "-cf", partial, "."], "packing the rootfs")
-        Path(partial).rename(tarball)
+        partial = Path(name)
+        try:
+            _run(["tar", "--numeric-owner", "--xattrs", "-C", str(root), "-cf", name, "."], "packing the rootfs")
+            partial.rename(tarball)
+        finally:
+            partial.unlink(missing_ok=True)  # a failed pack leaves no half-written tarball behind
     return tarball
