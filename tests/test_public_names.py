@@ -352,7 +352,9 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "BuildResult",
         "ImageArchive",
         "ImageName",
+        "ImageNotNeutral",
         "ImageRecord",
+        "ImageScan",
         "StoreImages",
         "archive_image",
         "build_image",
@@ -362,6 +364,8 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "list_images",
         "newest_image_id",
         "require_image",
+        "require_neutral_image",
+        "scan_image",
     ],
     "bench.stages": [
         "ActionOutcome",

@@ -23,6 +23,7 @@ __all__ = [
     "FindingKind",
     "Hit",
     "TextScanner",
+    "harness_terms",
     "identity_terms",
     "path_markers",
 ]
@@ -175,10 +176,14 @@ def path_markers(path: str) -> Iterator[tuple[FindingKind, str]]:
     name = path[path.rfind("/") + 1 :]
     if _CANDIDATE.match(name) is not None:  # one match rejects nearly every name before the checks below
         yield from _name_markers(path, name)
-    lowered = path.lower()
-    for term in HARNESS_TERMS:
-        if term in lowered:
-            yield FindingKind.BENCHMARK_AWARENESS, term
+    for term in harness_terms(path):
+        yield FindingKind.BENCHMARK_AWARENESS, term
+
+
+def harness_terms(text: str) -> list[str]:
+    """The :data:`HARNESS_TERMS` in ``text`` (a path, a link target), compared case-insensitively."""
+    lowered = text.lower()
+    return [term for term in HARNESS_TERMS if term in lowered]
 
 
 def _name_markers(path: str, name: str) -> Iterator[tuple[FindingKind, str]]:

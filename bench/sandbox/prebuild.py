@@ -3,7 +3,9 @@
 It runs under the challenge's CPU and memory limits, in the same image and as the same user as the arms, so a
 build cache made here is valid there. A model-only network has no gateway yet at this point, so prebuild then
 runs with no network; ``public`` and ``none`` are kept as declared. A prebuild that fails or times out stops the
-pair: the receipt records why and carries no start tree.
+pair: the receipt records why and carries no start tree. So does a start tree that names the harness: the
+prebuild's output is scanned with the terms certification uses (:func:`bench.packaging.identity.scan_tree`), since
+certification saw only the tree before it.
 
 The receipt's ``outcome`` is how the prebuild process ended (:class:`~.backends.ProcessOutcome`), or None when the
 challenge declares nothing to run.
@@ -17,6 +19,7 @@ from pydantic import Field
 
 from ..contracts import ContractModel, Digest, Document, ImageId, Ref, TreeDigest
 from ..errors import SandboxError
+from ..packaging.identity import scan_tree
 from ..stages import Ports, StageContext, StageKind, stage
 from ..suite.challenge import Environment, NetworkMode
 from .backends import ProcessOutcome, RunRequest, SandboxBackend
@@ -33,6 +36,7 @@ __all__ = [
 ]
 
 PREBUILD_TIMEOUT = 1800
+_SHOWN = 20  # findings named in a stopped pair's reason
 
 
 class PrebuildReceipt(Document):
@@ -81,6 +85,8 @@ def prebuild(backend: SandboxBackend, redacted: Digest, params: PrebuildParams) 
         ProcessOutcome.FAILED: f"prebuild {list(argv)} exited {ran.exit_code}",
         ProcessOutcome.TIMED_OUT: f"prebuild {list(argv)} passed its {params.timeout_seconds:g}s deadline",
     }[ran.outcome]
+    if reason is None and ran.tree is not None:
+        reason = _named_harness(backend, ran.tree)
     update = {
         "outcome": ran.outcome,
         "exit_code": ran.exit_code,
@@ -90,6 +96,17 @@ def prebuild(backend: SandboxBackend, redacted: Digest, params: PrebuildParams) 
         "reason": reason,
     }
     return receipt.model_copy(update=update)
+
+
+def _named_harness(backend: SandboxBackend, tree: Digest) -> str | None:
+    """Why a prebuilt tree may not start the arms: what it wrote names the harness (certification saw only the
+    redacted tree, so what the prebuild added is scanned here, with the same terms)."""
+    findings = scan_tree(backend.store, tree)
+    if not findings:
+        return None
+    shown = "; ".join(str(finding) for finding in findings[:_SHOWN])
+    more = f"; and {len(findings) - _SHOWN} more" if len(findings) > _SHOWN else ""
+    return f"the prebuilt start tree names the harness in {len(findings)} place(s): {shown}{more}"
 
 
 def start_tree(receipt: PrebuildReceipt) -> Digest:
@@ -108,7 +125,7 @@ class PrebuildOutputs(Ports):
     start: TreeDigest | None  # absent when the prebuild failed: the receipt says why
 
 
-@stage("prebuild", version=2, kind=StageKind.OBSERVED)
+@stage("prebuild", version=3, kind=StageKind.OBSERVED)
 def prebuild_stage(context: StageContext, inputs: PrebuildInputs, params: PrebuildParams) -> PrebuildOutputs:
     """The ``prebuild`` receipt, and the ``start`` tree when it built."""
     receipt = prebuild(context.service(SandboxBackend), inputs.redacted, params)

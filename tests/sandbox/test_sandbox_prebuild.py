@@ -1,4 +1,5 @@
-"""Prebuild: once, under the challenge's limits, over the redacted tree; a failure stops the pair with a reason."""
+"""Prebuild: once, under the challenge's limits, over the redacted tree; a failure, or a start tree naming the
+harness, stops the pair with a reason."""
 
 from __future__ import annotations
 
@@ -63,6 +64,16 @@ def test_a_failed_prebuild_stops_the_pair_with_a_recorded_reason(
         start_tree(receipt)
     stored = store.put_document(receipt)
     assert store.get_document(stored, type(receipt)) == receipt
+
+
+def test_a_prebuild_that_writes_the_harness_name_stops_the_pair(
+    store: Store, backend: DockerBackend, tiny_image: str
+) -> None:
+    argv = ("sh", "-c", "mkdir -p build && printf 'ok\\nroot=/x/Stele_Bench/y\\n' > build/cache && touch stelebench.o")
+    receipt = prebuild(backend, make_tree(store, {"a": b"a"}), _params(tiny_image, argv))
+    assert receipt.outcome is ProcessOutcome.SUCCEEDED and receipt.start is None  # it ran; its output is refused
+    reason = receipt.reason or ""
+    assert "build/cache:2: stele_bench" in reason and "stelebench.o: stelebench" in reason
 
 
 def test_the_prebuild_stage_runs_once(store: Store, tiny_image: str) -> None:

@@ -25,7 +25,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from types import TracebackType
-from typing import ClassVar, NoReturn
+from typing import BinaryIO, ClassVar, NoReturn
 
 from ...contracts import ContractModel, Digest
 from ...errors import SandboxError
@@ -250,6 +250,11 @@ class SandboxBackend(ABC):
     def save_image(self, image_id: str, target: Path) -> None:
         """Write an archive of ``image_id`` to ``target``: its layers and config, so a load keeps its ID."""
         self.refuse(Capability.IMAGES, f"saving image {image_id}")
+
+    def export_image(self, image_id: str) -> AbstractContextManager[BinaryIO]:
+        """The filesystem of ``image_id`` as a tar stream, readable while the block runs: what a container of it
+        would see before its first process starts (no container of it is ever started)."""
+        self.refuse(Capability.IMAGES, f"exporting the filesystem of image {image_id}")
 
     def load_image(self, archive: Path) -> list[str]:
         """Load an archive :meth:`save_image` wrote; returns the IDs of the images it held."""

@@ -4,12 +4,15 @@ their archives travel through the store to other nodes."""
 from .archive import ImageArchive, StoreImages, archive_image
 from .build import BuildResult, build_image, build_layer, cache_dir
 from .registry import ImageName, ImageRecord, find_image, list_images, newest_image_id, require_image
+from .scan import ImageNotNeutral, ImageScan, require_neutral_image, scan_image
 
 __all__ = [
     "BuildResult",
     "ImageArchive",
     "ImageName",
+    "ImageNotNeutral",
     "ImageRecord",
+    "ImageScan",
     "StoreImages",
     "archive_image",
     "build_image",
@@ -19,4 +22,6 @@ __all__ = [
     "list_images",
     "newest_image_id",
     "require_image",
+    "require_neutral_image",
+    "scan_image",
 ]

@@ -22,7 +22,7 @@ __all__ = ["CLI_PACKAGE", "CLI_VERSION", "agent_context", "agent_inputs", "fetch
 
 CLI_PACKAGE = "@anthropic-ai/claude-code-linux-x64"
 CLI_VERSION = "2.1.332"  # the version whose interfaces agent-interfaces.md records
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2  # 2: on the base image of recipe 2, which keeps no build logs
 _DOCKERFILE = "FROM {base}\nCOPY --chown=0:0 claude /usr/local/bin/claude\n"
 
 

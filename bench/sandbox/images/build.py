@@ -4,7 +4,7 @@ tiny and base are rootfs tarballs imported through the backend (``docker import`
 backend builds on the base image's ID (``docker build``), and a memory system's image a layer on the agent image's
 (:func:`build_layer`, from the packages its declaration names). Without a backend given, the default one is used. The
 rootfs and CLI downloads are cached under :func:`cache_dir`, so even a rebuild after the engine lost its
-images fetches nothing.
+images fetches nothing. Every image returned has scanned clean of the harness's name (:mod:`.scan`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from .archive import archive_image
 from .debian import DebianRecipe, base_rootfs, configured_mirror, host_codename
 from .layer import fetch_npm, fetch_wheels, layer_context, layer_inputs
 from .registry import INPUTS_LABEL, RECIPE_LABEL, ImageName, ImageRecord, find_image, list_images, using
+from .scan import require_neutral_image
 from .tiny import tiny_rootfs
 
 __all__ = ["BuildResult", "build_image", "build_layer", "cache_dir"]
@@ -115,6 +116,7 @@ def _found(name: ImageName, inputs: str, backend: SandboxBackend, before: set[st
     record = find_image(name, inputs, backend)
     if record is None:
         raise SandboxError(f"the {name.value} image was built but no image carries inputs {inputs}")
+    require_neutral_image(record.image_id, backend, cache_dir())  # every image returned has scanned clean
     return BuildResult(record=record, built=record.image_id not in before, seconds=time.monotonic() - started)
 
 

@@ -22,7 +22,10 @@ from ..layout import USER_GID, USER_HOME, USER_NAME, USER_UID, WORKSPACE
 __all__ = ["DebianRecipe", "base_rootfs", "configured_mirror", "host_codename"]
 
 PACKAGES = ("python3", "git", "ca-certificates")
-RECIPE_VERSION = 1
+# 2: built outside the cache directory, build logs removed (version 1 left debootstrap's log, naming the build path).
+RECIPE_VERSION = 2
+# What the build leaves in /var/log: debootstrap's own log (every path it wrote) and dpkg's.
+BUILD_LOGS = ("var/log/bootstrap.log", "var/log/dpkg.log", "var/log/alternatives.log")
 
 
 @dataclass(frozen=True)
@@ -122,21 +125,33 @@ def _run(argv: list[str], what: str) -> None:
 
 
 def base_rootfs(recipe: DebianRecipe, cache_dir: Path) -> Path:
-    """The cached rootfs tarball of ``recipe``, made by debootstrap when absent."""
+    """The cached rootfs tarball of ``recipe``, made by debootstrap when absent.
+
+    debootstrap runs in a neutrally named directory of the system's temporary directory, never under the cache
+    (whose path names the project): it writes its root's path into the logs it leaves, and whatever it leaves
+    the agent can read. The build logs are removed all the same (:data:`BUILD_LOGS`).
+    """
     tarball = cache_dir / f"base-{recipe.inputs[:16]}.tar"
     if tarball.is_file():
         return tarball
     if shutil.which("debootstrap") is None:
         raise SandboxError("debootstrap is not installed; run `apt-get install debootstrap`")
     cache_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=cache_dir, prefix="rootfs-") as work:
+    with tempfile.TemporaryDirectory(prefix="rootfs-") as work:
         root = Path(work) / "root"
         argv = ["debootstrap", "--variant=minbase", f"--include={','.join(recipe.packages)}", recipe.suite, str(root)]
         _run([*argv, recipe.mirror], f"debootstrap of {recipe.suite} from {recipe.mirror}")
         shutil.rmtree(root / "var/cache/apt/archives", ignore_errors=True)
         shutil.rmtree(root / "var/lib/apt/lists", ignore_errors=True)
+        for log in BUILD_LOGS:
+            (root / log).unlink(missing_ok=True)
         _add_user(root)
-        partial = Path(work) / "rootfs.tar"
-        _run(["tar", "--numeric-owner", "--xattrs", "-C", str(root), "-cf", str(partial), "."], "packing the rootfs")
-        partial.rename(tarball)
+        handle, name = tempfile.mkstemp(dir=cache_dir, prefix=f"{tarball.name}.", suffix=".partial")
+        os.close(handle)
+        partial = Path(name)
+        try:
+            _run(["tar", "--numeric-owner", "--xattrs", "-C", str(root), "-cf", name, "."], "packing the rootfs")
+            partial.rename(tarball)
+        finally:
+            partial.unlink(missing_ok=True)  # a failed pack leaves no half-written tarball behind
     return tarball

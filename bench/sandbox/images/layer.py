@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import shutil
 import subprocess
 import tarfile
 import tempfile
@@ -32,8 +33,11 @@ from ...suite.memory_system import ImageLayer
 
 __all__ = ["LAYER_RECIPE_VERSION", "fetch_npm", "fetch_wheels", "layer_context", "layer_dockerfile", "layer_inputs"]
 
-LAYER_RECIPE_VERSION = 1
+# 2: fetched outside the cache directory, apt's and dpkg's logs and pip's cache left out of the layer.
+LAYER_RECIPE_VERSION = 2
 _NPM_DIR = "npm"
+# What apt-get leaves in /var/log (its command lines and dpkg's record of the install): build logs, not the system.
+_BUILD_LOGS = "/var/log/apt/* /var/log/dpkg.log /var/log/alternatives.log"
 _WHEEL_DIR = "wheels"
 
 
@@ -47,15 +51,22 @@ def _run(argv: list[str], cwd: Path, what: str) -> None:
 
 
 def _cached(cache: Path, kind: str, pins: tuple[str, ...], fetch: list[str]) -> Path:
-    """Run ``fetch`` (which fills the directory ``out``) once per package list; the result is renamed into place."""
+    """Run ``fetch`` (which fills the directory ``out``) once per package list; the result is moved into place.
+
+    It runs in a neutrally named temporary directory, not under the cache (whose path names the project): what a
+    client writes may record where it ran, and it all goes into the image.
+    """
     name = hashlib.sha256("\n".join(pins).encode()).hexdigest()[:20]
     target = cache / f"{kind}-{name}"
     if target.is_dir():
         return target
     cache.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=cache, prefix=f"{kind}-fetch-") as work:
+    with tempfile.TemporaryDirectory(prefix=f"{kind}-") as work:
         _run(fetch, Path(work), f"{kind} packages {list(pins)}")
-        (Path(work) / "out").rename(target)
+        partial = Path(tempfile.mkdtemp(dir=cache, prefix=f"{target.name}.partial-"))
+        shutil.move(Path(work) / "out", partial / "out")  # across file systems: copied, then renamed in one step
+        (partial / "out").rename(target)
+        partial.rmdir()
     return target
 
 
@@ -93,15 +104,15 @@ def layer_dockerfile(agent_image_id: str, layer: ImageLayer) -> str:
         packages = " ".join(layer.debian)
         lines.append(
             "RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
-            f"{packages} >/dev/null && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb"
+            f"{packages} >/dev/null && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb {_BUILD_LOGS}"
         )
     if layer.npm:
         lines.append(f"COPY {_NPM_DIR}/ /usr/local/")
     if layer.pip:
         lines.append(f"COPY {_WHEEL_DIR}/ /tmp/{_WHEEL_DIR}/")
         lines.append(
-            f"RUN python3 -m pip install --quiet --no-index --find-links /tmp/{_WHEEL_DIR} --break-system-packages "
-            f"{' '.join(layer.pip)} && rm -rf /tmp/{_WHEEL_DIR}"
+            f"RUN python3 -m pip install --quiet --no-cache-dir --no-index --find-links /tmp/{_WHEEL_DIR} "
+            f"--break-system-packages {' '.join(layer.pip)} && rm -rf /tmp/{_WHEEL_DIR}"
         )
     return "\n".join(lines) + "\n"
 

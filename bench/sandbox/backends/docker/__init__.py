@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar
+from typing import Any, BinaryIO, ClassVar
 
 from ....contracts import Digest
 from ....errors import SandboxError
@@ -82,6 +82,12 @@ class DockerBackend(SandboxBackend):
 
     def save_image(self, image_id: str, target: Path) -> None:
         images.save_archive(self.client, image_id, target)
+
+    @contextmanager
+    def export_image(self, image_id: str) -> Iterator[BinaryIO]:
+        self._ensure_image(image_id)
+        with images.export_filesystem(self.client, image_id, self.lease.labels()) as stream:
+            yield stream
 
     def load_image(self, archive: Path) -> list[str]:
         return images.load_archive(self.client, archive)

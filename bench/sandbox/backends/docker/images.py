@@ -7,18 +7,29 @@ legacy builder on a local context whose ``FROM`` names a local image ID.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import docker.errors  # type: ignore[import-untyped]
 
 from ....errors import SandboxError
 from ...layout import WORKSPACE
+from ...tarpipe import CHUNK, chunk_stream
 from ..base import ImageInfo
-from .engine import Client, engine_errors
+from .engine import Client, engine_errors, remove_container
 
-__all__ = ["build_layer", "get_image", "has_image", "import_rootfs", "labelled_images", "load_archive", "save_archive"]
+__all__ = [
+    "build_layer",
+    "export_filesystem",
+    "get_image",
+    "has_image",
+    "import_rootfs",
+    "labelled_images",
+    "load_archive",
+    "save_archive",
+]
 
 
 def _info(image: Any) -> ImageInfo:
@@ -94,3 +105,18 @@ def load_archive(client: Client, archive: Path) -> list[str]:
     """``docker load`` of an archive, streamed from the file; the IDs of the images it held."""
     with archive.open("rb") as stream, engine_errors(f"loading the image archive {archive.name}"):
         return [str(image.id) for image in client.images.load(stream)]
+
+
+@contextmanager
+def export_filesystem(client: Client, image_id: str, labels: Mapping[str, str]) -> Iterator[BinaryIO]:
+    """``docker export`` of a container created from ``image_id`` and never started, streamed; the container
+    carries the lease ``labels`` (a sweep removes it should this process die) and is removed on every way out."""
+    with engine_errors(f"creating a container of {image_id} to export its filesystem"):
+        container = client.containers.create(
+            image=image_id, command=["true"], labels=dict(labels), network_disabled=True
+        )
+    try:
+        with engine_errors(f"exporting the filesystem of {image_id}"):
+            yield chunk_stream(container.export(chunk_size=CHUNK))
+    finally:
+        remove_container(container)
