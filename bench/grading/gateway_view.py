@@ -38,6 +38,7 @@ __all__ = [
     "tool_calls",
     "tool_input_text",
     "tool_results",
+    "user_prompts",
     "user_texts",
 ]
 
@@ -178,13 +179,19 @@ def hook_contexts(conversation: Conversation) -> tuple[ReceivedContext, ...]:
     return tuple(sorted(seen.values(), key=lambda c: (c.sequence, c.message)))
 
 
-def user_texts(conversation: Conversation) -> tuple[str, ...]:
-    """The user's own text blocks (the prompts), once per message: every user text that is not a reminder."""
+def user_prompts(conversation: Conversation) -> tuple[tuple[int, str], ...]:
+    """The user's own text blocks (the prompts) with their message's index, once per message: every user text that
+    is not a reminder."""
     seen: dict[tuple[int, str], str] = {}
     for _, message, text in _usermessage_blocks(conversation):
         if not text.startswith("<system-reminder>"):
             seen.setdefault((message, text), text)
-    return tuple(seen.values())
+    return tuple(seen)
+
+
+def user_texts(conversation: Conversation) -> tuple[str, ...]:
+    """The user's own text blocks (the prompts), once per message."""
+    return tuple(text for _, text in user_prompts(conversation))
 
 
 def received_texts(conversation: Conversation) -> tuple[str, ...]:

@@ -25,11 +25,15 @@ from bench.provision.messages import (
     ArtifactRef,
     DestroyRequest,
     DestroyResponse,
+    HookEventName,
     MemoryState,
     ProbeRequest,
     RestoreLocations,
     RestoreRequest,
     RestoreResponse,
+    RetrievalDeclaration,
+    RetrieveRequest,
+    RetrieveResponse,
     SnapshotRequest,
     SnapshotResponse,
 )
@@ -37,12 +41,14 @@ from bench.provision.messages import (
 from .corpus import read_corpus
 from .install import hook_program
 from .probes import run_probes
-from .recall import connect
+from .recall import connect, hook_context
 from .semantic import load_embedder
 from .state import StateError, build_state, fingerprint, graph_counts, item_count
 
-__all__ = ["HOOK_FILE", "STATE_FILE", "destroy", "project_dir", "restore", "snapshot", "state_path"]
+__all__ = ["HOOK_FILE", "STATE_FILE", "destroy", "project_dir", "restore", "retrieve", "snapshot", "state_path"]
 
+# The hook program's event argument for each hook event it is installed for (bench.memory.install).
+_HOOK_EVENTS = {HookEventName.USER_PROMPT_SUBMIT: "prompt", HookEventName.POST_TOOL_USE: "recall"}
 STATE_FILE = "state.sqlite"
 HOOK_FILE = "hook.py"
 _RESTORE_FILE = "restore.json"
@@ -78,7 +84,11 @@ def restore(home: Path, request: RestoreRequest) -> RestoreResponse:
         Path(scratch).mkdir()  # TemporaryDirectory removes its path on exit
     locations = RestoreLocations(paths={"state": str(target / STATE_FILE), "hook": str(target / HOOK_FILE)})
     return RestoreResponse(
-        project=project, queue_before_count=0, restore_seconds=time.monotonic() - started, locations=locations
+        project=project,
+        queue_before_count=0,
+        restore_seconds=time.monotonic() - started,
+        locations=locations,
+        retrieval=RetrievalDeclaration(deterministic=True),
     )
 
 
@@ -111,6 +121,24 @@ def snapshot(home: Path, request: SnapshotRequest) -> SnapshotResponse:
     return SnapshotResponse(
         state=state, probes=answers, queue_after_count=0, snapshot_seconds=time.monotonic() - started
     )
+
+
+def retrieve(home: Path, request: RetrieveRequest) -> RetrieveResponse:
+    """What the hooks inject for each event, by the hook program's own code over the restored state. The state is
+    mounted read-only in the agent's container, so after the run it is still the state restore built."""
+    started = time.monotonic()
+    path = state_path(home, request.project)
+    if not path.is_file():
+        raise StateError(f"project {request.project} has no state at {path}; retrieve needs a restored project")
+    conn = connect(path)
+    try:
+        contexts = tuple(
+            hook_context(_HOOK_EVENTS[event.hook_event_name], event.model_dump(mode="json"), conn, None)[1]
+            for event in request.events
+        )
+    finally:
+        conn.close()
+    return RetrieveResponse(contexts=contexts, retrieve_seconds=time.monotonic() - started)
 
 
 def destroy(home: Path, request: DestroyRequest) -> DestroyResponse:
