@@ -6,13 +6,11 @@ built-in one, and only agreed when the gateway log shows that result reaching th
 
 from __future__ import annotations
 
-from decimal import Decimal
-from typing import Any
-
 from bench.gateway import ExchangeRecord
 from bench.gateway.metering import TokenUsage
 from bench.grading import Channel, MemoryDeclaration, OutcomeGrade, grade
 from bench.grading.transcript import Step, StepSource, ToolCall, ToolResult, Transcript
+from tests.grading.exchanges import messages_exchange
 
 OWN, OTHER, BUILTIN = "mcp__memory__search_nodes", "mcp__elsewhere__search", "Read"
 RESULTS = {
@@ -55,14 +53,6 @@ def _transcript(answer: str) -> Transcript:
     )  # fmt: skip
 
 
-def _record(sequence: int, messages: list[dict[str, Any]], answer: object) -> ExchangeRecord:
-    return ExchangeRecord(
-        sequence=sequence, arm="a", method="POST", path="/v1/messages?beta=true", request_headers={},
-        request_body={"messages": messages}, status=200, streamed=True, response_body=answer, rule=None, usage=None,
-        cost_usd=Decimal(0), started_at="2026-01-01T00:00:00.000+00:00", duration_ms=1,
-    )  # fmt: skip
-
-
 def _exchange(results: dict[str, str]) -> list[ExchangeRecord]:
     """The harness's conversation: the prompt, answered with the three calls, then the request carrying the results."""
     names = {"t-own": OWN, "t-other": OTHER, "t-read": BUILTIN}
@@ -71,10 +61,12 @@ def _exchange(results: dict[str, str]) -> list[ExchangeRecord]:
         {"type": "tool_result", "tool_use_id": i, "content": [{"type": "text", "text": t}]} for i, t in results.items()
     ]
     prompt = {"role": "user", "content": "Why are Status H rows dropped?"}
-    first = _record(0, [prompt], {"type": "message", "role": "assistant", "content": calls})
+    first = messages_exchange(0, [prompt], {"type": "message", "role": "assistant", "content": calls})
     return [
         first,
-        _record(1, [prompt, {"role": "assistant", "content": calls}, {"role": "user", "content": answers}], {}),
+        messages_exchange(
+            1, [prompt, {"role": "assistant", "content": calls}, {"role": "user", "content": answers}], {}
+        ),
     ]
 
 
