@@ -1,4 +1,4 @@
-"""The reference memory system's three verbs, over the directory it keeps its projects in (its *home*).
+"""The reference memory system's verbs, over the directory it keeps its projects in (its *home*).
 
 Layout: ``<home>/<project>/state.sqlite`` is the memory, ``<home>/<project>/hook.py`` the hook program the agent's
 container runs over it (both reported as restore locations, ``state`` and ``hook``, which the suite's attachment
@@ -6,7 +6,8 @@ mounts), and ``<home>/<project>/restore.json`` what snapshot needs besides them 
 method stood at restore). A project's name is salted per restore, so runs sharing a home never collide. A restore is
 built in a temporary directory and renamed into place, so a failed or killed restore leaves no half-built project
 behind. Ingestion is synchronous, so the reference system has no queue: both queue counts it reports are zero by
-construction.
+construction. Its hooks read the state only, so restore declares its retrieval deterministic, and ``retrieve``
+answers each hook event with the hook program's own code over the state restore built.
 """
 
 from __future__ import annotations

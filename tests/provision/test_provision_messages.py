@@ -17,7 +17,7 @@ from bench.provision.receipt import PUBLIC_CONTRACTS as RECEIPT_CONTRACTS
 
 SHA = "7aba6b60" + "0" * 56
 
-# The seed's three verbs, one example each way, with the fields it names.
+# The seed's three verbs and retrieve, one example each way, with the fields they name.
 EXAMPLES: dict[str, dict[str, Any]] = {
     "RestoreRequest": {
         "fixture": "settings-evidence",
