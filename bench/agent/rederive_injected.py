@@ -20,11 +20,10 @@ context it saw and did not re-derive.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from ..contracts import ContractModel, Digest, Document
 from ..gateway.exchange import ExchangeRecord
@@ -92,17 +91,22 @@ def hook_events(conversation: Conversation, hooks: Sequence[InstalledHook]) -> l
         # The harness runs PostToolUse after a tool succeeded, on the input the model gave it.
         if result.is_error or not result.tool or not isinstance(given, dict) or not _covered(hooks, hook):
             continue
-        event = HookEvent(
-            hook_event_name=HookEventName.POST_TOOL_USE, cwd=WORKSPACE, tool_name=result.tool, tool_input=given
-        )
+        try:
+            event = HookEvent(
+                hook_event_name=HookEventName.POST_TOOL_USE, cwd=WORKSPACE, tool_name=result.tool, tool_input=given
+            )
+        except ValidationError:
+            # A call the protocol cannot carry (a tool name past its bound) is not asked about: any context the
+            # harness placed after its result then has no re-derived counterpart and is a finding.
+            continue
         events.append((result.message, hook, event))
     return events
 
 
 def _findings(rederived: Sequence[PlacedContext], received: Sequence[PlacedContext]) -> list[str]:
     # Sets, as hook_contexts keeps one context per place (message, hook, text).
-    mine = Counter({(c.message, c.hook, c.text): 1 for c in rederived})
-    theirs = Counter({(c.message, c.hook, c.text): 1 for c in received})
+    mine = {(c.message, c.hook, c.text) for c in rederived}
+    theirs = {(c.message, c.hook, c.text) for c in received}
     findings = [
         f"message {message}: {hook} context reached the model but is not what the memory re-derives: {text[:_QUOTED]!r}"
         for message, hook, text in sorted(theirs - mine)

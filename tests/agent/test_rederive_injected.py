@@ -16,7 +16,7 @@ import pytest
 from bench.agent.memory import LiveMemory, live_memory
 from bench.agent.rederive_injected import InjectedRederivation, rederive_injected
 from bench.gateway.exchange import ExchangeRecord
-from bench.grading.memory import installed_hooks
+from bench.grading.memory import InstalledHook, installed_hooks
 from bench.memory import hook_settings
 from bench.provision import Provisioner, load_fixture
 from bench.provision.messages import HookEvent, HookEventName
@@ -170,3 +170,27 @@ def test_retrieve_answers_what_the_hook_program_prints_for_every_event(memory: L
     )
     answered = memory.retrieve(events, [])
     assert answered == (*_contexts(memory)[:1], None, _contexts(memory)[1])
+
+
+def test_a_tool_call_the_protocol_cannot_carry_is_not_asked_about_and_its_context_is_a_finding(
+    memory: LiveMemory,
+) -> None:
+    prompted, read = _contexts(memory)
+    exchanges = _conversation(prompted, read)
+    long_name = "Read" + "x" * 300
+    every_tool = [InstalledHook(event="UserPromptSubmit"), InstalledHook(event="PostToolUse")]
+    for exchange in exchanges:
+        for message in exchange.request_body["messages"]:  # type: ignore[index]
+            for block in message["content"]:
+                if block.get("name") == "Read":
+                    block["name"] = long_name
+                if block.get("type") == "tool_result" and block["tool_use_id"] == "t-read":
+                    block["content"] = block["content"].replace("PostToolUse:Read", f"PostToolUse:{long_name}")
+        answer = exchange.response_body
+        for block in answer["content"]:  # type: ignore[index]
+            if block.get("name") == "Read":
+                block["name"] = long_name
+    receipt = rederive_injected("reference", "blake3:" + "b" * 64 + ":1", exchanges, every_tool, memory.retrieve)
+    assert receipt.events == 2  # the prompt and the Write
+    assert len(receipt.findings) == 1
+    assert f"PostToolUse:{long_name} context reached the model but is not what" in receipt.findings[0]
