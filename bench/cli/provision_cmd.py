@@ -16,8 +16,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from ..contracts.files import validation_summary
-from ..contracts.strict_json import parse_json_object
+from ..contracts.files import parse_contract
 from ..errors import ContractError, SourceError
 from ..provision.adapter import Provisioner
 from ..provision.fixture import artifact_sha256, load_fixture
@@ -72,12 +71,9 @@ _RUN_IDENTITY = _checked(TypeAdapter(RunIdentity), "run identity (letters, digit
 def _event(text: str) -> HookEvent:
     """One ``--event``: a hook event as one strict JSON object, checked against the protocol's HookEvent."""
     try:
-        parse_json_object(text.encode("utf-8"), "--event")  # duplicate keys, NaN, depth: refused before the contract
-        return HookEvent.model_validate_json(text)
+        return parse_contract(text.encode("utf-8"), HookEvent, "--event")
     except ContractError as exc:
         raise argparse.ArgumentTypeError(exc.message) from None
-    except ValidationError as exc:
-        raise argparse.ArgumentTypeError(f"not a HookEvent: {validation_summary(exc)}") from None
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
