@@ -70,7 +70,7 @@ class PairRecord(Document):
     """One memory system's pair: the attempt's shared control and that system's treatment, and whether it counts."""
 
     kind: Literal["pair-run"] = "pair-run"
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
     challenge_id: str
     attempt: int = Field(ge=1)
     system: ConditionName  # the memory system whose treatment this pair holds
@@ -84,6 +84,9 @@ class PairRecord(Document):
     arms: tuple[Digest, Digest]  # the control's and the treatment's ArmRecords, in run order
     verdict: PairVerdict  # from the treatment's snapshot receipt: an invalid pair is recorded, never a null
     reasons: tuple[str, ...]
+    # The treatment's InjectedRederivation (bench.agent.rederive_injected) when its memory system declared
+    # deterministic retrieval; None otherwise. Its findings exclude the pair at admission.
+    rederivation: Digest | None = None
 
 
 PUBLIC_CONTRACTS: tuple[type[ContractModel], ...] = (ArmRecord, PairRecord)

@@ -14,7 +14,9 @@ system's treatment arm. Order of events, each recorded:
    forward mode each arm's cap is the per-arm cap, lowered so no pair can pass the per-pair cap, and the fence
    observes the drain between consecutive arms (a stop there starts no further arm);
 5. each system's snapshot re-reads what the system holds after the run; its verdict is its pair's verdict;
-6. every system's memory is destroyed, on every way out.
+6. each system whose restore declared deterministic retrieval re-derives what its hooks injected in its treatment
+   arm (:mod:`.rederive_injected`); a difference is a finding on its pair;
+7. every system's memory is destroyed, on every way out.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from pathlib import Path
 from ..contracts import Digest
 from ..errors import FenceError, SandboxError
 from ..fence import Fence, FenceConfig
+from ..grading.memory import installed_hooks
 from ..provision.fixture import Fixture
 from ..provision.receipt import SnapshotReceipt
 from ..sandbox.backends import IDLE_COMMAND
@@ -44,6 +47,8 @@ from .arm_record import ArmRecord, PairRecord
 from .attachment import control_attachment, treatment_attachment
 from .claude import agent_env, managed_settings_mount
 from .memory import LiveMemory, live_memory, system_provisioner
+from .recorder import read_exchange_log
+from .rederive_injected import rederive_injected
 
 __all__ = ["FENCE_REASON", "AttemptOutcome", "AttemptSetup", "arm_caps", "arm_order", "arm_spec", "run_attempt"]
 
@@ -76,6 +81,7 @@ class AttemptOutcome:
     spec_diffs: dict[str, Digest]
     pairs: dict[str, Digest]
     finals: dict[str, Digest]  # condition -> the arm's final tree
+    rederivations: dict[str, Digest] = field(default_factory=dict)  # systems declaring deterministic retrieval
 
 
 def arm_spec(run: ArmRun, image_id: str, attachment: MemoryAttachment | None) -> ContainerSpec:
@@ -191,10 +197,29 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
             _log.info(
                 "snapshots taken: %s", ", ".join(f"{name} {r.assessment.verdict.value}" for name, r in receipts.items())
             )
+            rederived = {
+                system.name: _rederive(run, system, live[system.name], records[system.name])
+                for system in setup.systems
+                if live[system.name].deterministic
+            }
     finally:
         for directory in staging.values():
             shutil.rmtree(directory, ignore_errors=True)
-    return _record(run, setup, attempt, order, drained or fenced, diffs, records, receipts)
+    return _record(run, setup, attempt, order, drained or fenced, diffs, records, receipts, rederived)
+
+
+def _rederive(run: ArmRun, system: MemorySystem, memory: LiveMemory, record: ArmRecord) -> Digest:
+    """Re-derive what ``system``'s hooks injected in its treatment arm, over its still-restored state; stored."""
+    exchanges = read_exchange_log(run.store, record.exchanges)
+    hooks = installed_hooks(system.attachment.settings)
+    receipt = rederive_injected(system.name, record.exchanges, exchanges, hooks, memory.retrieve)
+    _log.info(
+        "%s: injected context re-derived (%d event(s), %s)",
+        system.name,
+        receipt.events,
+        "matches" if receipt.matches else f"{len(receipt.findings)} finding(s)",
+    )
+    return run.store.put_document(receipt)
 
 
 def _record(
@@ -206,11 +231,13 @@ def _record(
     diffs: Mapping[str, Digest],
     records: dict[str, ArmRecord],
     receipts: Mapping[str, SnapshotReceipt],
+    rederived: Mapping[str, Digest],
 ) -> AttemptOutcome:
     """Store the control, each treatment (with its snapshot) and each system's pair record."""
     store = run.store
     control = store.put_document(records[CONTROL])
-    outcome = AttemptOutcome(fence, control, {}, {}, dict(diffs), {}, {CONTROL: records[CONTROL].final})
+    finals = {CONTROL: records[CONTROL].final}
+    outcome = AttemptOutcome(fence, control, {}, {}, dict(diffs), {}, finals, dict(rederived))
     for name, receipt in receipts.items():
         snapshot = outcome.snapshots[name] = store.put_document(receipt)
         treated = records[name].model_copy(update={"snapshot": snapshot})
@@ -231,6 +258,7 @@ def _record(
             arms=(control, treatment) if control_first else (treatment, control),
             verdict=receipt.verdict,
             reasons=receipt.assessment.reasons,
+            rederivation=rederived.get(name),
         )
         outcome.pairs[name] = store.put_document(pair)
     return outcome

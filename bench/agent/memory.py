@@ -18,7 +18,8 @@ from pathlib import Path
 
 from ..provision.adapter import MemorySession, Provisioner, provisioned
 from ..provision.fixture import Fixture
-from ..provision.messages import Verb
+from ..provision.messages import HookEvent, Verb
+from ..provision.process import CallRecord
 from ..provision.receipt import SnapshotReceipt
 from ..suite.memory_system import MemorySystem, resolve_provisioner
 
@@ -35,6 +36,8 @@ def system_provisioner(system: MemorySystem, suite_root: Path, fixture_root: Pat
             Verb.RESTORE: timeouts.restore_seconds,
             Verb.SNAPSHOT: timeouts.snapshot_seconds,
             Verb.DESTROY: timeouts.destroy_seconds,
+            # Retrieve reads the state as snapshot does; a declaration has no timeout of its own for it.
+            Verb.RETRIEVE: timeouts.snapshot_seconds,
         },
     )
 
@@ -49,6 +52,18 @@ class LiveMemory:
     def snapshot(self) -> SnapshotReceipt:
         """Re-read the live memory and judge it (blocking); a refused snapshot is an invalid receipt."""
         return self.loop.run_until_complete(self.session.snapshot())
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether restore declared the system's retrieval deterministic, so its injected context is re-derived."""
+        declared = self.session.restored.retrieval
+        return declared is not None and declared.deterministic
+
+    def retrieve(self, events: tuple[HookEvent, ...], log: list[CallRecord]) -> tuple[str | None, ...]:
+        """What the system's hooks would inject for ``events`` over the restored state (blocking; one batch)."""
+        session = self.session
+        answer = self.loop.run_until_complete(session.provisioner.retrieve(session.project, events, log))
+        return answer.contexts
 
 
 @contextmanager

@@ -10,7 +10,9 @@ caps: never a key). The attempt number is in the params, so a recorded attempt i
 Outputs: ``fence`` (the attempt's fence record), ``control`` (the shared control's ArmRecord), and per memory
 system, keyed by its name: ``treatments`` (ArmRecords), ``snapshots`` (its receipt), ``spec_diffs`` (control
 against that treatment) and ``pairs`` (the PairRecord with the pair's verdict); ``finals`` holds every arm's final
-tree by condition (``control`` or the system's name), for the audit and the verifier.
+tree by condition (``control`` or the system's name), for the audit and the verifier; ``rederivations`` holds, for
+each system whose restore declared deterministic retrieval, what its injected context re-derived to
+(:mod:`.rederive_injected`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from ..suite.memory_system import MemorySystem
 from .arm import ArmRun
 from .arm_record import ArmRecord, PairRecord
 from .attempt import AttemptSetup, run_attempt
+from .rederive_injected import InjectedRederivation
 
 __all__ = ["AttemptInputs", "AttemptOutputs", "PairedAttemptParams", "paired_attempt"]
 
@@ -74,9 +77,10 @@ class AttemptOutputs(Ports):
     snapshots: dict[str, Ref[SnapshotReceipt]]
     spec_diffs: dict[str, Ref[SpecDiffReceipt]]
     pairs: dict[str, Ref[PairRecord]]
+    rederivations: dict[str, Ref[InjectedRederivation]]
 
 
-@stage("paired-attempt", version=3, kind=StageKind.OBSERVED)
+@stage("paired-attempt", version=4, kind=StageKind.OBSERVED)
 def paired_attempt(context: StageContext, inputs: AttemptInputs, params: PairedAttemptParams) -> AttemptOutputs:
     store = context.store
     _require_gates(store, inputs)
@@ -117,6 +121,7 @@ def paired_attempt(context: StageContext, inputs: AttemptInputs, params: PairedA
             "snapshots": done.snapshots,
             "spec_diffs": done.spec_diffs,
             "pairs": done.pairs,
+            "rederivations": done.rederivations,
         },
         strict=False,
     )

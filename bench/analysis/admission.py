@@ -51,6 +51,8 @@ class ReasonCode(StrEnum):
     HARNESS_FAILED = "harness-failed"  # an arm's harness exited non-zero
     CAPPED = "capped"  # a budget cap (tokens, dollars, wall seconds) stopped an arm
     MEMORY_INVALID = "memory-invalid"  # the snapshot showed the memory missing, empty or failing its probes
+    # a deterministic memory's hook context, re-derived from the restored state, differs from what reached the model
+    NOT_REDERIVED = "injected-not-rederived"
     TAMPERED = "tampered"  # an arm's session record disagrees with what the gateway saw
     CONTAMINATED = "contaminated"  # the control arm received a memory phrase
     UNDELIVERED = "undelivered"  # the treatment delivered nothing; preregistered as excluded

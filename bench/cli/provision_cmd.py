@@ -1,4 +1,4 @@
-"""`stele-bench provision restore|snapshot|destroy|digest`: drive any provisioner by hand while developing one.
+"""`stele-bench provision restore|snapshot|destroy|retrieve|digest`: drive any provisioner by hand while writing one.
 
 The provisioner is given as one argv string (split like a shell would split words, but run without a shell), for
 example ``--provisioner "python -m bench.memory --home /tmp/mem"``. Every call goes through the same adapter, with
@@ -16,10 +16,11 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from ..errors import SourceError
+from ..contracts.files import parse_contract
+from ..errors import ContractError, SourceError
 from ..provision.adapter import Provisioner
 from ..provision.fixture import artifact_sha256, load_fixture
-from ..provision.messages import ProjectName, RunIdentity
+from ..provision.messages import HookEvent, ProjectName, RunIdentity
 from ..provision.process import MAX_TIMEOUT_SECONDS, CallRecord, ProcessLimits
 from ..provision.receipt import PairVerdict, assess
 from .output import Output
@@ -67,8 +68,18 @@ _PROJECT = _checked(TypeAdapter(ProjectName), "project name")
 _RUN_IDENTITY = _checked(TypeAdapter(RunIdentity), "run identity (letters, digits and . _ : -)")
 
 
+def _event(text: str) -> HookEvent:
+    """One ``--event``: a hook event as one strict JSON object, checked against the protocol's HookEvent."""
+    try:
+        return parse_contract(text.encode("utf-8"), HookEvent, "--event")
+    except ContractError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("provision", help="run one provisioner verb by hand (restore, snapshot, destroy)")
+    parser = subparsers.add_parser(
+        "provision", help="run one provisioner verb by hand (restore, snapshot, retrieve, destroy)"
+    )
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     restore = _verb(verbs, "restore", "restore a fixture's graph arm; prints the project to pass to the others")
     restore.add_argument("--graph-arm", required=True, help="graph arm name declared by the fixture")
@@ -79,6 +90,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     snapshot = _verb(verbs, "snapshot", "re-read a project's memory and judge the fixture's probes")
     snapshot.add_argument("--project", required=True, type=_PROJECT, help="the project restore printed")
     snapshot.set_defaults(handler=_snapshot)
+    retrieve = _verb(verbs, "retrieve", "what a deterministic memory's hooks would inject for each hook event")
+    retrieve.add_argument("--project", required=True, type=_PROJECT, help="the project restore printed")
+    retrieve.add_argument(
+        "--event",
+        required=True,
+        action="append",
+        type=_event,
+        help='a hook event as JSON (repeatable), e.g. \'{"hook_event_name": "UserPromptSubmit", "cwd": "/workspace", '
+        '"prompt": "..."}\'',
+    )
+    retrieve.set_defaults(handler=_retrieve)
     destroy = _verb(verbs, "destroy", "tear a project down")
     destroy.add_argument("--project", required=True, type=_PROJECT, help="the project restore printed")
     destroy.set_defaults(handler=_destroy)
@@ -148,6 +170,17 @@ def _snapshot(args: argparse.Namespace, out: Output) -> int:
         "\n".join(lines),
     )
     return 0 if assessment.verdict is PairVerdict.VALID else 1  # a check that answered no
+
+
+def _retrieve(args: argparse.Namespace, out: Output) -> int:
+    log: list[CallRecord] = []
+    response = asyncio.run(_provisioner(args).retrieve(args.project, tuple(args.event), log))
+    lines = [
+        f"event {index} ({event.hook_event_name.value}): " + ("nothing" if context is None else f"\n{context}")
+        for index, (event, context) in enumerate(zip(args.event, response.contexts, strict=True))
+    ]
+    out.result({"response": response.model_dump(mode="json"), "calls": _calls(log)}, "\n".join(lines))
+    return 0
 
 
 def _destroy(args: argparse.Namespace, out: Output) -> int:

@@ -44,6 +44,7 @@ __all__ = [
     "tool_calls",
     "tool_input_text",
     "tool_results",
+    "user_prompts",
     "user_texts",
 ]
 
@@ -203,13 +204,19 @@ def static_contexts(conversation: Conversation, files: Collection[str]) -> tuple
     return tuple(seen.values())
 
 
-def user_texts(conversation: Conversation) -> tuple[str, ...]:
-    """The user's own text blocks (the prompts), once per message: every user text that is not a reminder."""
+def user_prompts(conversation: Conversation) -> tuple[tuple[int, str], ...]:
+    """The user's own text blocks (the prompts) with their message's index, once per message: every user text that
+    is not a reminder."""
     seen: dict[tuple[int, str], str] = {}
     for _, message, text in _usermessage_blocks(conversation):
         if not text.startswith("<system-reminder>"):
             seen.setdefault((message, text), text)
-    return tuple(seen.values())
+    return tuple(seen)
+
+
+def user_texts(conversation: Conversation) -> tuple[str, ...]:
+    """The user's own text blocks (the prompts), once per message."""
+    return tuple(text for _, text in user_prompts(conversation))
 
 
 def received_texts(conversation: Conversation) -> tuple[str, ...]:

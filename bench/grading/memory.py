@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
-from typing import Self
+from collections.abc import Mapping
+from typing import Any, Self
 
 from pydantic import Field, model_validator
 
 from ..contracts import ContractModel
 from .transcript import Channel
 
-__all__ = ["InstalledHook", "MemoryDeclaration"]
+__all__ = ["InstalledHook", "MemoryDeclaration", "installed_hooks"]
 
 
 class InstalledHook(ContractModel):
@@ -34,6 +35,17 @@ class InstalledHook(ContractModel):
             return re.fullmatch(self.matcher, tool) is not None
         except re.error:
             return self.matcher == tool
+
+
+def installed_hooks(settings: Mapping[str, Any] | None) -> tuple[InstalledHook, ...]:
+    """The hooks a Claude Code ``settings.json`` (as a memory system's attachment declares it) installs."""
+    events = (settings or {}).get("hooks")
+    hooks: list[InstalledHook] = []
+    for event, groups in events.items() if isinstance(events, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            matcher = group.get("matcher") if isinstance(group, dict) else None
+            hooks.append(InstalledHook(event=event, matcher=matcher if isinstance(matcher, str) else None))
+    return tuple(hooks)
 
 
 class MemoryDeclaration(ContractModel):

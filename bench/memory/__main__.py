@@ -1,4 +1,4 @@
-"""``python -m bench.memory [--home DIR] restore|snapshot|destroy``: the reference provisioner as an executable.
+"""``python -m bench.memory [--home DIR] restore|snapshot|destroy|retrieve``: the reference provisioner.
 
 Reads exactly one JSON request on stdin, writes exactly one compact JSON response on stdout, diagnostics on stderr.
 Exit status 2: the request breaks the protocol; 1: the verb failed (the message says which input). Projects live
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 import tempfile
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from bench.contracts import ContractModel
-from bench.provision.messages import DestroyRequest, RestoreRequest, SnapshotRequest
+from bench.provision.messages import DestroyRequest, RestoreRequest, RetrieveRequest, SnapshotRequest
 
 from . import provisioner
 from .corpus import NoteFormatError
@@ -27,6 +28,7 @@ _REQUESTS: dict[str, type[ContractModel]] = {
     "restore": RestoreRequest,
     "snapshot": SnapshotRequest,
     "destroy": DestroyRequest,
+    "retrieve": RetrieveRequest,
 }
 
 
@@ -37,6 +39,8 @@ def _dispatch(home: Path, request: ContractModel) -> ContractModel:
         return provisioner.snapshot(home, request)
     if isinstance(request, DestroyRequest):
         return provisioner.destroy(home, request)
+    if isinstance(request, RetrieveRequest):
+        return provisioner.retrieve(home, request)
     raise TypeError(f"no verb takes a {type(request).__name__}")
 
 
@@ -57,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         response = _dispatch(args.home, request)
-    except (NoteFormatError, StateError, ModelMissing, OSError) as exc:
+    except (NoteFormatError, StateError, ModelMissing, OSError, sqlite3.Error) as exc:
         print(f"{args.verb}: {exc}", file=sys.stderr)
         return 1
     sys.stdout.write(response.model_dump_json() + "\n")

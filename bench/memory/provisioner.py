@@ -1,11 +1,13 @@
-"""The reference memory system's three verbs, over the directory it keeps its projects in (its *home*).
+"""The reference memory system's verbs, over the directory it keeps its projects in (its *home*).
 
 Layout: ``<home>/<project>/state.sqlite`` is the memory, ``<home>/<project>/hook.py`` the hook program the agent's
 container runs over it (both reported as restore locations, ``state`` and ``hook``, which the suite's attachment
 mounts), and ``<home>/<project>/restore.json`` what snapshot needs besides them (the probes to run). A project's
 name is salted per restore, so runs sharing a home never collide. A restore is built in a temporary directory and
 renamed into place, so a failed or killed restore leaves no half-built project behind. Ingestion is synchronous, so
-the reference system has no queue: both queue counts it reports are zero by construction.
+the reference system has no queue: both queue counts it reports are zero by construction. Its hooks read the state
+only, so restore declares its retrieval deterministic, and ``retrieve`` answers each hook event with the hook
+program's own code over the state restore built.
 """
 
 from __future__ import annotations
@@ -24,12 +26,16 @@ from bench.provision.messages import (
     ArtifactRef,
     DestroyRequest,
     DestroyResponse,
+    HookEventName,
     MemoryState,
     ProbeKind,
     ProbeRequest,
     RestoreLocations,
     RestoreRequest,
     RestoreResponse,
+    RetrievalDeclaration,
+    RetrieveRequest,
+    RetrieveResponse,
     SnapshotRequest,
     SnapshotResponse,
 )
@@ -37,12 +43,14 @@ from bench.provision.messages import (
 from .corpus import read_corpus
 from .install import hook_program
 from .probes import run_probes
-from .recall import connect
+from .recall import connect, hook_context
 from .semantic import Embedder, load_embedder, require_embedder
 from .state import StateError, build_state, fingerprint, graph_counts, item_count
 
-__all__ = ["HOOK_FILE", "STATE_FILE", "destroy", "project_dir", "restore", "snapshot", "state_path"]
+__all__ = ["HOOK_FILE", "STATE_FILE", "destroy", "project_dir", "restore", "retrieve", "snapshot", "state_path"]
 
+# The hook program's event argument for each hook event it is installed for (bench.memory.install).
+_HOOK_EVENTS = {HookEventName.USER_PROMPT_SUBMIT: "prompt", HookEventName.POST_TOOL_USE: "recall"}
 STATE_FILE = "state.sqlite"
 HOOK_FILE = "hook.py"
 _RESTORE_FILE = "restore.json"
@@ -78,7 +86,11 @@ def restore(home: Path, request: RestoreRequest) -> RestoreResponse:
         Path(scratch).mkdir()  # TemporaryDirectory removes its path on exit
     locations = RestoreLocations(paths={"state": str(target / STATE_FILE), "hook": str(target / HOOK_FILE)})
     return RestoreResponse(
-        project=project, queue_before_count=0, restore_seconds=time.monotonic() - started, locations=locations
+        project=project,
+        queue_before_count=0,
+        restore_seconds=time.monotonic() - started,
+        locations=locations,
+        retrieval=RetrievalDeclaration(deterministic=True),
     )
 
 
@@ -109,6 +121,24 @@ def snapshot(home: Path, request: SnapshotRequest) -> SnapshotResponse:
     return SnapshotResponse(
         state=state, probes=answers, queue_after_count=0, snapshot_seconds=time.monotonic() - started
     )
+
+
+def retrieve(home: Path, request: RetrieveRequest) -> RetrieveResponse:
+    """What the hooks inject for each event, by the hook program's own code over the restored state. The state is
+    mounted read-only in the agent's container, so after the run it is still the state restore built."""
+    started = time.monotonic()
+    path = state_path(home, request.project)
+    if not path.is_file():
+        raise StateError(f"project {request.project} has no state at {path}; retrieve needs a restored project")
+    conn = connect(path)
+    try:
+        contexts = tuple(
+            hook_context(_HOOK_EVENTS[event.hook_event_name], event.model_dump(mode="json"), conn, None)[1]
+            for event in request.events
+        )
+    finally:
+        conn.close()
+    return RetrieveResponse(contexts=contexts, retrieve_seconds=time.monotonic() - started)
 
 
 def destroy(home: Path, request: DestroyRequest) -> DestroyResponse:

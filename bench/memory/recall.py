@@ -30,6 +30,7 @@ __all__ = [
     "connect",
     "file_context",
     "graph_hits",
+    "hook_context",
     "main",
     "match_expression",
     "prompt_context",
@@ -168,7 +169,10 @@ def _relative(file_path: str, root: str) -> str | None:
     return None if rel == ".." or rel.startswith("../") else rel.replace(os.sep, "/")
 
 
-def _context(event: str, data: dict[str, object], conn: sqlite3.Connection, root: str | None) -> tuple[str, str | None]:
+def hook_context(
+    event: str, data: dict[str, object], conn: sqlite3.Connection, root: str | None
+) -> tuple[str, str | None]:
+    """The hook event's name and the context the ``event`` hook injects for the event ``data`` (None: nothing)."""
     if event == "prompt":
         return "UserPromptSubmit", prompt_context(conn, str(data.get("prompt") or ""))
     tool_input = data.get("tool_input") or {}
@@ -196,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"recall: cannot open {args.state}: {exc}", file=sys.stderr)
         return 1
     try:
-        name, context = _context(args.event, data if isinstance(data, dict) else {}, conn, args.root)
+        name, context = hook_context(args.event, data if isinstance(data, dict) else {}, conn, args.root)
     finally:
         conn.close()
     if context:

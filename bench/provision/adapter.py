@@ -28,15 +28,18 @@ from bench.contracts import ContractModel
 from bench.contracts.files import validation_summary
 from bench.errors import ContractError
 
-from .errors import ProvisionRefused
+from .errors import ProvisionRefused, RefusalReason
 from .fixture import Fixture, check_expected_hits, verify_artifact
 from .messages import (
     DestroyRequest,
     DestroyResponse,
+    HookEvent,
     ProjectName,
     RestoreArtifacts,
     RestoreRequest,
     RestoreResponse,
+    RetrieveRequest,
+    RetrieveResponse,
     SnapshotRequest,
     SnapshotResponse,
     Verb,
@@ -108,6 +111,21 @@ class Provisioner:
         return await run_verb(
             self.prefix, Verb.SNAPSHOT, request, SnapshotResponse, self.limits_for(Verb.SNAPSHOT), log
         )
+
+    async def retrieve(self, project: str, events: tuple[HookEvent, ...], log: list[CallRecord]) -> RetrieveResponse:
+        """What the system's hooks would inject for ``events`` (one batch); a reply of another length is refused."""
+        request = _request(RetrieveRequest, project=project, events=events)
+        response = await run_verb(
+            self.prefix, Verb.RETRIEVE, request, RetrieveResponse, self.limits_for(Verb.RETRIEVE), log
+        )
+        if len(response.contexts) != len(events):
+            raise ProvisionRefused(
+                RefusalReason.INVALID_RESPONSE,
+                f"retrieve answered {len(response.contexts)} context(s) for {len(events)} event(s); "
+                "a RetrieveResponse has one entry per event, null where the hook injects nothing",
+                verb=Verb.RETRIEVE.value,
+            )
+        return response
 
     async def destroy(self, project: str, log: list[CallRecord]) -> DestroyResponse:
         request = _request(DestroyRequest, project=project)

@@ -15,16 +15,19 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, StringConstraints
+from pydantic import BeforeValidator, Field, JsonValue, StringConstraints
 
 from bench.contracts import ContractModel, PortablePath, Sha256
 
 __all__ = [
     "PUBLIC_CONTRACTS",
+    "RETRIEVE_BATCH",
     "AbsolutePath",
     "ArtifactRef",
     "DestroyRequest",
     "DestroyResponse",
+    "HookEvent",
+    "HookEventName",
     "MemoryState",
     "ProbeAnswer",
     "ProbeKind",
@@ -35,6 +38,9 @@ __all__ = [
     "RestoreLocations",
     "RestoreRequest",
     "RestoreResponse",
+    "RetrievalDeclaration",
+    "RetrieveRequest",
+    "RetrieveResponse",
     "RunIdentity",
     "SnapshotRequest",
     "SnapshotResponse",
@@ -48,6 +54,8 @@ AbsolutePath = Annotated[str, StringConstraints(pattern=r"^/[^\x00]*$", max_leng
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
 RunIdentity = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:-]{1,128}$")]
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+# Events per retrieve call: the runner sends an arm's events in batches this size, so a reply stays small.
+RETRIEVE_BATCH = 32
 # Bounded as the strict reader bounds every integer: a count past 64 bits is a broken provisioner, not a count.
 Count = Annotated[int, Field(ge=0, le=2**63 - 1)]
 
@@ -60,11 +68,13 @@ def _true_itself(value: object) -> object:
 
 
 class Verb(StrEnum):
-    """The three verbs, passed as the argument after the provisioner's argv prefix."""
+    """The verbs, passed as the argument after the provisioner's argv prefix. ``retrieve`` is called only on a
+    system whose restore declared deterministic retrieval (:class:`RetrievalDeclaration`)."""
 
     RESTORE = "restore"
     SNAPSHOT = "snapshot"
     DESTROY = "destroy"
+    RETRIEVE = "retrieve"
 
 
 class ProbeKind(StrEnum):
@@ -125,6 +135,19 @@ class RestoreLocations(ContractModel):
     paths: dict[Name, AbsolutePath] = Field(min_length=1)
 
 
+class RetrievalDeclaration(ContractModel):
+    """Version 1. ``deterministic: true`` promises that what the system's hooks inject is a function of the restored
+    state and the hook's input alone: the ``retrieve`` verb, given the hook inputs the runner rebuilds from the
+    gateway log, answers with exactly the context the hooks would inject, read from the state *as restore left it*
+    (a system whose run writes its state keeps the restored copy for ``retrieve``). The runner re-derives every
+    hook context of the treatment arm that way and compares it with what reached the model; a difference is a
+    finding on the pair.
+    """
+
+    version: Literal[1] = 1
+    deterministic: bool
+
+
 class RestoreResponse(ContractModel):
     """stdout of ``restore``."""
 
@@ -136,6 +159,13 @@ class RestoreResponse(ContractModel):
         description=(
             "Optional, versioned (see RestoreLocations.version): per-run host paths of the restored state, by "
             "location name, for a suite whose attachment mounts restored state into the agent's container."
+        ),
+    )
+    retrieval: RetrievalDeclaration | None = Field(
+        default=None,
+        description=(
+            "Optional, versioned (see RetrievalDeclaration.version): whether the system's injected context is "
+            "deterministic, so the runner re-derives it with the `retrieve` verb. Absent: not deterministic."
         ),
     )
 
@@ -191,6 +221,39 @@ class DestroyResponse(ContractModel):
     ok: Annotated[Literal[True], BeforeValidator(_true_itself)]
 
 
+class HookEventName(StrEnum):
+    """The hook events whose input the gateway log holds: a prompt, and a tool call with its input."""
+
+    USER_PROMPT_SUBMIT = "UserPromptSubmit"
+    POST_TOOL_USE = "PostToolUse"
+
+
+class HookEvent(ContractModel):
+    """One hook invocation as the harness gave it on the hook's stdin, rebuilt from the gateway log: the fields
+    that log holds (``prompt`` for a prompt, ``tool_name`` and ``tool_input`` for a tool call) and the session's
+    working directory. Session ids and transcript paths are not part of it: a deterministic retrieval needs none."""
+
+    hook_event_name: HookEventName
+    cwd: AbsolutePath
+    prompt: Annotated[str, StringConstraints(max_length=1_000_000)] | None = None
+    tool_name: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
+    tool_input: dict[str, JsonValue] | None = None
+
+
+class RetrieveRequest(ContractModel):
+    """stdin of ``retrieve``: the hook events to answer, against the project's state as restore left it."""
+
+    project: ProjectName
+    events: tuple[HookEvent, ...] = Field(max_length=RETRIEVE_BATCH)
+
+
+class RetrieveResponse(ContractModel):
+    """stdout of ``retrieve``: per event, in order, the context the system's hook would inject (null: none)."""
+
+    contexts: tuple[Annotated[str, StringConstraints(max_length=16_000)] | None, ...]
+    retrieve_seconds: Seconds
+
+
 PUBLIC_CONTRACTS: tuple[type[ContractModel], ...] = (
     RestoreRequest,
     RestoreResponse,
@@ -198,6 +261,8 @@ PUBLIC_CONTRACTS: tuple[type[ContractModel], ...] = (
     SnapshotResponse,
     DestroyRequest,
     DestroyResponse,
+    RetrieveRequest,
+    RetrieveResponse,
 )
 
 

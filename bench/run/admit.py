@@ -3,12 +3,13 @@
 The reasons are checked in the order a reader would ask them: was the challenge allowed to run at all
 (certification, calibration), did the money fence stop it, did both arms finish (each way of not finishing has its
 own code: :mod:`.ending`), was the memory actually there (the snapshot verdict: an empty memory is an invalid
-pair, never a clean null), does each arm's session file agree with the gateway (tampered), did either arm's tree
-stay inside the allowlist (a dirty audit is thrown out, as the seed did, never scored as a FAIL), did the control
-arm receive a memory phrase (contaminated), and did the treatment deliver anything (what an undelivered treatment
-means is preregistered: excluded, excluded under its own code, or, on a low-memory control, counted as the
-expected null). Only a record that
-passes all of them is admitted. Excluded records are kept whole.
+pair, never a clean null), is what a deterministic memory injected what it re-derives from its restored state
+(:mod:`bench.agent.rederive_injected`: a difference means the delivery evidence is not the memory system's, so the
+pair is excluded, as a tampered one is), does each arm's session file agree with the gateway (tampered), did
+either arm's tree stay inside the allowlist (a dirty audit is thrown out, as the seed did, never scored as a
+FAIL), did the control arm receive a memory phrase (contaminated), and did the treatment deliver anything (what an
+undelivered treatment means is preregistered: excluded, excluded under its own code, or, on a low-memory control,
+counted as the expected null). Only a record that passes all of them is admitted. Excluded records are kept whole.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..agent.arm_record import PairRecord
+from ..agent.rederive_injected import InjectedRederivation
 from ..analysis.admission import AdmissionDecision, ReasonCode, decide
 from ..analysis.attempt_record import ArmResult, PairedAttempt
 from ..analysis.prereg import UndeliveredRule
 from ..contracts import ContractModel, Ref
+from ..errors import ContractError
 from ..fence.fence_record import FenceOutcome, FenceRecord
 from ..packaging.certify import CertificationReport, Verdict
 from ..provision.receipt import PairVerdict
@@ -66,9 +69,11 @@ def exclusion(
     record: PairedAttempt,
     audits: Mapping[str, AuditReceipt],
     undelivered: UndeliveredRule = UndeliveredRule.EXCLUDE,
+    rederivation: InjectedRederivation | None = None,
 ) -> tuple[ReasonCode, str] | None:
     """Why the record must be excluded, or None when it may be admitted. ``audits`` are the arms' mutation audits
-    by arm ("control", "treatment")."""
+    by arm ("control", "treatment"); ``rederivation`` is the pair's re-derived injected context (the pair record
+    names it when its memory declared deterministic retrieval)."""
     if certification.verdict is not Verdict.CERTIFIED:
         return ReasonCode.CERTIFICATION_FAILED, f"certification verdict {certification.verdict.value}"
     if calibration.verdict is not CalibrationVerdict.CALIBRATED:
@@ -80,6 +85,16 @@ def exclusion(
         return unfinished
     if pair.verdict is not PairVerdict.VALID:
         return ReasonCode.MEMORY_INVALID, f"memory snapshot {pair.verdict.value}: {'; '.join(pair.reasons)}"
+    if (pair.rederivation is None) != (rederivation is None):
+        raise ContractError(
+            "the pair record names a re-derivation of its injected context only if one is given to admit it",
+            field="rederivation",
+            expected=pair.rederivation,
+            actual=None if rederivation is None else "a re-derivation",
+        )
+    if rederivation is not None and rederivation.findings:
+        found = rederivation.findings
+        return ReasonCode.NOT_REDERIVED, f"{len(found)} finding(s) re-deriving the injected context: {found[0]}"
     return _validity(record, audits, undelivered)
 
 
@@ -96,7 +111,7 @@ class AdmitOutputs(Ports):
     admission: Ref[AdmissionDecision]
 
 
-@stage("admit", version=3, kind=StageKind.DETERMINISTIC)
+@stage("admit", version=4, kind=StageKind.DETERMINISTIC)
 def admit(context: StageContext, inputs: AdmitInputs, params: AdmitParams) -> AdmitOutputs:
     store = context.store
     record = store.get_document(inputs.record, PairedAttempt)
@@ -112,6 +127,7 @@ def admit(context: StageContext, inputs: AdmitInputs, params: AdmitParams) -> Ad
             "treatment": store.get_document(inputs.treatment_audit, AuditReceipt),
         },
         params.undelivered,
+        None if pair.rederivation is None else store.get_document(pair.rederivation, InjectedRederivation),
     )
     reason, note = excluded or (ReasonCode.PREREGISTERED_COMPLETE, "completed under an unmoved preregistration")
     return AdmitOutputs(admission=store.put_document(decide(inputs.record, record, reason, note)))

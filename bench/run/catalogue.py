@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agent import arm_record as agent_records
+from ..agent import rederive_injected as agent_rederive
 from ..agent.paired_attempt import paired_attempt
 from ..analysis import admission as analysis_admission
 from ..analysis import attempt_record as analysis_records
@@ -108,6 +109,7 @@ CONTRACTS = ContractRegistry(
         *suite_suite.PUBLIC_CONTRACTS,
         *PACKAGING_CONTRACTS,
         *agent_records.PUBLIC_CONTRACTS,
+        *agent_rederive.PUBLIC_CONTRACTS,
         *run_grade.PUBLIC_CONTRACTS,
         *sandbox_images.PUBLIC_CONTRACTS,
     ]

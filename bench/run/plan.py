@@ -31,7 +31,7 @@ from ..analysis.prereg import FrozenInputs
 from ..contracts import Digest, ImageId, TreeDigest
 from ..errors import SandboxError, UsageError
 from ..gateway.config import Mode
-from ..grading.memory import InstalledHook, MemoryDeclaration
+from ..grading.memory import MemoryDeclaration, installed_hooks
 from ..packaging.certify import CertifyParams, certify
 from ..packaging.corpus import corpus, corpus_params
 from ..packaging.redact import RedactOutputs, RedactParams, redact
@@ -356,24 +356,12 @@ def _attempt_params(run: SuiteRun, name: str, attempt: int) -> PairedAttemptPara
     )
 
 
-def _installed_hooks(system: MemorySystem) -> tuple[InstalledHook, ...]:
-    """The hooks the runner writes into the system's harness settings: the only ones whose context is injected."""
-    settings = system.attachment.settings or {}
-    events = settings.get("hooks")
-    hooks: list[InstalledHook] = []
-    for event, groups in events.items() if isinstance(events, dict) else ():
-        for group in groups if isinstance(groups, list) else ():
-            matcher = group.get("matcher") if isinstance(group, dict) else None
-            hooks.append(InstalledHook(event=event, matcher=matcher if isinstance(matcher, str) else None))
-    return tuple(hooks)
-
-
 def _grading_memory(run: SuiteRun, challenge: str, condition: str) -> MemoryDeclaration:
     """What grading looks for in one arm; the control is read for every system's tools and static files (it must
     find none) and has no installed hook, so nothing injected in it counts."""
     systems = run.systems if condition == CONTROL else (run.suite.manifest.memory_system(condition),)
     servers = tuple(sorted({server for system in systems for server in system.tool_servers}))
-    hooks = () if condition == CONTROL else _installed_hooks(systems[0])
+    hooks = () if condition == CONTROL else installed_hooks(systems[0].attachment.settings)
     state = tuple(sorted({mount.target for system in systems for mount in system.attachment.mounts}))
     static = tuple(path for path in state if path == str(USER_MEMORY_PATH))
     update = {"tool_servers": servers, "hooks": hooks, "state_paths": state, "static_files": static}

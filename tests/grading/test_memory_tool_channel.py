@@ -6,12 +6,11 @@ built-in one, and only agreed when the gateway log shows that result reaching th
 
 from __future__ import annotations
 
-from exchanges import messages_exchange
-
 from bench.gateway import ExchangeRecord
 from bench.gateway.metering import TokenUsage
 from bench.grading import Channel, MemoryDeclaration, OutcomeGrade, grade
 from bench.grading.transcript import Step, StepSource, ToolCall, ToolResult, Transcript
+from tests.grading.exchanges import messages_exchange
 
 OWN, OTHER, BUILTIN = "mcp__memory__search_nodes", "mcp__elsewhere__search", "Read"
 RESULTS = {

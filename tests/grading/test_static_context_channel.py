@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from exchanges import messages_exchange
-
 from bench.agent.claude import USER_MEMORY_PATH
 from bench.gateway import ExchangeRecord
 from bench.grading import Channel, MemoryDeclaration, OutcomeGrade, grade, parse_claude_session
+from tests.grading.exchanges import messages_exchange
 
 PATH = str(USER_MEMORY_PATH)
 NOTES = "# Project notes\n\n## adr/0002.md\n\nWe drop them, because holds are not money that moved: 38.75 twice.\n"

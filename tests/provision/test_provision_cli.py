@@ -1,4 +1,4 @@
-"""`stele-bench provision restore|snapshot|destroy|digest` drive a provisioner by hand, through the real adapter."""
+"""`stele-bench provision VERB` drives a provisioner by hand (every verb, and digest), through the real adapter."""
 
 from __future__ import annotations
 
@@ -38,6 +38,33 @@ def test_restore_snapshot_destroy_by_hand(tmp_path: Path, capsys) -> None:
     assert not (home / project).exists()
     code, missing = _json(capsys, "provision", "snapshot", *common, "--project", project)
     assert code == 1 and missing["assessment"]["verdict"] == "invalid-memory-missing"
+
+
+def test_retrieve_by_hand_answers_each_event_and_refuses_a_malformed_one(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path / "no-model"))
+    common = ["--provisioner", shlex.join([sys.executable, "-m", "bench.memory", "--home", str(tmp_path / "home")])]
+    common += ["--fixture-root", str(EXAMPLE)]
+    code, restored = _json(capsys, "provision", "restore", *common, "--graph-arm", "backfilled", "--run-identity", "m2")
+    project = restored["response"]["project"]
+    assert restored["response"]["retrieval"] == {"version": 1, "deterministic": True}
+    prompt = {"hook_event_name": "UserPromptSubmit", "cwd": "/workspace", "prompt": "why the visibility timeout?"}
+    read = {
+        "hook_event_name": "PostToolUse",
+        "cwd": "/workspace",
+        "tool_name": "Read",
+        "tool_input": {"file_path": "/workspace/NOWHERE.md"},
+    }
+    events = ["--event", json.dumps(prompt), "--event", json.dumps(read)]
+    code, answered = _json(capsys, "provision", "retrieve", *common, "--project", project, *events)
+    assert code == 0
+    first, second = answered["response"]["contexts"]
+    assert first.startswith("<!-- recall:prompt -->") and "adr/0002-visibility-timeout.md" in first
+    assert second is None  # no note is anchored to that file
+    assert [call["verb"] for call in answered["calls"]] == ["retrieve"]
+    duplicated = '{"cwd": "/w", "cwd": "/x"}'
+    assert main(["provision", "retrieve", *common, "--project", project, "--event", duplicated]) == 2
+    assert "repeats the key 'cwd'" in capsys.readouterr().err
+    _json(capsys, "provision", "destroy", *common, "--project", project)
 
 
 def test_refusal_is_an_error_naming_its_reason(tmp_path: Path, capsys) -> None:

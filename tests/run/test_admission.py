@@ -6,6 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from bench.agent.arm_record import PairRecord
+from bench.agent.rederive_injected import InjectedRederivation
 from bench.analysis.admission import Admission, ReasonCode, decide
 from bench.analysis.attempt_record import (
     ArmEnding,
@@ -18,6 +19,7 @@ from bench.analysis.attempt_record import (
 )
 from bench.analysis.prereg import UndeliveredRule
 from bench.contracts import Digest, PortablePath, TreeDigest
+from bench.errors import ContractError
 from bench.fence.fence_record import FenceOutcome, FenceRecord
 from bench.gateway import Mode
 from bench.packaging.certify import CertificationReport, Finding, FindingKind, Verdict
@@ -211,3 +213,38 @@ def test_an_undelivered_treatment_preregistered_as_included_is_admitted(store: S
 def test_a_record_cannot_claim_completion_when_an_arm_did_not_finish() -> None:
     with pytest.raises(ValidationError, match="completed means both arms finished"):
         record(Completion.COMPLETED, treatment=_arm(ending=ArmEnding.TIMED_OUT))
+
+
+def _rederivation(findings: tuple[str, ...] = ()) -> InjectedRederivation:
+    return InjectedRederivation(
+        system="memory", exchanges=D, events=2, rederived=(), received=1, not_covered=(), findings=findings, calls=(),
+        seconds=0.1,
+    )  # fmt: skip
+
+
+def test_a_deterministic_memory_whose_injected_context_re_derives_may_be_admitted(store: Store) -> None:
+    named = pair().model_copy(update={"rederivation": Digest.of(b"the receipt")})
+    assert (
+        exclusion(certification(), calibration(), FENCE, named, record(), audits(store), rederivation=_rederivation())
+        is None
+    )
+
+
+def test_injected_context_that_does_not_re_derive_excludes_the_pair_naming_the_finding(store: Store) -> None:
+    finding = "message 2: PostToolUse:Read context reached the model but is not what the memory re-derives: 'x'"
+    named = pair().model_copy(update={"rederivation": Digest.of(b"the receipt")})
+    excluded = exclusion(
+        certification(), calibration(), FENCE, named, record(), audits(store), rederivation=_rederivation((finding,))
+    )
+    assert excluded == (ReasonCode.NOT_REDERIVED, f"1 finding(s) re-deriving the injected context: {finding}")
+    assert decide(D, record(), *excluded).decision is Admission.EXCLUDED
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_a_pair_and_a_rederivation_that_do_not_go_together_are_refused(store: Store, named: bool) -> None:
+    given = pair().model_copy(update={"rederivation": Digest.of(b"the receipt") if named else None})
+    with pytest.raises(ContractError, match="re-derivation"):
+        exclusion(
+            certification(), calibration(), FENCE, given, record(), audits(store),
+            rederivation=None if named else _rederivation(),
+        )  # fmt: skip
