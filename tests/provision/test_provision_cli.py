@@ -40,8 +40,7 @@ def test_restore_snapshot_destroy_by_hand(tmp_path: Path, capsys) -> None:
     assert code == 1 and missing["assessment"]["verdict"] == "invalid-memory-missing"
 
 
-def test_retrieve_by_hand_answers_each_event_and_refuses_a_malformed_one(tmp_path: Path, capsys, monkeypatch) -> None:
-    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path / "no-model"))
+def test_retrieve_by_hand_answers_each_event_and_refuses_a_malformed_one(tmp_path: Path, capsys) -> None:
     common = ["--provisioner", shlex.join([sys.executable, "-m", "bench.memory", "--home", str(tmp_path / "home")])]
     common += ["--fixture-root", str(EXAMPLE)]
     code, restored = _json(capsys, "provision", "restore", *common, "--graph-arm", "backfilled", "--run-identity", "m2")
