@@ -39,10 +39,10 @@ class ImageNotNeutral(SandboxError):
     """An image's filesystem names the harness; ``findings`` lists each file and term (``path:line: term``)."""
 
     def __init__(self, image_id: str, findings: tuple[IdentityFinding, ...]) -> None:
-        shown = "\n  ".join(str(finding) for finding in findings[:_SHOWN])
-        more = f"\n  ... and {len(findings) - _SHOWN} more" if len(findings) > _SHOWN else ""
+        shown = "; ".join(str(finding) for finding in findings[:_SHOWN])
+        more = f"; and {len(findings) - _SHOWN} more" if len(findings) > _SHOWN else ""
         super().__init__(
-            f"image {image_id} names the harness in {len(findings)} place(s) an agent can read:\n  {shown}{more}",
+            f"image {image_id} names the harness in {len(findings)} place(s) an agent can read: {shown}{more}",
             hint="rebuild it with `stele-bench image build NAME` (builds run in neutrally named directories and "
             "remove their logs); an image built otherwise must not leave such files behind",
         )
