@@ -43,7 +43,7 @@ __all__ = [
     "bundle_files",
     "check_layout",
     "load_admissions",
-    "load_preregistrations",
+    "load_bundled_preregistrations",
     "load_records",
     "parse_document",
 ]
@@ -134,7 +134,7 @@ def load_admissions(files: Mapping[PortablePath, bytes]) -> dict[PortablePath, A
     return {path: parse_document(path, data, AdmissionDecision) for path, data in _in_folder(files, ADMISSIONS).items()}
 
 
-def load_preregistrations(files: Mapping[PortablePath, bytes]) -> list[Preregistration]:
+def load_bundled_preregistrations(files: Mapping[PortablePath, bytes]) -> list[Preregistration]:
     """The preregistrations the records ran under, ``manifests/<challenge>/v<N>.json``, each where it belongs."""
     found = []
     for path, data in sorted(_in_folder(files, MANIFESTS).items()):

@@ -19,7 +19,7 @@ from ..publish.bundle import (
     bundle_files,
     check_layout,
     load_admissions,
-    load_preregistrations,
+    load_bundled_preregistrations,
     load_records,
 )
 from ..publish.checks import PublicationRefused, all_findings
@@ -70,7 +70,7 @@ def publish_directory(root: Path, confidence: str = "0.95") -> PublicationManife
         verdicts[f"{path.parts[0]}/{path.parts[-1].removesuffix('.json')}"] = store.put_bytes(
             files[path], document=True
         )
-    load_preregistrations(files)  # each where it belongs, before any is read by analyze
+    load_bundled_preregistrations(files)  # each where it belongs, before any is read by analyze
     frozen = {
         f"preregistrations/{path.removeprefix(MANIFESTS + '/').removesuffix('.json')}": store.put_bytes(data)
         for path, data in files.items()
