@@ -133,15 +133,22 @@ class PackReader:
     def read_many(self, wanted: Sequence[tuple[str, int, int]]) -> list[bytes | None]:
         """The bytes of each ``(pack, offset, size)`` in ``wanted``, in order; None for those whose pack is gone."""
         found: list[bytes | None] = [None] * len(wanted)
+        for run in self.read_runs(wanted):
+            for index, data in run:
+                found[index] = data
+        return found
+
+    def read_runs(self, wanted: Sequence[tuple[str, int, int]]) -> Iterator[list[tuple[int, bytes | None]]]:
+        """``(index into wanted, bytes)`` of each ``(pack, offset, size)``, in pack order, a list per ``pread`` of
+        neighbours (at most ``_RUN`` bytes, so what is held at once stays bounded however long ``wanted`` is)."""
         run: list[int] = []
         for index in sorted(range(len(wanted)), key=wanted.__getitem__):
             if run and not self._extends(wanted[run[0]], wanted[run[-1]], wanted[index]):
-                self._read_run(wanted, run, found)
+                yield self._read_run(wanted, run)
                 run = []
             run.append(index)
         if run:
-            self._read_run(wanted, run, found)
-        return found
+            yield self._read_run(wanted, run)
 
     @staticmethod
     def _extends(first: tuple[str, int, int], last: tuple[str, int, int], following: tuple[str, int, int]) -> bool:
@@ -150,21 +157,22 @@ class PackReader:
         gap = offset - (last[1] + last[2])
         return name == first[0] and 0 <= gap <= _GAP and offset + size - first[1] <= _RUN
 
-    def _read_run(self, wanted: Sequence[tuple[str, int, int]], run: list[int], found: list[bytes | None]) -> None:
+    def _read_run(self, wanted: Sequence[tuple[str, int, int]], run: list[int]) -> list[tuple[int, bytes | None]]:
         name, start, _ = wanted[run[0]]
         descriptor = self._descriptor(name)
         if descriptor is None:
-            return
+            return [(index, None) for index in run]
         end = max(wanted[index][1] + wanted[index][2] for index in run)
         with _naming(f"{self.directory}/{name}{_SUFFIX}"):
             data = os.pread(descriptor, end - start, start)
         if len(run) == 1:
-            found[run[0]] = data  # short if the pack was cut: it then fails its hash
-            return
+            return [(run[0], data)]  # short if the pack was cut: it then fails its hash
+        found: list[tuple[int, bytes | None]] = []
         with memoryview(data) as view:
             for index in run:
                 _, offset, size = wanted[index]
-                found[index] = bytes(view[offset - start : offset - start + size])
+                found.append((index, bytes(view[offset - start : offset - start + size])))
+        return found
 
     def _descriptor(self, name: str) -> int | None:
         if name not in self._open:
