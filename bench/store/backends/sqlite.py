@@ -197,7 +197,7 @@ class SqliteBackend(StoreBackend):
     def get_unordered(self, digests: Sequence[Digest]) -> Iterator[Sequence[tuple[Digest, bytes | None]]]:
         """Rows and loose files as each query batch finds them, then every packed object in pack order: a
         directory's files lie far apart in a pack written in git's order, so reading in the order asked took a
-        ``pread`` per object or two on a large tree, where pack order takes one per 4 MiB at any size."""
+        ``pread`` per object or two on a large tree, where pack order takes one per MiB at any size."""
         packed: list[Digest] = []
         wanted: list[tuple[str, int, int]] = []
         for start in range(0, len(digests), _BATCH):
