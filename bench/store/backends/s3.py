@@ -432,3 +432,4 @@ class S3Backend(StoreBackend):
                     hint="re-read the ref and decide again",
                 )
         self._delete(buffer.deleted)
+
