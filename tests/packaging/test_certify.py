@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from typing import Any
 
 import pytest
 
 from bench.contracts import Digest, PortablePath
-from bench.errors import ContractError
+from bench.errors import ContractError, ObjectCorrupt
 from bench.packaging import (
     CertificationReport,
     CertifyInputs,
@@ -25,6 +27,7 @@ from bench.run.catalogue import services
 from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import EntryKind, FileEntry, Store, tree_from_entries
+from bench.store.backends.packs import pack_path
 from bench.suite import ChallengeManifest
 from tests.packaging.challenge_fields import challenge_fields
 
@@ -240,3 +243,29 @@ def test_a_corpus_already_holding_a_memory_phrase_is_a_finding(store: Store) -> 
     assert (
         certify_surfaces(store, _typed(store, planted), CertifyParams(memory_phrases=())).verdict is Verdict.CERTIFIED
     )
+
+
+def test_a_large_corpus_read_in_pack_order_names_every_finding_and_refuses_a_corrupt_file(store: Store) -> None:
+    """More files than one index query takes, stored in an order unlike the walk's (as git packs a corpus), so
+    they are read back in runs of pack neighbours: each finding still names its file, a blob two files share
+    names both, and a file altered inside its pack stops certification."""
+    source = {f"pkg{index % 7}/file{index:04}.txt": f"{index}\n".encode() * 300 for index in range(1200)}
+    planted = {"pkg3/file0003.txt", "pkg0/file0700.txt", "pkg4/file1194.txt"}
+    for path in planted:
+        source[path] = source[path] + b"tuned for stele-bench\n"
+    source["copy/of/file0700.txt"] = source["pkg0/file0700.txt"]
+    inputs = _typed(store, source)
+    report = certify_surfaces(store, inputs, CertifyParams(memory_phrases=()))
+    assert _found(report) == {
+        ("benchmark-awareness", "source", path, "stele-bench") for path in planted | {"copy/of/file0700.txt"}
+    }
+    assert report.surfaces[0].scanned_bytes == sum({Digest.of(data): len(data) for data in source.values()}.values())
+    victim = Digest.of(source["pkg4/file0200.txt"])
+    index = sqlite3.connect(store.backend.root / "index.sqlite")  # type: ignore[attr-defined]
+    with contextlib.closing(index):
+        pack, offset = index.execute("SELECT pack, pack_offset FROM objects WHERE hex = ?", (victim.hex,)).fetchone()
+    with pack_path(store.backend.packs, pack).open("r+b") as file:  # type: ignore[attr-defined]
+        file.seek(offset + 100)
+        file.write(b"#")
+    with pytest.raises(ObjectCorrupt, match=victim.hex):
+        certify_surfaces(store, inputs, CertifyParams(memory_phrases=()))

@@ -113,6 +113,19 @@ class StoreContract(abc.ABC):
         with pytest.raises(ObjectMissing):
             list(store.get_many([Digest.of(b"never stored")]))
 
+    def test_get_unordered_yields_each_object_once_verified_in_any_order(self, store: Store) -> None:
+        single = [store.put_bytes(f"object {index}".encode()) for index in range(300)]
+        bulk = store.put_many([os.urandom(3000 + index) for index in range(700)])
+        wanted = [*bulk[::2], store.put_bytes(os.urandom(PACK_LIMIT)), *single, *bulk[1::2]]
+        found = list(store.get_unordered(wanted))
+        assert sorted(digest for digest, _ in found) == sorted(wanted)
+        assert all(Digest.of(data) == digest for digest, data in found)
+        self.corrupt(store, single[100])
+        with pytest.raises(ObjectCorrupt, match=single[100].hex):
+            list(store.get_unordered(wanted))
+        with pytest.raises(ObjectMissing):
+            list(store.get_unordered([*bulk, Digest.of(b"never stored")]))
+
     def test_a_bulk_write_stores_each_object_once_and_shows_it_only_when_it_ends(self, store: Store) -> None:
         before = store.put_bytes(b"already stored")
         datas = [b"already stored", os.urandom(PACK_LIMIT + 1), b"", *(os.urandom(5000) for _ in range(600))]

@@ -67,6 +67,11 @@ def test_a_pack_cut_short_or_altered_is_corrupt_never_missing(tmp_path: Path, da
                 store.get_bytes(digest)
         else:
             assert len(store.get_bytes(digest)) == digest.size
+    with pytest.raises(ObjectCorrupt) as refused:  # read together with its neighbours, still re-hashed
+        list(store.get_unordered(digests))
+    assert refused.value.args and any(digest.hex in str(refused.value) for digest in hit)
+    unhurt = [digest for digest in digests if digest not in hit]
+    assert {digest: len(data) for digest, data in store.get_unordered(unhurt)} == {d: d.size for d in unhurt}
     report = fsck(store)
     assert (report.status, set(report.corrupt), report.missing) == (FsckStatus.CORRUPT, hit, {})
 

@@ -30,6 +30,8 @@ from ...contracts import Digest
 
 __all__ = ["ObjectInfo", "RecordedResult", "StoreBackend"]
 
+_CHUNK = 500  # objects per chunk of get_unordered, where a backend does not choose its own
+
 
 @dataclass(frozen=True, slots=True)
 class ObjectInfo:
@@ -79,6 +81,14 @@ class StoreBackend(abc.ABC):
         """What :meth:`get` returns for each digest, in the order given; override to fetch in batches."""
         for digest in digests:
             yield self.get(digest)
+
+    def get_unordered(self, digests: Sequence[Digest]) -> Iterator[Sequence[tuple[Digest, bytes | None]]]:
+        """Each digest with what :meth:`get` returns for it, in chunks, in whatever order the backend reads
+        fastest (chunks, not single objects: a tree's files are read a few hundred at a time, so a layer of
+        iteration per object would cost more than the read); override where that is not the order given."""
+        for start in range(0, len(digests), _CHUNK):
+            chunk = digests[start : start + _CHUNK]
+            yield list(zip(chunk, self.get_many(chunk), strict=True))
 
     @abc.abstractmethod
     def stat(self, digest: Digest) -> ObjectInfo | None:
