@@ -12,7 +12,7 @@ import enum
 import operator
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, NamedTuple
@@ -207,17 +207,23 @@ def tree_from_directory(store: Store, root: Path) -> TreeDigest:
         return builder.finish()
 
 
-def scan_directory(root: Path) -> Iterator[tuple[PortablePath, EntryKind | None, bytes]]:
+def scan_directory(
+    root: Path, known: Mapping[str, PortablePath] | None = None
+) -> Iterator[tuple[PortablePath, EntryKind | None, bytes]]:
     """Every entry below ``root`` in path order (a directory's entries by name, each subdirectory's where it
     falls), with a file's bytes and a symlink's target; the kind is None for anything else (a FIFO, a device).
 
     The kind comes from the directory listing itself; only a file is opened, and its mode and size come from
-    the open descriptor: one path lookup per file instead of two. One generator, not one per directory."""
+    the open descriptor: one path lookup per file instead of two. One generator, not one per directory.
+    ``known`` holds paths already checked as portable (a manifest's listing), each mapped to itself: such a path
+    is taken from it instead of checked again, which cost a twentieth of re-hashing a bundle."""
+    known = known or {}
     levels = [_listing(str(root), "")]
     while levels:
         entries, prefix = levels[-1]
         for item in entries:
-            relative = _portable(prefix + item.name, item.path)
+            name = prefix + item.name
+            relative = known.get(name) or _portable(name, item.path)
             if item.is_file(follow_symlinks=False):
                 kind, data = read_regular_file(item.path)
                 yield relative, kind, data
