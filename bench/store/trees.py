@@ -20,6 +20,7 @@ from typing import Literal, NamedTuple
 from pydantic import field_validator, model_validator
 
 from ..contracts import ContractModel, Digest, Document, PortablePath, TreeDigest, canonical_json
+from ..contracts.files import collection_paused
 from ..contracts.paths import check_entry_name
 from ..errors import ContractError, SourceError
 from .store import Store
@@ -198,7 +199,7 @@ def tree_from_directory(store: Store, root: Path) -> TreeDigest:
     """Store the tree of ``root`` as it is on disk; special files and non-UTF-8 names are refused."""
     if not root.is_dir():
         raise SourceError(f"{root} is not a directory")
-    with store.batch():
+    with collection_paused(), store.batch():  # a few objects per file, none in a cycle: see collection_paused
         builder = TreeBuilder(store)
         for path, kind, data in scan_directory(root):
             if kind is None:
@@ -222,8 +223,7 @@ def scan_directory(
     while levels:
         entries, prefix = levels[-1]
         for item in entries:
-            name = prefix + item.name
-            relative = known.get(name) or _portable(name, item.path)
+            relative = known.get(prefix + item.name) or _portable(prefix, item.name, item.path)
             if item.is_file(follow_symlinks=False):
                 kind, data = read_regular_file(item.path)
                 yield relative, kind, data
@@ -263,11 +263,12 @@ def read_regular_file(path: str) -> tuple[EntryKind, bytes]:
         os.close(descriptor)
 
 
-def _portable(relative: str, where: str) -> PortablePath:
+def _portable(parent: str, name: str, where: str) -> PortablePath:
+    """The path of ``name`` below ``parent`` (a portable path's "dir/", or empty), or a refusal naming ``where``."""
     try:
-        if not relative.isascii():
-            relative.encode("utf-8")  # a name that is not UTF-8 comes back from the system surrogate-escaped
-        return PortablePath(relative)
+        if not name.isascii():  # a name that is not UTF-8 comes back from the system surrogate-escaped
+            (parent + name).encode("utf-8")
+        return PortablePath.joined(parent, name)
     except (UnicodeEncodeError, ValueError) as exc:
         raise SourceError(f"{os.fsencode(where)!r} has a name that cannot enter a tree: {exc}") from exc
 
