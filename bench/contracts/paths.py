@@ -15,6 +15,7 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 # rule below (ASCII is NFC; no drive, NUL, backslash, '.' or '..' component is possible), so one match decides.
 # Paths are checked per file when a tree is built, where the general checks cost more than hashing the file.
 _PLAIN = re.compile(r"[\w+=@,~-][\w.+=@,~-]*(?:/[\w+=@,~-][\w.+=@,~-]*)*", re.ASCII)
+_PLAIN_NAME = re.compile(r"[\w+=@,~-][\w.+=@,~-]*", re.ASCII)  # one component of _PLAIN
 
 
 def check_entry_name(name: str) -> str | None:
@@ -69,6 +70,15 @@ class PortablePath(_PatternStr):
         if reason is not None:
             raise ValueError(f"{value!r} is not {cls.meaning}: {reason}")
         return super().__new__(cls, value)
+
+    @classmethod
+    def joined(cls, parent: str, name: str) -> PortablePath:
+        """``parent`` (empty, or a portable path and a '/') followed by the one component ``name``. Only ``name``
+        is matched when it is plain: a walk builds a path per file, and matching each whole path again cost a
+        twentieth of ingesting a tree; anything else gets the full check and its message."""
+        if _PLAIN_NAME.fullmatch(name):
+            return str.__new__(cls, parent + name)
+        return cls(parent + name)
 
     @property
     def parts(self) -> tuple[str, ...]:

@@ -69,7 +69,10 @@ _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 def _depth(text: str) -> int:
-    brackets = _NOT_BRACKETS.sub("", _STRINGS.sub("", text))
+    # With no escape and the quotes paired, the strings are every other piece between quotes: half the regex's time.
+    plain = "\\" not in text and text.count('"') % 2 == 0
+    structure = "".join(text.split('"')[::2]) if plain else _STRINGS.sub("", text)
+    brackets = _NOT_BRACKETS.sub("", structure)
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 

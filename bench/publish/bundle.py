@@ -58,6 +58,7 @@ REPORT_PATH = PortablePath("report/index.html")
 ATTEMPT_PAGES = "report/attempts"  # <challenge>-<attempt>.html, linked from the report
 FOLDERS = (RECORDS, ADMISSIONS, MANIFESTS, "receipts", "report", OBJECTS)
 ROOT_FILES = (MANIFEST_NAME, PROVENANCE_NAME)  # beside the files they describe, not covered by the manifest
+_FILE, _EXECUTABLE, _DIRECTORY = EntryKind.FILE, EntryKind.EXECUTABLE, EntryKind.DIRECTORY
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -74,18 +75,20 @@ def bundle_files(root: Path) -> dict[PortablePath, bytes]:
     return dict(iter_bundle_files(root))
 
 
-def iter_bundle_files(root: Path) -> Iterator[tuple[PortablePath, bytes]]:
-    """:func:`bundle_files` one file at a time, in path order: only one file's bytes are held at once."""
+def iter_bundle_files(
+    root: Path, listed: Mapping[str, PortablePath] | None = None
+) -> Iterator[tuple[PortablePath, bytes]]:
+    """:func:`bundle_files` one file at a time, in path order: only one file's bytes are held at once. ``listed``:
+    the manifest's paths, each mapped to itself (checked already; see :func:`scan_directory`)."""
     if not root.is_dir():
         raise BundleError(str(root), "is not a directory; pass a bundle directory")
     try:
-        for path, kind, data in scan_directory(root):
-            if kind is EntryKind.DIRECTORY:
-                continue
-            if kind not in (EntryKind.FILE, EntryKind.EXECUTABLE):
+        for path, kind, data in scan_directory(root, listed):
+            if kind is _FILE or kind is _EXECUTABLE:
+                if path not in ROOT_FILES:
+                    yield path, data
+            elif kind is not _DIRECTORY:
                 raise BundleError(path, f"in {root} is not a regular file; a bundle holds only files and folders")
-            if path not in ROOT_FILES:
-                yield path, data
     except OSError as exc:  # unreadable, or removed while the bundle is read: a refusal, not a traceback
         raise BundleError(str(exc.filename or root), f"cannot be read ({exc.strerror}); check the bundle") from exc
 

@@ -88,21 +88,24 @@ class Verification:
 
 
 def rehash(manifest: PublicationManifest, root: Path) -> list[Difference]:
-    """The hashing pass: every file of the bundle at ``root`` re-hashed against ``manifest``."""
+    """The hashing pass: every file of the bundle at ``root`` re-hashed against ``manifest``. In this order: each
+    listed file that differs or is missing (in the manifest's order), each file the manifest does not list, and
+    each ``objects/`` file not named by its digest (both by path)."""
     with collection_paused():  # an object or two per file, no cycles: see collection_paused
-        actual = {path: Digest.of(data) for path, data in iter_bundle_files(root)}
+        listed: dict[str, PortablePath] = {entry.path: entry.path for entry in manifest.files}
+        actual = {path: Digest.of(data) for path, data in iter_bundle_files(root, listed)}
         differences = [
             Difference(entry.path, entry.digest, actual.get(entry.path), "re-hashed", ())
             for entry in manifest.files
             if actual.get(entry.path) != entry.digest
         ]
-        listed = {entry.path for entry in manifest.files}
-        for path in sorted(set(actual) - listed):
+        for path in sorted(actual.keys() - listed.keys()):
             differences.append(Difference(path, None, actual[path], "re-hashed", ("not covered by the manifest",)))
-        for path, digest in sorted(actual.items()):
-            if path.parts[0] == OBJECTS and path.parts[-1].removesuffix(".json") != digest.hex:
+        objects = sorted(path for path in actual if path.partition("/")[0] == OBJECTS)
+        for path in objects:
+            if path.rpartition("/")[2].removesuffix(".json") != actual[path].hex:
                 trail = ("an object not named by its digest",)
-                differences.append(Difference(path, None, digest, "re-hashed", trail))
+                differences.append(Difference(path, None, actual[path], "re-hashed", trail))
         return differences
 
 

@@ -52,6 +52,24 @@ def test_non_nfc_spelling_is_refused() -> None:
     assert PortablePath("caf\u00e9.txt") == "caf\u00e9.txt"
 
 
+names = st.text(alphabet=string.ascii_letters + string.digits + "-_.~ \\:\x00\u00e9\u0301/", min_size=0, max_size=6)
+
+
+@given(st.sampled_from(["", "a/", "src/pkg/", "caf\u00e9/"]), names)
+def test_joining_a_name_to_a_portable_parent_accepts_and_refuses_exactly_what_the_whole_path_would(
+    parent: str, name: str
+) -> None:
+    try:
+        whole: PortablePath | str = PortablePath(parent + name)
+    except ValueError as exc:
+        whole = str(exc)
+    try:
+        joined: PortablePath | str = PortablePath.joined(parent, name)
+    except ValueError as exc:
+        joined = str(exc)
+    assert joined == whole and type(joined) is type(whole)
+
+
 def test_the_schema_pattern_agrees_with_the_checks() -> None:
     for bad, _ in _bad_forms("a/b"):
         if "\\" in bad or not bad:
