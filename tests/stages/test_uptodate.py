@@ -4,8 +4,11 @@ one changed input, param or stage version among them still reruns exactly that t
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
 import os
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,8 +91,8 @@ def test_a_no_op_rerun_asks_the_store_a_fixed_number_of_questions_not_some_per_t
 
 
 def test_one_changed_input_among_many_reruns_only_it_and_the_summary_of_it(plan: Plan) -> None:
-    (plan.base / "d031" / "notes.md").write_text("# d031, revised\n")
-    assert plan.executed() == ["directory-tree:d031", "tree-summary:tree"]
+    (plan.base / "d017" / "notes.md").write_text("# d017, revised\n")
+    assert plan.executed() == ["directory-tree:d017", "tree-summary:tree"]
     assert plan.executed() == []
 
 
@@ -115,3 +118,15 @@ def test_a_result_whose_output_was_collected_is_not_up_to_date(plan: Plan) -> No
     store.backend.delete([summary])
     rerun = plan.executed()
     assert rerun == ["tree-summary:tree"], rerun
+
+
+def test_a_malformed_value_in_doits_database_is_its_tasks_alone_and_executes_no_stage(plan: Plan) -> None:
+    """doit's database is a disposable cache: a value that is not a digest fails only its own task's check (the
+    plan-wide question leaves that task to be asked alone), so the run goes on and finds every result cached."""
+    with contextlib.closing(sqlite3.connect(plan.database)) as database, database:
+        (data,) = database.execute("SELECT task_data FROM doit WHERE task_id = 'tree-d003'").fetchone()
+        saved = json.loads(data)
+        saved["_values_:"]["tree"] = "not a digest"
+        database.execute("UPDATE doit SET task_data = ? WHERE task_id = 'tree-d003'", (json.dumps(saved),))
+    assert plan.executed() == []
+    assert plan.executed() == []
