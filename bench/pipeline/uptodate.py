@@ -10,12 +10,14 @@ in this run (its values changed) is asked alone. Either way the question is the 
 input, param, stage version or code digest reruns exactly that task and what depends on it.
 
 Nothing is written while asking: a key is computed as the engine stores it, and a result counts only if its key
-document is stored too (the engine stores the key of every result it records).
+document is stored too (the engine stores the key of every result it records). Answers are kept for
+``PlanLookup.kept_seconds``, then asked for again plan-wide, so doit never acts on an answer older than that.
 """
 
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,7 +33,7 @@ from .executor import invocation_inputs
 from .plan import Invocation, Plan
 from .runtime import Runtime
 
-__all__ = ["ActionCached", "PlanLookup"]
+__all__ = ["ActionCached", "PlanLookup", "upstream_values"]
 
 Values = dict[str, str]  # a task's outputs as doit saves them: output name -> digest
 
@@ -39,19 +41,26 @@ Values = dict[str, str]  # a task's outputs as doit saves them: output name -> d
 class PlanLookup:
     """The cached outputs of a plan's invocations, asked once for all of them and then for each one that changed."""
 
+    # How long answers are kept: a no-op rerun of 4,000 tasks decides them all within seconds, and an answer is
+    # never older than this when doit acts on it, so an output collected meanwhile (gc alongside a long run) is
+    # seen as it was when each task was asked alone. Older answers are asked for again, plan-wide.
+    kept_seconds = 10.0
+
     def __init__(self, plan: Plan, runtime: Runtime) -> None:
         self.plan = plan
         self.runtime = runtime
-        # The invocations found cached when first asked: the upstream values asked with, and the outputs.
-        self._cached: dict[str, tuple[Values, Values]] | None = None
+        # The invocations found cached when last asked: the upstream values asked with, and the outputs.
+        self._cached: dict[str, tuple[Values, Values]] = {}
+        self._asked_at: float | None = None
 
     def cached_outputs(self, dep_manager: Any, invocation: Invocation, upstream: Values) -> Values | None:
         """The outputs the action cache holds for ``invocation`` on ``upstream`` (None: it must run).
 
-        Only a cached answer is kept from the first question: one that was not cached is asked again, as a
-        task run since (the same action in another invocation) may have recorded it."""
-        if self._cached is None:
-            self._cached = self._ask_all(dep_manager)
+        Only a cached answer is kept: one that was not cached is asked again, as a task run since (the same action
+        in another invocation) may have recorded it."""
+        now = time.monotonic()
+        if self._asked_at is None or now - self._asked_at > self.kept_seconds:
+            self._cached, self._asked_at = self._ask_all(dep_manager), now
         known = self._cached.get(invocation.name)
         if known is not None and known[0] == upstream:
             return known[1]

@@ -16,11 +16,14 @@ from typing import Any
 
 import pytest
 from doit.cmd_base import ModuleTaskLoader
+from doit.dependency import Dependency, SqliteDB
 from doit.doit_cmd import DoitMain
 
+from bench.contracts import Digest
 from bench.pipeline.directory_plan import directory_summaries
 from bench.pipeline.doit_tasks import doit_tasks
 from bench.pipeline.runtime import Runtime
+from bench.pipeline.uptodate import PlanLookup, upstream_values
 from bench.stages.catalogue import Catalogue
 from bench.stages.directory_tree import directory_tree
 from bench.stages.tree_summary import tree_summary
@@ -130,3 +133,24 @@ def test_a_malformed_value_in_doits_database_is_its_tasks_alone_and_executes_no_
         database.execute("UPDATE doit SET task_data = ? WHERE task_id = 'tree-d003'", (json.dumps(saved),))
     assert plan.executed() == []
     assert plan.executed() == []
+
+
+def test_answers_are_kept_only_for_kept_seconds_then_asked_again_plan_wide(
+    plan: Plan, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An output collected after the plan-wide question: the kept answer stands only while it is younger than
+    ``kept_seconds``; after that the task is asked again and found not cached, as if asked alone."""
+    store = plan.store()
+    built = directory_summaries(plan.base, store, plan.names)
+    lookup = PlanLookup(built, Runtime(plan.location, plan.catalogue))
+    dependency = Dependency(SqliteDB, plan.database)
+    summary = built.invocation("summary-d005")
+    upstream = upstream_values(dependency, summary)
+    assert upstream is not None
+    outputs = lookup.cached_outputs(dependency, summary, upstream)
+    assert outputs is not None and set(outputs) == {"summary"}
+    store.backend.delete([Digest(outputs["summary"])])
+    assert lookup.cached_outputs(dependency, summary, upstream) == outputs  # asked a moment ago: kept
+    monkeypatch.setattr(PlanLookup, "kept_seconds", 0.0)
+    assert lookup.cached_outputs(dependency, summary, upstream) is None
+    dependency.close()
