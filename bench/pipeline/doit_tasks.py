@@ -11,12 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from doit.dependency import UptodateCalculator
-
-from ..stages.engine import action_key, cached_result
-from .executor import Executor, LocalExecutor, invocation_inputs
-from .plan import Invocation, Plan
+from .executor import Executor, LocalExecutor
+from .plan import Plan
 from .runtime import Runtime
+from .uptodate import ActionCached, PlanLookup
 
 __all__ = ["doit_tasks", "perform", "run_invocation"]
 
@@ -36,40 +34,9 @@ def run_invocation(runtime: Runtime, invocation_json: str, **upstream: str) -> d
     return perform(LocalExecutor(), runtime, invocation_json, **upstream)
 
 
-class ActionCached(UptodateCalculator):  # type: ignore[misc]
-    """doit `uptodate`: asks the store's action cache, with upstream digests read from doit's values."""
-
-    def __init__(self, runtime: Runtime, invocation: Invocation) -> None:
-        super().__init__()
-        self.runtime = runtime
-        self.invocation = invocation
-        self.dep_manager: Any = None
-
-    def setup(self, dep_manager: Any, tasks_dict: dict[str, Any]) -> None:
-        super().setup(dep_manager, tasks_dict)
-        self.dep_manager = dep_manager
-
-    def __call__(self, task: Any, values: dict[str, Any]) -> bool:
-        upstream: dict[str, Any] = {}
-        for name, link in self.invocation.inputs.items():
-            value = self.dep_manager.get_values(link.invocation).get(link.output)
-            if value is None:
-                return False
-            upstream[name] = value
-        store = self.runtime.open_store()
-        inputs = invocation_inputs(self.invocation, upstream)
-        if not all(store.has(digest) for digest in inputs.values()):
-            return False
-        stage = self.runtime.catalogue.get(self.invocation.stage)
-        key = action_key(store, stage, stage.parse_inputs(inputs).flat(), stage.parse_params(self.invocation.params))
-        cached = cached_result(store, key)
-        # doit also keeps `_result:<task>` entries of its own among the values; only the outputs matter here.
-        saved = {name: value for name, value in values.items() if not name.startswith("_")}
-        return cached is not None and saved == {name: str(d) for name, d in cached[1].outputs.items()}
-
-
 def doit_tasks(plan: Plan, runtime: Runtime, executor: Executor | None = None) -> Iterator[dict[str, Any]]:
     """One doit task dict per invocation, named after it, run by ``executor`` (default: this process)."""
+    lookup = PlanLookup(plan, runtime)
     for invocation in plan.invocations:
         yield {
             "basename": invocation.name,
@@ -77,7 +44,7 @@ def doit_tasks(plan: Plan, runtime: Runtime, executor: Executor | None = None) -
             "actions": [(perform, [executor or LocalExecutor(), runtime, invocation.model_dump_json()])],
             "getargs": {name: (link.invocation, link.output) for name, link in invocation.inputs.items()},
             "task_dep": sorted(invocation.upstream),
-            "uptodate": [ActionCached(runtime, invocation)],
+            "uptodate": [ActionCached(lookup, invocation)],
             "verbosity": 2,
             "meta": {"stage": invocation.stage, "labels": dict(invocation.labels), "store": runtime.store},
         }

@@ -19,8 +19,7 @@ from typing import Any
 
 from ..contracts import BlobDigest, Digest, canonical_bytes
 from ..stages.code import code_manifest
-from ..stages.engine import cached_result
-from ..stages.stage import keyed_params
+from ..stages.engine import cached_result, key_document
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult, CodeManifest, results_for
 from .plan import Invocation, Plan
@@ -135,13 +134,7 @@ def _status(
     inputs.update(invocation.sources)
     stage = runtime.catalogue.get(invocation.stage)
     code, modules = _code(stage.module)
-    key = ActionKey(
-        stage=stage.name,
-        stage_version=stage.version,
-        code=code,
-        params=keyed_params(stage.parse_params(invocation.params)),
-        inputs=dict(sorted(stage.parse_inputs(inputs).flat().items())),
-    )
+    key = key_document(stage, code, stage.parse_inputs(inputs).flat(), stage.parse_params(invocation.params))
     key_digest = Digest.of(canonical_bytes(key))
     cached = cached_result(store, key_digest)
     if cached is not None:

@@ -11,19 +11,19 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..contracts import ContractModel, Digest, Ref, TreeDigest
 from ..errors import StageError
 from ..store import Store
-from ..store.actions import ActionKey, ActionResult, record, results_for
+from ..store.actions import ActionKey, ActionResult, record, results_for_many
 from .code import store_code_manifest
 from .context import StageContext
 from .stage import Ports, Stage, keyed_params
 
-__all__ = ["ActionOutcome", "action_key", "cached_result", "execute"]
+__all__ = ["ActionOutcome", "action_key", "cached_result", "cached_results", "execute", "key_document"]
 
 AnyStage = Stage[Any, Any, Any]
 
@@ -36,27 +36,48 @@ class ActionOutcome:
     executed: bool
 
 
-def action_key(store: Store, stage: AnyStage, inputs: Mapping[str, Digest], params: ContractModel) -> Digest:
-    """Store the key document of this invocation and return its digest."""
-    key = ActionKey(
+def key_document(stage: AnyStage, code: Digest, inputs: Mapping[str, Digest], params: ContractModel) -> ActionKey:
+    """The key document of an invocation of ``stage`` whose code digest is ``code``."""
+    return ActionKey(
         stage=stage.name,
         stage_version=stage.version,
-        code=store_code_manifest(store, stage.module),
+        code=code,
         params=keyed_params(params),
         inputs=dict(sorted(inputs.items())),
     )
-    return store.put_document(key)
+
+
+def action_key(store: Store, stage: AnyStage, inputs: Mapping[str, Digest], params: ContractModel) -> Digest:
+    """Store the key document of this invocation and return its digest."""
+    return store.put_document(key_document(stage, store_code_manifest(store, stage.module), inputs, params))
 
 
 def cached_result(store: Store, key: Digest) -> tuple[Digest, ActionResult] | None:
     """The newest recorded result of ``key`` whose outputs are all present, if any."""
-    for digest in results_for(store, key):
-        if not store.has(digest):
-            continue
-        result = store.get_document(digest, ActionResult)
-        if all(store.has(output) for output in result.outputs.values()):
-            return digest, result
-    return None
+    return cached_results(store, [key]).get(key)
+
+
+def cached_results(store: Store, keys: Sequence[Digest]) -> dict[Digest, tuple[Digest, ActionResult]]:
+    """:func:`cached_result` of every key that has one, asked in batches: one query for the results of all keys,
+    then per round one for which results are stored, one read of their documents and one for their outputs.
+
+    Each round tries every unanswered key's next result, newest first, so a result older than a complete one is
+    never read, as when the keys are asked one at a time."""
+    recorded = results_for_many(store, keys)
+    remaining = {key: iter(recorded.get(key, ())) for key in dict.fromkeys(keys)}
+    found: dict[Digest, tuple[Digest, ActionResult]] = {}
+    while remaining:
+        tried = {key: result for key, results in remaining.items() if (result := next(results, None)) is not None}
+        stored = store.has_many(list(dict.fromkeys(tried.values())))
+        readable = [result for result in dict.fromkeys(tried.values()) if result in stored]
+        documents = dict(zip(readable, store.get_documents(readable, ActionResult), strict=True))
+        present = store.has_many([output for document in documents.values() for output in document.outputs.values()])
+        for key, result in tried.items():
+            document = documents.get(result)
+            if document is not None and all(output in present for output in document.outputs.values()):
+                found[key] = (result, document)
+        remaining = {key: remaining[key] for key in tried if key not in found}
+    return found
 
 
 def execute(

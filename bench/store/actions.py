@@ -7,6 +7,7 @@ may be recorded for one key: a non-deterministic stage shows up as two results i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import JsonValue
@@ -14,7 +15,16 @@ from pydantic import JsonValue
 from ..contracts import BlobDigest, Digest, Document
 from .store import Store
 
-__all__ = ["ActionKey", "ActionResult", "CodeManifest", "producers", "record", "recorded_from", "results_for"]
+__all__ = [
+    "ActionKey",
+    "ActionResult",
+    "CodeManifest",
+    "producers",
+    "record",
+    "recorded_from",
+    "results_for",
+    "results_for_many",
+]
 
 
 class CodeManifest(Document):
@@ -57,6 +67,11 @@ def record(store: Store, result: ActionResult) -> Digest:
 def results_for(store: Store, key: Digest) -> list[Digest]:
     """Results recorded for ``key``, newest first."""
     return store.backend.results(key)
+
+
+def results_for_many(store: Store, keys: Sequence[Digest]) -> dict[Digest, list[Digest]]:
+    """:func:`results_for` of each key that has results, asked as the backend batches best."""
+    return store.backend.results_many(keys)
 
 
 def recorded_from(store: Store, since: float) -> list[ActionResult]:

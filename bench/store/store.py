@@ -84,6 +84,12 @@ class Store:
     def has(self, digest: Digest) -> bool:
         return self.backend.stat(digest) is not None
 
+    def has_many(self, digests: Sequence[Digest]) -> set[Digest]:
+        """Which of ``digests`` are stored: :meth:`has` of each, asked as the backend batches best."""
+        return {
+            digest for digest, info in zip(digests, self.backend.stat_many(digests), strict=True) if info is not None
+        }
+
     def is_document(self, digest: Digest) -> bool:
         info = self.backend.stat(digest)
         if info is None:

@@ -23,7 +23,16 @@ from bench.stages.directory_tree import directory_fingerprint, directory_tree
 from bench.stages.lineage import lineage
 from bench.stages.tree_summary import tree_summary
 from bench.store import PACK_LIMIT, EntryKind, Store, TreeEntry, TreeObject, tree_from_directory, walk_tree
-from bench.store.actions import ActionKey, ActionResult, producers, record, recorded_from, results_for
+from bench.stages.engine import cached_result, cached_results
+from bench.store.actions import (
+    ActionKey,
+    ActionResult,
+    producers,
+    record,
+    recorded_from,
+    results_for,
+    results_for_many,
+)
 from bench.store.fsck import FsckStatus, fsck
 from bench.store.gc import gc
 
@@ -125,6 +134,15 @@ class StoreContract(abc.ABC):
             list(store.get_unordered(wanted))
         with pytest.raises(ObjectMissing):
             list(store.get_unordered([*bulk, Digest.of(b"never stored")]))
+
+    def test_has_many_answers_has_for_each_digest_in_batches(self, store: Store) -> None:
+        stored = [store.put_bytes(f"object {index}".encode()) for index in range(1200)]
+        absent = [Digest.of(f"never stored {index}".encode()) for index in range(3)]
+        wrong_size = Digest.from_parts(stored[5].hex, stored[5].size + 1)  # its hex stored, under another size
+        asked = [absent[0], *stored, absent[1], wrong_size, absent[2]]
+        assert store.has_many(asked) == set(stored)
+        assert store.has_many(asked) == {digest for digest in asked if store.has(digest)}
+        assert store.has_many([]) == set()
 
     def test_a_bulk_write_stores_each_object_once_and_shows_it_only_when_it_ends(self, store: Store) -> None:
         before = store.put_bytes(b"already stored")
@@ -254,6 +272,36 @@ class StoreContract(abc.ABC):
         assert results_for(store, first.key) == [second_digest, first_digest]
         assert sorted(producers(store, one)) == sorted([first_digest, third])
         assert results_for(store, Digest.of(b"no such key")) == [] and producers(store, first.key) == []
+
+    def test_results_of_many_keys_are_each_keys_results_newest_first(self, store: Store) -> None:
+        outputs = [store.put_bytes(f"output {index}".encode()) for index in range(3)]
+        keys: list[Digest] = []
+        for index in range(1100):  # more keys than one query asks
+            first = action_result(store, f"key {index}", {"out": outputs[0]})
+            record(store, first)
+            if index % 500 == 0:  # a second result of a few keys, recorded later
+                record(store, first.model_copy(update={"outputs": {"out": outputs[index % 3]}, "started": 1.0}))
+            keys.append(first.key)
+        never = Digest.of(b"no such key")
+        found = results_for_many(store, [never, *keys, keys[0]])
+        assert found == {key: results_for(store, key) for key in keys}
+        assert [len(found[keys[index]]) for index in (0, 1, 500, 1000)] == [2, 1, 2, 2]
+
+    def test_cached_results_of_many_keys_answer_as_each_key_asked_alone(self, store: Store) -> None:
+        kept, collected = store.put_bytes(b"kept output"), store.put_bytes(b"collected output")
+        complete = action_result(store, "complete", {"out": kept})
+        # The newest result of this key lost its output: the older, complete one answers.
+        older = action_result(store, "older complete", {"out": kept})
+        newer = older.model_copy(update={"outputs": {"out": collected}, "started": 1.0})
+        lost = action_result(store, "lost its output", {"out": collected})
+        for result in (complete, older, newer, lost):
+            record(store, result)
+        store.backend.delete([collected])
+        never = Digest.of(b"never recorded")
+        keys = [complete.key, older.key, lost.key, never]
+        answers = cached_results(store, keys)
+        assert answers == {key: answer for key in keys if (answer := cached_result(store, key)) is not None}
+        assert {key: answer[1] for key, answer in answers.items()} == {complete.key: complete, older.key: older}
 
     def test_recorded_since_is_the_action_log_oldest_first(self, store: Store) -> None:
         output = store.put_bytes(b"output")

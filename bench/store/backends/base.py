@@ -94,6 +94,11 @@ class StoreBackend(abc.ABC):
     def stat(self, digest: Digest) -> ObjectInfo | None:
         """The facts of a stored object without its bytes; None if absent. This is the presence check."""
 
+    def stat_many(self, digests: Sequence[Digest]) -> Iterator[ObjectInfo | None]:
+        """What :meth:`stat` returns for each digest, in the order given; override to ask in batches."""
+        for digest in digests:
+            yield self.stat(digest)
+
     @abc.abstractmethod
     def objects(self) -> Iterator[ObjectInfo]:
         """Every stored object, in digest order."""
@@ -148,6 +153,10 @@ class StoreBackend(abc.ABC):
     @abc.abstractmethod
     def results(self, key: Digest) -> list[Digest]:
         """Results recorded for ``key``, newest first."""
+
+    def results_many(self, keys: Sequence[Digest]) -> dict[Digest, list[Digest]]:
+        """:meth:`results` of each key that has results; override to ask in batches."""
+        return {key: found for key in dict.fromkeys(keys) if (found := self.results(key))}
 
     @abc.abstractmethod
     def producers(self, output: Digest) -> list[Digest]:

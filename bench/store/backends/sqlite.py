@@ -248,6 +248,17 @@ class SqliteBackend(StoreBackend):
             return None
         return ObjectInfo(digest, bool(row[1]), row[2])
 
+    def stat_many(self, digests: Sequence[Digest]) -> Iterator[ObjectInfo | None]:
+        """A batch of digests per query: a no-op rerun asks after every input, key, result and output of a plan."""
+        for start in range(0, len(digests), _BATCH):
+            batch = digests[start : start + _BATCH]
+            hexes = [digest.hex for digest in batch]
+            query = f"SELECT hex, size, is_document, created FROM objects WHERE hex IN {_marks(hexes)}"
+            rows = {row[0]: row[1:] for row in self._execute(query, hexes)}
+            for digest, hex_ in zip(batch, hexes, strict=True):
+                row = rows.get(hex_)
+                yield None if row is None or row[0] != digest.size else ObjectInfo(digest, bool(row[1]), row[2])
+
     def objects(self) -> Iterator[ObjectInfo]:
         rows = self._execute("SELECT hex, size, is_document, created FROM objects ORDER BY hex").fetchall()
         for hex_, size, is_document, created in rows:
@@ -377,10 +388,19 @@ class SqliteBackend(StoreBackend):
             )
 
     def results(self, key: Digest) -> list[Digest]:
-        rows = self._execute(
-            "SELECT result FROM action_results WHERE key = ? ORDER BY recorded DESC", (str(key),)
-        ).fetchall()
-        return [Digest(result) for (result,) in rows]
+        return self.results_many([key]).get(key, [])
+
+    def results_many(self, keys: Sequence[Digest]) -> dict[Digest, list[Digest]]:
+        """A batch of keys per query: a no-op rerun looks up every action of its plan."""
+        found: dict[Digest, list[Digest]] = {}
+        named = {str(key): key for key in keys}
+        names = list(named)
+        for start in range(0, len(names), _BATCH):
+            batch = names[start : start + _BATCH]
+            query = f"SELECT key, result FROM action_results WHERE key IN {_marks(batch)} ORDER BY recorded DESC"
+            for key, result in self._execute(query, batch):
+                found.setdefault(named[key], []).append(Digest(result))
+        return found
 
     def producers(self, output: Digest) -> list[Digest]:
         rows = self._execute("SELECT result FROM produced WHERE output = ?", (str(output),)).fetchall()
