@@ -44,7 +44,7 @@ __all__ = [
 
 DELTA_BASE_CACHE_LIMIT = 16 << 20
 RESIDENT_LIMIT = 32 << 20
-OWN_SHARE = 0.25  # of the pack objects, read here between the forked reader's (which has less else to do)
+OWN_SHARE = 0.2  # of the pack objects, read here between the forked reader's (which has less else to do)
 FORK_MIN_OBJECTS = 512  # fewer pack objects are read here: forking costs about as much as reading 100 of them
 _SHA_LENGTH = 20  # bytes of a SHA-1 object id in a tree entry
 FULL_ID = re.compile(r"[0-9a-f]{40}")
