@@ -108,7 +108,7 @@ def _received(
 ) -> Iterator[tuple[bytes, Found]]:
     for key in keys:
         code, data = _record(repository, reader, stream)
-        if code == _REFUSED:
+        if code == _REFUSED:  # pickled by the reader this process forked, over a pipe no one else holds
             raise pickle.loads(data)
         if code == _END:
             raise _ended(repository, reader)
@@ -167,7 +167,7 @@ def _pickled(exc: Exception) -> bytes:
     exc.__traceback__ = None
     try:
         sent = pickle.dumps(exc)
-        pickle.loads(sent)
+        pickle.loads(sent)  # some exceptions pickle but cannot be rebuilt (a constructor with other arguments)
         return sent
     except Exception:  # an exception that cannot cross: its account, as a refusal of the source
         return pickle.dumps(SourceError(f"reading git objects failed: {type(exc).__name__}: {exc}"))

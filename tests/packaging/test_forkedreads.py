@@ -16,7 +16,7 @@ from dulwich.objects import Blob
 from dulwich.repo import Repo
 
 from bench.errors import SourceError
-from bench.packaging import MaterializationReceipt, gitsource, materialize, open_source
+from bench.packaging import CorpusError, MaterializationReceipt, gitsource, materialize, open_source
 from bench.packaging.forkedreads import interleaved, read_forked
 from bench.packaging.gitsource import GitSourceCorrupt
 from bench.store import Store
@@ -176,4 +176,16 @@ def test_the_reader_sends_what_it_read_in_order_then_exits_cleanly(forks: list[i
     assert [item for item in mixed if item[1] is not None] == list(_numbers(len(keys)))
     assert [item for item in mixed if item[1] is None] == mine
     assert mixed[:4] == [(b"0", (3, b"")), (b"own0", None), (b"1", (3, b"x")), (b"2", (3, b"xx"))]
+    assert len(forks) == 1 and _reaped(forks[0])
+
+
+def test_a_refusal_that_cannot_be_rebuilt_here_crosses_as_its_one_line_account(forks: list[int]) -> None:
+    def refusing() -> Iterator[tuple[bytes, tuple[int, bytes] | None]]:
+        yield b"a", None
+        raise CorpusError("x/y", "is odd")  # pickles, but its constructor takes two arguments, not its message
+
+    with pytest.raises(SourceError) as refused:
+        list(read_forked("repo", [b"a", b"b"], refusing))
+    assert type(refused.value) is SourceError
+    assert str(refused.value) == "reading git objects failed: CorpusError: x/y: is odd"
     assert len(forks) == 1 and _reaped(forks[0])
