@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +31,7 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from ..errors import SourceError
+from .forkedreads import interleaved, read_forked
 
 __all__ = [
     "CommitNotFound",
@@ -43,6 +44,8 @@ __all__ = [
 
 DELTA_BASE_CACHE_LIMIT = 16 << 20
 RESIDENT_LIMIT = 32 << 20
+OWN_SHARE = 0.2  # of the pack objects, read here between the forked reader's (which has less else to do)
+FORK_MIN_OBJECTS = 512  # fewer pack objects are read here: forking costs about as much as reading 100 of them
 _SHA_LENGTH = 20  # bytes of a SHA-1 object id in a tree entry
 FULL_ID = re.compile(r"[0-9a-f]{40}")
 _ABBREVIATED = re.compile(r"[0-9a-fA-F]{4,39}")
@@ -57,16 +60,25 @@ class CommitNotFound(SourceError):
 class GitSourceCorrupt(SourceError):
     """Git's own bytes cannot be read: a damaged loose object or pack, a truncated bundle, a malformed tree."""
 
-    def __init__(self, repository: str, what: str, error: BaseException) -> None:
-        detail = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
-        # dulwich's frames in the error's traceback hold views of a pack's mapping, and while they live the pack
-        # cannot be closed: the repository's close on the way out would raise BufferError in place of this.
-        error.__traceback__ = None
+    def __init__(self, repository: str, what: str, error: BaseException | str) -> None:
+        """``error`` is what dulwich raised, or its one-line account (``Type: detail``) as a reading process
+        sent it (:mod:`bench.packaging.forkedreads`)."""
+        if isinstance(error, BaseException):
+            detail = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+            # dulwich's frames in the error's traceback hold views of a pack's mapping, and while they live the
+            # pack cannot be closed: the repository's close on the way out would raise BufferError in its place.
+            error.__traceback__ = None
+            error = f"{type(error).__name__}: {detail}"
+        self.repository, self.what, self.cause = repository, what, error
         super().__init__(
-            f"{repository}: {what} cannot be read ({type(error).__name__}: {detail})",
+            f"{repository}: {what} cannot be read ({error})",
             path=repository,
             hint="the repository is damaged: check it with `git fsck` and fetch or re-clone it",
         )
+
+    def __reduce__(self) -> tuple[type[GitSourceCorrupt], tuple[str, str, str]]:
+        """Rebuilt from its parts: how a refusal crosses from the process reading objects (forkedreads)."""
+        return type(self), (self.repository, self.what, self.cause)
 
 
 @contextmanager
@@ -153,10 +165,26 @@ class GitSource:
             return None
 
     def raw_many(self, wanted: Mapping[bytes, str]) -> Iterator[tuple[bytes, tuple[int, bytes] | None]]:
-        """:meth:`raw` of each object id of ``wanted`` (mapped to what it is to the caller), in the order the
-        objects lie in the packs (each pack front to back, so a delta's base is read just before it and the
-        mapping is read sequentially), then the others."""
+        """:meth:`raw` of each object id of ``wanted`` (mapped to what it is to the caller): first those held in
+        the packs, in the order they lie there (each pack front to back, so a delta's base is read just before
+        it and the mapping is read sequentially), then the others. Many pack objects are read in a second
+        process (:func:`~bench.packaging.forkedreads.read_forked`), so inflating them uses a second core."""
         located, elsewhere = self._locate(wanted)
+        if len(located) >= FORK_MIN_OBJECTS:
+            split = len(located) - int(len(located) * OWN_SHARE)
+            theirs, mine = located[:split], located[split:]
+            keys = [sha for _, _, sha in theirs]
+            forked = read_forked(self.repository, keys, lambda: self.read_located(theirs, wanted))
+            yield from interleaved(forked, self.read_located(mine, wanted), len(theirs), len(mine))
+        else:
+            yield from self.read_located(located, wanted)
+        for sha in elsewhere:
+            yield sha, self.raw(sha, wanted[sha])
+
+    def read_located(
+        self, located: Sequence[tuple[int, int, bytes]], wanted: Mapping[bytes, str]
+    ) -> Iterator[tuple[bytes, tuple[int, bytes] | None]]:
+        """:meth:`raw` of each (pack number, offset, id) of ``located`` (:meth:`_locate`), read at its offset."""
         for number, offset, sha in located:
             pack = self._packs[number]
             try:
@@ -171,8 +199,6 @@ class GitSource:
                 raise GitSourceCorrupt(self.repository, _described(sha, wanted[sha]), exc) from exc
             self._unmap_now_and_then(len(data))
             yield sha, (type_num, data)
-        for sha in elsewhere:
-            yield sha, self.raw(sha, wanted[sha])
 
     def _locate(self, wanted: Mapping[bytes, str]) -> tuple[list[tuple[int, int, bytes]], list[bytes]]:
         """(pack number, offset, id) of each object of ``wanted`` held in a pack, in pack order; and the others."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -80,3 +81,11 @@ def repo_factory(tmp_path: Path) -> RepoFactory:
         return path, commit
 
     return build
+
+
+def packed(repo: Path) -> tuple[Path, Path]:
+    """Pack every object of ``repo`` (git's own repack) and drop the loose copies; the pack and its index."""
+    for command in (["repack", "-a", "-d", "-q"], ["prune-packed"]):
+        subprocess.run(["git", "-C", str(repo), *command], check=True, capture_output=True)
+    (pack,) = (repo / ".git" / "objects" / "pack").glob("*.pack")
+    return pack, pack.with_suffix(".idx")

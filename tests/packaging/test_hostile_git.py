@@ -18,7 +18,7 @@ from bench.cli import main
 from bench.contracts import Digest
 from bench.store import Store
 from bench.store.actions import ActionKey
-from tests.packaging.gitrepos import RepoFactory, commit_tree
+from tests.packaging.gitrepos import RepoFactory, commit_tree, packed
 
 
 def _corpus_json(capsys: pytest.CaptureFixture[str], store: Path, *argv: str) -> tuple[int, dict[str, object]]:
@@ -80,14 +80,6 @@ def test_a_damaged_loose_object_is_refused_naming_the_object(
     assert alpha in refusal["error"]["message"] and str(repo) in refusal["error"]["message"]
 
 
-def _packed(repo: Path) -> tuple[Path, Path]:
-    """Pack every object of ``repo`` (git's own repack) and drop the loose copies; the pack and its index."""
-    for command in (["repack", "-a", "-d", "-q"], ["prune-packed"]):
-        subprocess.run(["git", "-C", str(repo), *command], check=True, capture_output=True)
-    (pack,) = (repo / ".git" / "objects" / "pack").glob("*.pack")
-    return pack, pack.with_suffix(".idx")
-
-
 def _swap_offsets(index: Path, one: str, other: str) -> None:
     """Point ``one``'s entry of a version 2 pack index at ``other``'s bytes and back: each name then finds the
     other object's bytes, which inflate and resolve fine."""
@@ -109,7 +101,7 @@ def test_a_damaged_pack_is_refused_naming_the_object_and_its_path(
     alpha_data, beta_data = b"alpha\n" * 50, b"the other file\n" * 40
     repo, commit = make_repo({"src/a.txt": alpha_data, "b.txt": beta_data})
     alpha, beta = (Blob.from_string(data).id.decode() for data in (alpha_data, beta_data))
-    pack, index = _packed(repo)
+    pack, index = packed(repo)
     if damage == "flip":
         with Repo(str(repo)) as handle:
             offset = next(p for p in handle.object_store.packs).index.object_offset(alpha.encode())
