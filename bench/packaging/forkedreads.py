@@ -11,6 +11,11 @@ Failure is never silent and never a partial result: a refusal raised while readi
 back and raised here as the same exception with the same message; a reader that stops before sending everything
 (killed, crashed, exited) is an error naming how it ended. When the consumer stops early or raises, the reader
 is killed and reaped.
+
+A process with a second thread is never forked (:func:`fork_is_safe`): the child would hold only the forking
+thread, and a lock another thread held at that moment (an OpenSSL or connection-pool lock of a lease renewer,
+say) would stay held there forever. Such a process reads every object itself, the same way and with the same
+result.
 """
 
 from __future__ import annotations
@@ -22,18 +27,24 @@ import os
 import pickle
 import signal
 import struct
+import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from typing import BinaryIO, NoReturn, TypeVar
 
 from ..errors import SourceError
 
-__all__ = ["Found", "interleaved", "read_forked"]
+__all__ = ["Found", "fork_is_safe", "interleaved", "read_forked"]
 
 Found = tuple[int, bytes] | None  # an object's type number and bytes; None when the repository lacks it
 T = TypeVar("T")
 _HEADER = struct.Struct("<bQ")  # a type number (or one of the codes below) and the length of what follows
 _MISSING, _REFUSED, _END = -1, -2, -3
 _PIPE_BYTES = 1 << 20  # Linux's default cap for an unprivileged pipe (/proc/sys/fs/pipe-max-size)
+
+
+def fork_is_safe() -> bool:
+    """Whether this process may fork a reader: only while it runs one thread (see the module's account)."""
+    return threading.active_count() == 1
 
 
 class _Reader:

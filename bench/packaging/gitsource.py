@@ -31,7 +31,7 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from ..errors import SourceError
-from .forkedreads import interleaved, read_forked
+from .forkedreads import fork_is_safe, interleaved, read_forked
 
 __all__ = [
     "CommitNotFound",
@@ -168,9 +168,10 @@ class GitSource:
         """:meth:`raw` of each object id of ``wanted`` (mapped to what it is to the caller): first those held in
         the packs, in the order they lie there (each pack front to back, so a delta's base is read just before
         it and the mapping is read sequentially), then the others. Many pack objects are read in a second
-        process (:func:`~bench.packaging.forkedreads.read_forked`), so inflating them uses a second core."""
+        process (:func:`~bench.packaging.forkedreads.read_forked`), so inflating them uses a second core, unless
+        this process runs other threads (:func:`~bench.packaging.forkedreads.fork_is_safe`)."""
         located, elsewhere = self._locate(wanted)
-        if len(located) >= FORK_MIN_OBJECTS:
+        if len(located) >= FORK_MIN_OBJECTS and fork_is_safe():
             split = len(located) - int(len(located) * OWN_SHARE)
             theirs, mine = located[:split], located[split:]
             keys = [sha for _, _, sha in theirs]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -75,6 +76,26 @@ def test_a_forked_read_stores_the_same_tree_and_receipt(
     forked = _materialized(Store(tmp_path / "forked"), repo, commit)
     assert len(forks) == 1 and _reaped(forks[0])
     assert forked == alone and forked.files == len(FILES)
+
+
+def test_a_process_running_another_thread_reads_every_object_itself(
+    make_repo: RepoFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    repo, commit = make_repo(FILES)
+    packed(repo)
+    _route(monkeypatch, forked=True, own_share=0.0)
+    forked = _materialized(Store(tmp_path / "forked"), repo, commit)
+    assert len(forks) == 1
+    release = threading.Event()
+    other = threading.Thread(target=release.wait, name="holds-a-lock-maybe")
+    other.start()
+    try:
+        alone = _materialized(Store(tmp_path / "alone"), repo, commit)
+    finally:
+        release.set()
+        other.join()
+    assert len(forks) == 1, "a process running a second thread was forked"
+    assert alone == forked and alone.files == len(FILES)
 
 
 def _flipped(repo: Path, data: bytes) -> str:
