@@ -9,7 +9,6 @@ images fetches nothing. Every image returned has scanned clean of the harness's 
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from ...contracts import Digest, Sha256
 from ...errors import SandboxError
+from ...machine_cache import cache_root
 from ...store import Store
 from ...suite.memory_system import ImageLayer
 from ..backends import SandboxBackend
@@ -41,12 +41,8 @@ class BuildResult:
 
 
 def cache_dir() -> Path:
-    """Where rootfs tarballs and CLI binaries are kept between builds: $STELE_BENCH_CACHE or ~/.cache/stele-bench."""
-    root = (
-        os.environ.get("STELE_BENCH_CACHE")
-        or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "stele-bench"
-    )
-    return Path(root) / "images"
+    """Where rootfs tarballs and CLI binaries are kept between builds: ``images/`` under the machine's cache."""
+    return cache_root() / "images"
 
 
 def _labels(name: ImageName, inputs: str) -> dict[str, str]:
