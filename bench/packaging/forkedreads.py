@@ -43,8 +43,15 @@ _PIPE_BYTES = 1 << 20  # Linux's default cap for an unprivileged pipe (/proc/sys
 
 
 def fork_is_safe() -> bool:
-    """Whether this process may fork a reader: only while it runs one thread (see the module's account)."""
-    return threading.active_count() == 1
+    """Whether this process may fork a reader: only while it runs one thread (see the module's account). On
+    Linux the kernel's count is asked, since threads started by native code (a Ray or gRPC client's) are not
+    Python's to count; elsewhere Python's own count decides."""
+    if threading.active_count() != 1:
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return True
 
 
 class _Reader:

@@ -8,6 +8,7 @@ rule itself is tested with a thread of its own).
 
 from __future__ import annotations
 
+import _thread
 import os
 import signal
 import threading
@@ -101,6 +102,27 @@ def test_a_process_running_another_thread_reads_every_object_itself(
         other.join()
     assert forks == [], "a process running a second thread was forked"
     assert threaded == alone and threaded.files == len(FILES)
+
+
+def test_a_thread_python_does_not_count_still_stops_the_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread started by native code (a Ray or gRPC client's) is not in Python's count, which is made to say
+    one here; the kernel's count of this process's threads still sees the one started below ``threading``."""
+    started, release = threading.Event(), threading.Lock()
+    release.acquire()
+
+    def hold() -> None:
+        started.set()
+        with release:
+            pass
+
+    _thread.start_new_thread(hold, ())
+    started.wait()
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    try:
+        assert len(os.listdir("/proc/self/task")) > 1
+        assert not forkedreads.fork_is_safe()
+    finally:
+        release.release()
 
 
 def _flipped(repo: Path, data: bytes) -> str:
