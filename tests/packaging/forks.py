@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
+from collections.abc import Iterator
 
 import pytest
 
@@ -28,3 +31,16 @@ def reaped(pid: int) -> bool:
     except ChildProcessError:
         return True
     return False
+
+
+@contextlib.contextmanager
+def another_thread() -> Iterator[None]:
+    """A second thread of this process, waiting, for as long as the block runs."""
+    release = threading.Event()
+    other = threading.Thread(target=release.wait, name="holds-a-lock-maybe")
+    other.start()
+    try:
+        yield
+    finally:
+        release.set()
+        other.join()

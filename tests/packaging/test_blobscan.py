@@ -13,7 +13,6 @@ import contextlib
 import os
 import signal
 import sqlite3
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from bench.store import Store
 from bench.store.backends import MemoryBackend, SqliteBackend
 from bench.store.backends.packs import pack_path
 from bench.store.backends.s3 import S3Backend
-from tests.packaging.forks import reaped
+from tests.packaging.forks import another_thread, reaped
 from tests.packaging.test_certify import _typed
 
 PLANTED = {"pkg0/file0007.txt", "pkg3/file0500.txt", "pkg6/file1196.txt"}  # early, middle and late in the walk
@@ -77,15 +76,9 @@ def test_a_process_running_another_thread_scans_every_file_itself(
     _route(monkeypatch, forked=False)
     alone = _certified(store, inputs)
     monkeypatch.setattr(blobscan, "FORK_MIN_BLOBS", 100)  # the threshold met; the thread below is what stops it
-    release = threading.Event()
-    other = threading.Thread(target=release.wait, name="holds-a-lock-maybe")
-    other.start()
-    try:
+    with another_thread():
         assert not forkedreads.fork_is_safe()
         threaded = _certified(store, inputs)
-    finally:
-        release.set()
-        other.join()
     assert forks == [], "a process running a second thread was forked"
     assert threaded == alone
 
