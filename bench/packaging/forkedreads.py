@@ -1,4 +1,9 @@
-"""Git objects read in a second process, so a corpus uses both cores: one inflates, the other stores.
+"""Work done in a forked second process, so one stage uses both cores: git objects read for a corpus (one process
+inflates, the other stores), and certify's files read and scanned (:mod:`bench.packaging.blobscan`).
+
+:func:`forked` is the one mechanism: it forks, runs the caller's producer there and receives what it sends as
+frames (a code and bytes) over a pipe, raises a refusal sent back, names how a process that stopped early ended,
+and kills and reaps the process when the caller stops or fails. :func:`read_forked` is the corpus's use of it.
 
 dulwich's object reading holds the GIL for most of its work, so a reader *thread* only took turns with the
 thread storing (issue 18: slower, 1.05-1.39 s against 0.97-1.13 s). A forked process has its own interpreter: it
