@@ -30,16 +30,20 @@ from .markers import Hit, TextScanner
 __all__ = ["FORK_MIN_BLOBS", "Scanned", "scan_blobs"]
 
 FORK_MIN_BLOBS = 512  # fewer files are scanned here alone: a fork costs about as much as scanning 100 of them
-FORKED_SHARE = 0.5  # of the files, scanned by the forked process; the rest here
+FORKED_SHARE = 0.55  # of the files, scanned by the forked process; the rest here
 
 Scanned = tuple[int, list[tuple[Digest, list[Hit]]]]  # bytes scanned; each file with hits, with its hits
 
 
-def scan_blobs(store: Store, digests: Sequence[Digest], scanner: TextScanner, what: str) -> Scanned:
-    """Every object of ``digests`` read verified from ``store`` and scanned; ``what`` names the caller (the
-    surface) in the error for a forked process that stopped early."""
+def scan_blobs(
+    store: Store, digests: Sequence[Digest], scanner: TextScanner, what: str, meanwhile: Callable[[], object]
+) -> Scanned:
+    """Every object of ``digests`` read verified from ``store`` and scanned; ``meanwhile()`` is run in this process
+    first (while a forked process reads its share), and ``what`` names the caller (the surface) in the error for
+    a forked process that stopped early."""
     reopen = store.reopener() if len(digests) >= FORK_MIN_BLOBS and fork_is_safe() else None
     if reopen is None:
+        meanwhile()
         return _scanned(store, digests, scanner)
     split = int(len(digests) * FORKED_SHARE)
     theirs, mine = digests[:split], digests[split:]
@@ -51,6 +55,7 @@ def scan_blobs(store: Store, digests: Sequence[Digest], scanner: TextScanner, wh
         )
 
     with forked(lambda: _sent(reopen, theirs, scanner), ended, _unsendable) as child:
+        meanwhile()
         scanned, hits = _scanned(store, mine, scanner)
         [(_, data)] = list(child.frames(1))
     # Unpickled from the process this one forked, over a pipe no one else holds.

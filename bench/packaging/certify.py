@@ -156,26 +156,31 @@ def _scan_tree(
     runner: Mapping[Digest, str],
     findings: list[Finding],
 ) -> CheckedSurface:
+    walked: list[tuple[PortablePath, Digest]] = []
     paths_by_blob: dict[Digest, list[PortablePath]] = defaultdict(list)
-    entries = 0
     for path, entry in walk_tree(store, tree):
-        entries += 1
-        for kind, marker in path_markers(path):
-            findings.append(Finding(kind=kind, surface=surface, path=path, line=None, marker=marker))
-        if entry.digest in runner:
-            marker = f"runner-owned {runner[entry.digest]}"
-            findings.append(
-                Finding(kind=FindingKind.SUSPICIOUS_METADATA, surface=surface, path=path, line=None, marker=marker)
-            )
+        walked.append((path, entry.digest))
         if entry.kind is not EntryKind.DIRECTORY:
             paths_by_blob[entry.digest].append(path)
-    # Read, verified and scanned here and, on a large tree, partly in a forked process (blobscan.py), in pack order.
-    scanned, hits = scan_blobs(store, list(paths_by_blob), scanner, f"certify {surface}")
+
+    def path_findings() -> None:
+        for path, digest in walked:
+            for kind, marker in path_markers(path):
+                findings.append(Finding(kind=kind, surface=surface, path=path, line=None, marker=marker))
+            if digest in runner:
+                marker = f"runner-owned {runner[digest]}"
+                findings.append(
+                    Finding(kind=FindingKind.SUSPICIOUS_METADATA, surface=surface, path=path, line=None, marker=marker)
+                )
+
+    # Read, verified and scanned here and, on a large tree, partly in a forked process (blobscan.py), in pack order;
+    # the paths are checked here while the forked process reads its share.
+    scanned, hits = scan_blobs(store, list(paths_by_blob), scanner, f"certify {surface}", path_findings)
     for digest, found in hits:
         for hit in found:
             for path in paths_by_blob[digest]:
                 findings.append(Finding(kind=hit.kind, surface=surface, path=path, line=hit.line, marker=hit.marker))
-    return CheckedSurface(surface=surface, digest=tree, entries=entries, scanned_bytes=scanned)
+    return CheckedSurface(surface=surface, digest=tree, entries=len(walked), scanned_bytes=scanned)
 
 
 def _scan_graph(
