@@ -52,10 +52,12 @@ def _certified(store: Store, inputs: CertifyInputs) -> CertificationReport:
     return certify_surfaces(store, inputs, CertifyParams(memory_phrases=()))
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "memory"])
 @pytest.mark.parametrize("share", [0.5, 1.0])
 def test_a_forked_scan_reports_what_one_process_reports(
-    store: Store, monkeypatch: pytest.MonkeyPatch, forks: list[int], share: float
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int], share: float, backend: str
 ) -> None:
+    store = Store(tmp_path / "store") if backend == "sqlite" else Store.in_memory()
     inputs = _typed(store, _source())
     _route(monkeypatch, forked=False)
     alone = _certified(store, inputs)
