@@ -60,7 +60,9 @@ Exception`` and runs every cleanup on the way out.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from enum import Enum
 from typing import Any, ClassVar
 
@@ -225,6 +227,10 @@ class ObjectMissing(StoreError, KeyError):
     def __str__(self) -> str:  # KeyError would quote the message
         return BenchError.__str__(self)
 
+    def __reduce__(self) -> tuple[type[ObjectMissing], tuple[object]]:
+        """Rebuilt from its digest: how a refusal crosses from a forked process (bench.packaging.forkedreads)."""
+        return type(self), (self.digest,)
+
 
 class ObjectCorrupt(StoreError):
     """Stored bytes no longer hash to their name."""
@@ -240,6 +246,10 @@ class ObjectCorrupt(StoreError):
         )
         self.digest = digest
 
+    def __reduce__(self) -> tuple[type[ObjectCorrupt], tuple[object, object]]:
+        """Rebuilt from its digests: how a refusal crosses from a forked process (bench.packaging.forkedreads)."""
+        return type(self), (self.digest, self.actual)
+
 
 class StoreCorrupt(StoreError):
     """A file of the store cannot be read: its index (``what="index"``) or a pack or loose file beside it is
@@ -253,6 +263,12 @@ class StoreCorrupt(StoreError):
             path=path,
             hint="restore the store from a backup or re-create it; the objects' sources can be packaged again",
         )
+        self._parts = (path, problem, what)  # not a detail of its own: the message names them
+
+    def __reduce__(self) -> tuple[Callable[..., StoreCorrupt], tuple[str, str]]:
+        """Rebuilt from its parts: how a refusal crosses from a forked process (bench.packaging.forkedreads)."""
+        path, problem, what = self._parts
+        return functools.partial(type(self), what=what), (path, problem)
 
 
 class StageError(BenchError):

@@ -1,4 +1,9 @@
-"""Git objects read in a second process, so a corpus uses both cores: one inflates, the other stores.
+"""Work done in a forked second process, so one stage uses both cores: git objects read for a corpus (one process
+inflates, the other stores), and certify's files read and scanned (:mod:`bench.packaging.blobscan`).
+
+:func:`forked` is the one mechanism: it forks, runs the caller's producer there and receives what it sends as
+frames (a code and bytes) over a pipe, raises a refusal sent back, names how a process that stopped early ended,
+and kills and reaps the process when the caller stops or fails. :func:`read_forked` is the corpus's use of it.
 
 dulwich's object reading holds the GIL for most of its work, so a reader *thread* only took turns with the
 thread storing (issue 18: slower, 1.05-1.39 s against 0.97-1.13 s). A forked process has its own interpreter: it
@@ -33,12 +38,14 @@ from typing import BinaryIO, NoReturn, TypeVar
 
 from ..errors import SourceError
 
-__all__ = ["Found", "fork_is_safe", "interleaved", "read_forked"]
+__all__ = ["Child", "Found", "Frame", "fork_is_safe", "forked", "interleaved", "read_forked"]
 
 Found = tuple[int, bytes] | None  # an object's type number and bytes; None when the repository lacks it
+Frame = tuple[int, bytes]  # what a forked process sends: the caller's code (not one of those below) and bytes
 T = TypeVar("T")
-_HEADER = struct.Struct("<bQ")  # a type number (or one of the codes below) and the length of what follows
-_MISSING, _REFUSED, _END = -1, -2, -3
+_HEADER = struct.Struct("<bQ")  # a frame's code (or one of those below) and the length of what follows
+_MISSING = -1  # a git object the repository lacks
+_REFUSED, _END = -2, -3  # the forked process raised (a pickled exception follows); it sent everything
 _PIPE_BYTES = 1 << 20  # Linux's default cap for an unprivileged pipe (/proc/sys/fs/pipe-max-size)
 
 
@@ -54,12 +61,44 @@ def fork_is_safe() -> bool:
         return True
 
 
-class _Reader:
-    """The forked reader: its process id, and its wait status once reaped (so it is never signalled after)."""
+class Child:
+    """A forked process: its id, its stream of frames, and its wait status once reaped (so it is never signalled
+    after)."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, ended: Callable[[str], Exception]) -> None:
         self.pid = pid
         self.status: int | None = None
+        self.stream: BinaryIO | None = None
+        self._ended = ended
+
+    def frames(self, count: int) -> Iterator[Frame]:
+        """The ``count`` frames the process sends, then its end; a refusal it sends is raised here as it is."""
+        for _ in range(count):
+            code, data = self._frame()
+            if code == _REFUSED:  # pickled by the process this one forked, over a pipe no one else holds
+                raise pickle.loads(data)
+            if code == _END:
+                raise self.ended()
+            yield code, data
+        if self._frame()[0] != _END:
+            raise self.ended()
+
+    def _frame(self) -> Frame:
+        assert self.stream is not None, "frames are read inside forked()"
+        header = self.stream.read(_HEADER.size)
+        if len(header) == _HEADER.size:
+            code, size = _HEADER.unpack(header)
+            data = self.stream.read(size) if size else b""
+            if len(data) == size:
+                return code, data
+        raise self.ended()
+
+    def ended(self) -> Exception:
+        """The caller's error for a process that stopped before its end, naming how it ended."""
+        status = self.reap()
+        if os.WIFSIGNALED(status):
+            return self._ended(f"killed by signal {os.WTERMSIG(status)}")
+        return self._ended(f"exit status {os.waitstatus_to_exitcode(status)}")
 
     def reap(self) -> int:
         if self.status is None:
@@ -72,34 +111,59 @@ class _Reader:
                 os.kill(self.pid, signal.SIGKILL)
             self.reap()
 
-    def how_it_ended(self) -> str:
-        status = self.reap()
-        if os.WIFSIGNALED(status):
-            return f"killed by signal {os.WTERMSIG(status)}"
-        return f"exit status {os.waitstatus_to_exitcode(status)}"
-
 
 def read_forked(
     repository: str, keys: Sequence[bytes], read: Callable[[], Iterable[tuple[bytes, Found]]]
 ) -> Generator[tuple[bytes, Found], None, None]:
     """What ``read()`` yields for ``keys`` (one item per key, in order), read in a forked process."""
+
+    def frames() -> Iterator[Frame]:
+        for _, found in read():
+            yield (_MISSING, b"") if found is None else found
+
+    def ended(how: str) -> SourceError:
+        return SourceError(
+            f"{repository}: the process reading its objects stopped before sending them all ({how})",
+            path=repository,
+            hint="nothing was stored; run again, and if it recurs check the machine's memory limits (dmesg)",
+        )
+
+    def unsendable(exc: Exception) -> SourceError:
+        return SourceError(f"reading git objects failed: {type(exc).__name__}: {exc}")
+
+    with forked(frames, ended, unsendable) as child:
+        for key, (code, data) in zip(keys, child.frames(len(keys)), strict=True):
+            yield key, None if code == _MISSING else (code, data)
+
+
+@contextlib.contextmanager
+def forked(
+    produce: Callable[[], Iterable[Frame]],
+    ended: Callable[[str], Exception],
+    unsendable: Callable[[Exception], Exception],
+) -> Iterator[Child]:
+    """A forked process running ``produce()`` and sending each frame it yields, as :meth:`Child.frames` receives
+    them. ``ended(how)`` is the error for a process that stopped before its end (``how``: "killed by signal 9"),
+    ``unsendable(exc)`` what crosses in place of a refusal that cannot be rebuilt here. Leaving the block early or
+    by an exception kills and reaps the process; leaving it normally reaps it and checks its exit status."""
     receiving, sending = os.pipe()
     with contextlib.suppress(OSError, AttributeError):  # a smaller pipe (or no Linux) only means more switches
         fcntl.fcntl(sending, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
     pid = os.fork()
-    if pid == 0:  # pragma: no cover - the reader's exit status and stream are what the tests observe
+    if pid == 0:  # pragma: no cover - the child's exit status and stream are what the tests observe
         os.close(receiving)
-        _serve(sending, read)
+        _serve(sending, produce, unsendable)
     os.close(sending)
-    reader = _Reader(pid)
+    child = Child(pid, ended)
     try:
         with open(receiving, "rb", buffering=_PIPE_BYTES) as stream:
-            yield from _received(repository, reader, stream, keys)
+            child.stream = stream
+            yield child
     except BaseException:
-        reader.stop()
+        child.stop()
         raise
-    if reader.reap() != 0:
-        raise _ended(repository, reader)
+    if child.reap() != 0:
+        raise child.ended()
 
 
 def interleaved(first: Generator[T, None, None], second: Iterator[T], firsts: int, seconds: int) -> Iterator[T]:
@@ -121,54 +185,20 @@ def interleaved(first: Generator[T, None, None], second: Iterator[T], firsts: in
         first.close()
 
 
-def _received(
-    repository: str, reader: _Reader, stream: BinaryIO, keys: Sequence[bytes]
-) -> Iterator[tuple[bytes, Found]]:
-    for key in keys:
-        code, data = _record(repository, reader, stream)
-        if code == _REFUSED:  # pickled by the reader this process forked, over a pipe no one else holds
-            raise pickle.loads(data)
-        if code == _END:
-            raise _ended(repository, reader)
-        yield key, None if code == _MISSING else (code, data)
-    if _record(repository, reader, stream)[0] != _END:
-        raise _ended(repository, reader)
-
-
-def _record(repository: str, reader: _Reader, stream: BinaryIO) -> tuple[int, bytes]:
-    header = stream.read(_HEADER.size)
-    if len(header) == _HEADER.size:
-        code, size = _HEADER.unpack(header)
-        data = stream.read(size) if size else b""
-        if len(data) == size:
-            return code, data
-    raise _ended(repository, reader)
-
-
-def _ended(repository: str, reader: _Reader) -> SourceError:
-    return SourceError(
-        f"{repository}: the process reading its objects stopped before sending them all ({reader.how_it_ended()})",
-        path=repository,
-        hint="nothing was stored; run again, and if it recurs check the machine's memory limits (dmesg)",
-    )
-
-
-def _serve(sending: int, read: Callable[[], Iterable[tuple[bytes, Found]]]) -> NoReturn:  # pragma: no cover
-    """The forked reader's whole life: stream what ``read()`` yields, then leave without running the parent's
+def _serve(
+    sending: int, produce: Callable[[], Iterable[Frame]], unsendable: Callable[[Exception], Exception]
+) -> NoReturn:  # pragma: no cover - runs in the forked process
+    """The forked process's whole life: send what ``produce()`` yields, then leave without running the parent's
     exit handlers or finalizers (its store connection, its temporary files are the parent's to close)."""
     status = 1
     try:
         gc.disable()  # a collection would touch, and so copy, every page of the heap shared with the parent
         with open(sending, "wb", buffering=_PIPE_BYTES) as stream:
             try:
-                for _, found in read():
-                    if found is None:
-                        stream.write(_HEADER.pack(_MISSING, 0))
-                    else:
-                        stream.write(_HEADER.pack(found[0], len(found[1])))
-                        stream.write(found[1])
-            except Exception as exc:  # a refusal: raised again, as it is, where the objects are consumed
-                _send(stream, _REFUSED, _pickled(exc))
+                for code, data in produce():
+                    _send(stream, code, data)
+            except Exception as exc:  # a refusal: raised again, as it is, where the frames are received
+                _send(stream, _REFUSED, _pickled(exc, unsendable))
             else:
                 _send(stream, _END, b"")
         status = 0
@@ -181,11 +211,11 @@ def _send(stream: BinaryIO, code: int, data: bytes) -> None:
     stream.write(data)
 
 
-def _pickled(exc: Exception) -> bytes:
+def _pickled(exc: Exception, unsendable: Callable[[Exception], Exception]) -> bytes:
     exc.__traceback__ = None
     try:
         sent = pickle.dumps(exc)
         pickle.loads(sent)  # some exceptions pickle but cannot be rebuilt (a constructor with other arguments)
         return sent
-    except Exception:  # an exception that cannot cross: its account, as a refusal of the source
-        return pickle.dumps(SourceError(f"reading git objects failed: {type(exc).__name__}: {exc}"))
+    except Exception:  # an exception that cannot cross: the caller's account of it
+        return pickle.dumps(unsendable(exc))

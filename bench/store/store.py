@@ -7,7 +7,7 @@ refs point at stored objects.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -80,6 +80,12 @@ class Store:
         for chunk in self.backend.get_unordered(digests):
             for digest, data in chunk:
                 yield digest, _verified(digest, data)
+
+    def reopener(self) -> Callable[[], Store] | None:
+        """How a process forked from this one opens its own store over the same objects, to be called there;
+        None when the backend cannot be read from a forked process (see :meth:`StoreBackend.reopener`)."""
+        backend = self.backend.reopener()
+        return None if backend is None else lambda: Store(backend())
 
     def has(self, digest: Digest) -> bool:
         return self.backend.stat(digest) is not None

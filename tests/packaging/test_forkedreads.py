@@ -24,28 +24,13 @@ from bench.packaging import CorpusError, MaterializationReceipt, forkedreads, gi
 from bench.packaging.forkedreads import interleaved, read_forked
 from bench.packaging.gitsource import GitSourceCorrupt
 from bench.store import Store
+from tests.packaging.forks import reaped as _reaped
 from tests.packaging.gitrepos import RepoFactory, packed
 
 # Similar files, so git's repack stores most of them as deltas of one another.
 FILES = {
     f"pkg{i % 3}/file{i:02}.txt": b"".join(b"line %d of a shared text\n" % n for n in range(40 + i)) for i in range(30)
 }
-
-
-@pytest.fixture
-def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The process ids this process forks, from here on."""
-    started: list[int] = []
-    fork = os.fork
-
-    def recorded() -> int:
-        pid = fork()
-        if pid:
-            started.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", recorded)
-    return started
 
 
 def _route(monkeypatch: pytest.MonkeyPatch, *, forked: bool, own_share: float = 0.0) -> None:
@@ -58,14 +43,6 @@ def _route(monkeypatch: pytest.MonkeyPatch, *, forked: bool, own_share: float = 
 def _materialized(store: Store, repo: Path, commit: str) -> MaterializationReceipt:
     with open_source(str(repo)) as source:
         return materialize(store, source, commit)
-
-
-def _reaped(pid: int) -> bool:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
 
 
 @pytest.mark.parametrize("own_share", [0.0, 0.25, 1.0])

@@ -22,7 +22,7 @@ The contract, which ``tests/store/store_contract.py`` checks for every backend:
 from __future__ import annotations
 
 import abc
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
@@ -171,6 +171,14 @@ class StoreBackend(abc.ABC):
     def uncached(self) -> StoreBackend:
         """The same storage without a local cache in front, if this backend has one: what fsck checks."""
         return self
+
+    # -- forked readers ----------------------------------------------------------------------------
+
+    def reopener(self) -> Callable[[], StoreBackend] | None:
+        """How a process forked from this one opens its own handle on the same storage, to be called there (a
+        connection or socket must never cross a fork); None when this backend cannot be read from a forked
+        process, which then leaves the reading to this one."""
+        return None
 
     # -- transactions ------------------------------------------------------------------------------
 

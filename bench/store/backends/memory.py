@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -73,6 +73,10 @@ class MemoryBackend(StoreBackend):
         with self._writing() as state:
             info, _ = state.objects[digest]
             state.objects[digest] = (info, data)
+
+    def reopener(self) -> Callable[[], StoreBackend] | None:
+        """This backend itself: a forked process holds a copy of its dicts, and only reads them."""
+        return lambda: self
 
     # -- transactions ------------------------------------------------------------------------------
 

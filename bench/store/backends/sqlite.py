@@ -24,7 +24,7 @@ import os
 import sqlite3
 import tempfile
 import time
-from collections.abc import Collection, Iterable, Iterator, Sequence, Sized
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence, Sized
 from pathlib import Path
 
 from ...contracts import Digest
@@ -109,6 +109,15 @@ class SqliteBackend(StoreBackend):
 
     def transaction(self) -> contextlib.AbstractContextManager[None]:
         return self._db.transaction()
+
+    def reopener(self) -> Callable[[], StoreBackend] | None:
+        """A new backend over the same directory, with its own connection and pack descriptors. None inside a
+        transaction: its connection then stays open across the fork (see ``transactions.py``), and a connection
+        the child opened would share SQLite's record of that connection's locks, which the child does not hold."""
+        if self._db.in_transaction:
+            return None
+        root = self.root
+        return lambda: SqliteBackend(root)
 
     def _execute(self, sql: str, parameters: Sequence[object] = ()) -> sqlite3.Cursor:
         return self._db.connection.execute(sql, parameters)
