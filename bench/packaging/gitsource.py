@@ -16,15 +16,16 @@ different commit tomorrow.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dulwich.bundle import Bundle, read_bundle, write_bundle
 from dulwich.errors import ChecksumMismatch, NotGitRepository
-from dulwich.object_store import BaseObjectStore, MemoryObjectStore, PackBasedObjectStore
+from dulwich.object_store import BaseObjectStore, DiskObjectStore, MemoryObjectStore, PackBasedObjectStore
 from dulwich.objects import Commit, ObjectID, ShaFile, Tag, Tree, object_header, parse_tree
 from dulwich.pack import Pack, PackData, PackFileDisappeared, UnpackedObject, full_unpacked_object
 from dulwich.refs import Ref
@@ -32,6 +33,7 @@ from dulwich.repo import Repo
 
 from ..errors import SourceError
 from .forkedreads import fork_is_safe, interleaved, read_forked
+from .packentries import PackEntries
 
 __all__ = [
     "CommitNotFound",
@@ -120,9 +122,17 @@ class GitSource:
     # a tenth of the cost of reading a corpus.
     _packs: list[Pack] = field(init=False)
     _mapped: int = field(init=False, default=0)  # bytes read through the packs' mappings since they were opened
+    _entries: dict[int, PackEntries | None] = field(init=False, default_factory=dict)  # by pack number, as opened
 
     def __post_init__(self) -> None:
         self._packs = list(self.objects.packs) if isinstance(self.objects, PackBasedObjectStore) else []
+
+    def close(self) -> None:
+        """Unmap the pack files this source read entries from itself (dulwich's own are the repository's)."""
+        for entries in self._entries.values():
+            if entries is not None:
+                entries.close()
+        self._entries.clear()
 
     def get(self, sha: bytes) -> ShaFile | None:
         """The object named ``sha`` (40 hex bytes), or ``None`` when the repository does not hold it."""
@@ -188,10 +198,14 @@ class GitSource:
         """:meth:`raw` of each (pack number, offset, id) of ``located`` (:meth:`_locate`), read at its offset."""
         for number, offset, sha in located:
             pack = self._packs[number]
+            entries = self._entries[number] if number in self._entries else self._open_entries(number)
             try:
-                type_num, obj = pack.data.get_object_at(offset)
-                type_num, chunks = pack.resolve_object(offset, type_num, obj)
-                data = b"".join(chunks)  # type: ignore[arg-type]  # resolved objects are byte chunks
+                found = entries.read(offset) if entries is not None else None
+                if found is None:  # not an entry read plainly: dulwich reads it, or says what is wrong with it
+                    type_num, obj = pack.data.get_object_at(offset)
+                    type_num, chunks = pack.resolve_object(offset, type_num, obj)
+                    found = type_num, b"".join(chunks)  # type: ignore[arg-type]  # resolved objects are byte chunks
+                type_num, data = found
                 _check_name(sha, type_num, data)
             except PackFileDisappeared:
                 yield sha, self.raw(sha, wanted[sha])
@@ -200,6 +214,18 @@ class GitSource:
                 raise GitSourceCorrupt(self.repository, _described(sha, wanted[sha]), exc) from exc
             self._unmap_now_and_then(len(data))
             yield sha, (type_num, data)
+
+    def _open_entries(self, number: int) -> PackEntries | None:
+        """The entries of pack ``number`` read from its file here (:mod:`.packentries`), or None where that file
+        cannot be opened (a pack removed since it was listed: dulwich's own reading then says so) or the store
+        keeps no pack files."""
+        entries: PackEntries | None = None
+        if isinstance(self.objects, DiskObjectStore):
+            path = os.path.join(self.objects.pack_dir, self._packs[number].data.filename)
+            with suppress(OSError, ValueError):  # ValueError: an empty file cannot be mapped
+                entries = PackEntries(path, DELTA_BASE_CACHE_LIMIT, RESIDENT_LIMIT)
+        self._entries[number] = entries
+        return entries
 
     def _locate(self, wanted: Mapping[bytes, str]) -> tuple[list[tuple[int, int, bytes]], list[bytes]]:
         """(pack number, offset, id) of each object of ``wanted`` held in a pack, in pack order; and the others."""
@@ -248,9 +274,11 @@ def open_source(repository: str) -> Iterator[GitSource]:
         # dulwich caches up to 96 MiB of delta bases per pack (git's own default), most of a corpus's memory;
         # a corpus reads each blob once, so a small cache costs no measurable time (benchmarks/packaging.py).
         repo.object_store.delta_base_cache_limit = DELTA_BASE_CACHE_LIMIT
+        source = GitSource(repository, repo.object_store, lambda name: _repo_ref(repository, repo, name))
         try:
-            yield GitSource(repository, repo.object_store, lambda name: _repo_ref(repository, repo, name))
+            yield source
         finally:
+            source.close()
             repo.close()
     else:
         raise SourceError(f"{repository} does not exist; pass a git repository directory or a git bundle file")
