@@ -228,7 +228,7 @@ class ObjectMissing(StoreError, KeyError):
         return BenchError.__str__(self)
 
     def __reduce__(self) -> tuple[type[ObjectMissing], tuple[object]]:
-        """Rebuilt from its digest: how a refusal crosses from a forked process (bench.packaging.forkedreads)."""
+        """Rebuilt from its digest: how a refusal crosses from a forked process (bench.forking)."""
         return type(self), (self.digest,)
 
 
@@ -247,7 +247,7 @@ class ObjectCorrupt(StoreError):
         self.digest = digest
 
     def __reduce__(self) -> tuple[type[ObjectCorrupt], tuple[object, object]]:
-        """Rebuilt from its digests: how a refusal crosses from a forked process (bench.packaging.forkedreads)."""
+        """Rebuilt from its digests: how a refusal crosses from a forked process (bench.forking)."""
         return type(self), (self.digest, self.actual)
 
 
@@ -266,7 +266,7 @@ class StoreCorrupt(StoreError):
         self._parts = (path, problem, what)  # not a detail of its own: the message names them
 
     def __reduce__(self) -> tuple[Callable[..., StoreCorrupt], tuple[str, str]]:
-        """Rebuilt from its parts: how a refusal crosses from a forked process (bench.packaging.forkedreads)."""
+        """Rebuilt from its parts: how a refusal crosses from a forked process (bench.forking)."""
         path, problem, what = self._parts
         return functools.partial(type(self), what=what), (path, problem)
 

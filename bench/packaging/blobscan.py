@@ -7,13 +7,13 @@ as both hold the GIL for most of their work; so a forked process reads, verifies
 through a store handle of its own (:meth:`~bench.store.Store.reopener`: it never touches this process's SQLite
 connection) and sends back only what it found: the total of bytes scanned and, for each file with hits, its
 place in its share and the hits. The fork, the pipe, the refusals and the reaping are those of the corpus's
-forked reader (:func:`~bench.packaging.forkedreads.forked`): a corrupt or missing object found there is raised
+forked reader (:func:`~bench.forking.forked`): a corrupt or missing object found there is raised
 here as the same :class:`~bench.errors.ObjectCorrupt` or :class:`~bench.errors.ObjectMissing`, a process that
 stops before its end is a one-line error naming how it ended, and it is killed and reaped when this side fails.
 
-The result is the same on either route; a process running a second thread (:func:`fork_is_safe`), a backend
-that cannot be reopened in a forked process (a bucket), a store in the middle of a transaction and a small tree
-are all scanned here alone.
+The result is the same on either route; a process running a second thread
+(:func:`~bench.forking.fork_is_safe`), a backend that cannot be reopened in a forked process (a bucket), a store
+in the middle of a transaction and a small tree are all scanned here alone.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 from ..contracts import Digest
 from ..errors import StoreError
+from ..forking import Frame, fork_is_safe, forked
 from ..store import Store
-from .forkedreads import Frame, fork_is_safe, forked
 from .markers import Hit, TextScanner
 
 __all__ = ["FORK_MIN_BLOBS", "Scanned", "scan_blobs"]

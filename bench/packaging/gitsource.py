@@ -32,7 +32,8 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from ..errors import SourceError
-from .forkedreads import fork_is_safe, interleaved, read_forked
+from ..forking import fork_is_safe
+from .forkedreads import interleaved, read_forked
 from .packentries import PackEntries
 
 __all__ = [
@@ -179,7 +180,7 @@ class GitSource:
         the packs, in the order they lie there (each pack front to back, so a delta's base is read just before
         it and the mapping is read sequentially), then the others. Many pack objects are read in a second
         process (:func:`~bench.packaging.forkedreads.read_forked`), so inflating them uses a second core, unless
-        this process runs other threads (:func:`~bench.packaging.forkedreads.fork_is_safe`)."""
+        this process runs other threads (:func:`~bench.forking.fork_is_safe`)."""
         located, elsewhere = self._locate(wanted)
         if len(located) >= FORK_MIN_OBJECTS and fork_is_safe():
             split = len(located) - int(len(located) * OWN_SHARE)

@@ -27,7 +27,7 @@ from ..analysis import AdmissionDecision, PairedAttempt, Preregistration
 from ..contracts import Digest, PortablePath
 from ..contracts.files import parse_contract
 from ..errors import ContractError
-from ..store.trees import EntryKind, scan_directory
+from ..store.trees import EntryKind, list_directory, read_regular_file
 from .manifest import MANIFEST_NAME
 
 __all__ = [
@@ -41,11 +41,13 @@ __all__ = [
     "SUMMARY_PATH",
     "BundleError",
     "bundle_files",
+    "bundle_paths",
     "check_layout",
     "load_admissions",
     "load_bundled_preregistrations",
     "load_records",
     "parse_document",
+    "read_bundle_file",
 ]
 
 RECORDS = "records"
@@ -58,7 +60,7 @@ REPORT_PATH = PortablePath("report/index.html")
 ATTEMPT_PAGES = "report/attempts"  # <challenge>-<attempt>.html, linked from the report
 FOLDERS = (RECORDS, ADMISSIONS, MANIFESTS, "receipts", "report", OBJECTS)
 ROOT_FILES = (MANIFEST_NAME, PROVENANCE_NAME)  # beside the files they describe, not covered by the manifest
-_FILE, _EXECUTABLE, _DIRECTORY = EntryKind.FILE, EntryKind.EXECUTABLE, EntryKind.DIRECTORY
+_FILE, _DIRECTORY = EntryKind.FILE, EntryKind.DIRECTORY
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -79,18 +81,38 @@ def iter_bundle_files(
     root: Path, listed: Mapping[str, PortablePath] | None = None
 ) -> Iterator[tuple[PortablePath, bytes]]:
     """:func:`bundle_files` one file at a time, in path order: only one file's bytes are held at once. ``listed``:
-    the manifest's paths, each mapped to itself (checked already; see :func:`scan_directory`)."""
+    the manifest's paths, each mapped to itself (checked already; see :func:`list_directory`)."""
+    for path, where in bundle_paths(root, listed):
+        yield path, read_bundle_file(root, where)
+
+
+def bundle_paths(root: Path, listed: Mapping[str, PortablePath] | None = None) -> Iterator[tuple[PortablePath, str]]:
+    """Each file of the bundle at ``root`` (every regular file but the two beside the manifest's) in path order,
+    with its path on this machine; nothing is read. Links and devices are refused."""
     if not root.is_dir():
         raise BundleError(str(root), "is not a directory; pass a bundle directory")
     try:
-        for path, kind, data in scan_directory(root, listed):
-            if kind is _FILE or kind is _EXECUTABLE:
+        for path, kind, where in list_directory(root, listed):
+            if kind is _FILE:
                 if path not in ROOT_FILES:
-                    yield path, data
+                    yield path, where
             elif kind is not _DIRECTORY:
                 raise BundleError(path, f"in {root} is not a regular file; a bundle holds only files and folders")
-    except OSError as exc:  # unreadable, or removed while the bundle is read: a refusal, not a traceback
-        raise BundleError(str(exc.filename or root), f"cannot be read ({exc.strerror}); check the bundle") from exc
+    except OSError as exc:
+        raise _unreadable(root, exc) from exc
+
+
+def read_bundle_file(root: Path, where: str) -> bytes:
+    """The bytes of the bundle file at ``where`` (listed by :func:`bundle_paths`)."""
+    try:
+        return read_regular_file(where)[1]
+    except OSError as exc:
+        raise _unreadable(root, exc) from exc
+
+
+def _unreadable(root: Path, exc: OSError) -> BundleError:
+    """Unreadable, or removed while the bundle is read: a refusal, not a traceback."""
+    return BundleError(str(exc.filename or root), f"cannot be read ({exc.strerror}); check the bundle")
 
 
 def check_layout(paths: Iterable[PortablePath], where: str) -> None:

@@ -30,8 +30,9 @@ from ..stages.catalogue import Catalogue
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult
 from ..store.references import references
-from .bundle import OBJECTS, PROVENANCE_NAME, bundle_files, check_layout, iter_bundle_files
+from .bundle import OBJECTS, PROVENANCE_NAME, bundle_files, check_layout
 from .difference import first_difference
+from .filedigests import BundleDigests
 from .manifest import LINEAGE_PATH, PublicationManifest, PublishedAction, read_manifest
 from .provenance import read_lineage, statement_bytes
 
@@ -87,13 +88,14 @@ class Verification:
         return counted
 
 
-def rehash(manifest: PublicationManifest, root: Path) -> list[Difference]:
-    """The hashing pass: every file of the bundle at ``root`` re-hashed against ``manifest``. In this order: each
-    listed file that differs or is missing (in the manifest's order), each file the manifest does not list, and
-    each ``objects/`` file not named by its digest (both by path)."""
+def rehash(manifest: PublicationManifest, files: BundleDigests) -> list[Difference]:
+    """The hashing pass: every file of the bundle re-hashed (``files``, entered before ``manifest`` was read, so
+    the hashing began meanwhile) against ``manifest``. In this order: each listed file that differs or is missing
+    (in the manifest's order), each file the manifest does not list, and each ``objects/`` file not named by its
+    digest (both by path)."""
     with collection_paused():  # an object or two per file, no cycles: see collection_paused
         listed: dict[str, PortablePath] = {entry.path: entry.path for entry in manifest.files}
-        actual = {path: Digest.of(data) for path, data in iter_bundle_files(root, listed)}
+        actual = files.digests(listed)
         differences = [
             Difference(entry.path, entry.digest, actual.get(entry.path), "re-hashed", ())
             for entry in manifest.files
@@ -274,10 +276,11 @@ def _provenance(root: Path, files: Mapping[PortablePath, bytes]) -> list[Differe
 
 def verify(manifest_path: Path, catalogue: Catalogue) -> Verification:
     """Every difference between the manifest and the bundle beside it, and each claim's standing."""
-    manifest = read_manifest(manifest_path)
-    check_layout([entry.path for entry in manifest.files], str(manifest_path))
     root = manifest_path.parent
-    hashed = rehash(manifest, root)
+    with BundleDigests(root) as hashing:  # a forked process begins re-hashing while the manifest is read
+        manifest = read_manifest(manifest_path)
+        check_layout([entry.path for entry in manifest.files], str(manifest_path))
+        hashed = rehash(manifest, hashing)
     files = bundle_files(root)
     lineage = _Lineage(files)
     rerun, claims = _rerun(lineage, catalogue)

@@ -72,7 +72,9 @@ def tree_from_tar(store: Store, stream: BinaryIO, *, strip: str = "") -> TreeDig
                     if kind is not EntryKind.DIRECTORY:
                         seen[relative] = (kind, data)
         except (tarfile.TarError, EOFError) as exc:  # tarfile's boundary: a damaged or cut stream
-            raise SourceError(f"the tar stream cannot be read ({type(exc).__name__}: {exc}); nothing was stored") from exc
+            raise SourceError(
+                f"the tar stream cannot be read ({type(exc).__name__}: {exc}); nothing was stored"
+            ) from exc
         return builder.finish()
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "FileEntry",
     "TreeEntry",
     "TreeObject",
+    "list_directory",
     "read_regular_file",
     "read_tree",
     "scan_directory",
@@ -90,7 +91,7 @@ _READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 _Leaf = tuple[EntryKind, Digest, int]  # kind, digest, size: a stored leaf's entry, short of its name
 # Leaves stored per bulk write (one presence query, one insert, one pack write per batch), and at most this many
 # bytes held at once. Small enough that storing a batch takes about as long as a forked reader needs to fill its
-# 1 MiB pipe (``bench.packaging.forkedreads``): with 1,000 leaves or 16 MiB per batch the reader stood still while
+# 1 MiB pipe (``bench.forking``): with 1,000 leaves or 16 MiB per batch the reader stood still while
 # each one was stored, and a corpus's reading and storing mostly took turns (0.69 s against 0.59 s; issue 18).
 _BATCH_ITEMS = 128
 _BATCH_BYTES = 1 << 20
@@ -218,10 +219,26 @@ def scan_directory(
     """Every entry below ``root`` in path order (a directory's entries by name, each subdirectory's where it
     falls), with a file's bytes and a symlink's target; the kind is None for anything else (a FIFO, a device).
 
-    The kind comes from the directory listing itself; only a file is opened, and its mode and size come from
-    the open descriptor: one path lookup per file instead of two. One generator, not one per directory.
-    ``known`` holds paths already checked as portable (a manifest's listing), each mapped to itself: such a path
-    is taken from it instead of checked again, which cost a twentieth of re-hashing a bundle."""
+    Only a file is opened, and its mode and size come from the open descriptor: one path lookup per file instead
+    of two. ``known`` is :func:`list_directory`'s."""
+    for relative, kind, where in list_directory(root, known):
+        if kind is _FILE:
+            kind, data = read_regular_file(where)
+            yield relative, kind, data
+        elif kind is _SYMLINK:
+            yield relative, kind, os.fsencode(os.readlink(where))
+        else:
+            yield relative, kind, b""
+
+
+def list_directory(
+    root: Path, known: Mapping[str, PortablePath] | None = None
+) -> Iterator[tuple[PortablePath, EntryKind | None, str]]:
+    """Every entry below ``root`` in :func:`scan_directory`'s order, with its kind as the directory listing gives
+    it (a regular file is a file, whatever its mode) and its path on this machine; nothing is read. One generator,
+    not one per directory. ``known`` holds paths already checked as portable (a manifest's listing), each mapped
+    to itself: such a path is taken from it instead of checked again, which cost a twentieth of re-hashing a
+    bundle."""
     known = known or {}
     levels = [_listing(str(root), "")]
     while levels:
@@ -229,16 +246,15 @@ def scan_directory(
         for item in entries:
             relative = known.get(prefix + item.name) or _portable(prefix, item.name, item.path)
             if item.is_file(follow_symlinks=False):
-                kind, data = read_regular_file(item.path)
-                yield relative, kind, data
+                yield relative, _FILE, item.path
             elif item.is_dir(follow_symlinks=False):
-                yield relative, _DIRECTORY, b""
+                yield relative, _DIRECTORY, item.path
                 levels.append(_listing(item.path, relative + "/"))
                 break
             elif item.is_symlink():
-                yield relative, _SYMLINK, os.fsencode(os.readlink(item.path))
+                yield relative, _SYMLINK, item.path
             else:
-                yield relative, None, b""
+                yield relative, None, item.path
         else:
             levels.pop()
 

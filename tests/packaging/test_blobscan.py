@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from bench import forking
 from bench.contracts import Digest
 from bench.errors import ObjectCorrupt, ObjectMissing, StoreError
-from bench.packaging import CertificationReport, CertifyInputs, CertifyParams, blobscan, certify_surfaces, forkedreads
+from bench.packaging import CertificationReport, CertifyInputs, CertifyParams, blobscan, certify_surfaces
 from bench.packaging.markers import Hit, TextScanner
 from bench.store import Store
 from bench.store.backends import MemoryBackend, SqliteBackend
@@ -79,7 +80,7 @@ def test_a_process_running_another_thread_scans_every_file_itself(
     alone = _certified(store, inputs)
     monkeypatch.setattr(blobscan, "FORK_MIN_BLOBS", 100)  # the threshold met; the thread below is what stops it
     with another_thread():
-        assert not forkedreads.fork_is_safe()
+        assert not forking.fork_is_safe()
         threaded = _certified(store, inputs)
     assert forks == [], "a process running a second thread was forked"
     assert threaded == alone

@@ -19,8 +19,9 @@ import pytest
 from dulwich.objects import Blob
 from dulwich.repo import Repo
 
+from bench import forking
 from bench.errors import SourceError
-from bench.packaging import CorpusError, MaterializationReceipt, forkedreads, gitsource, materialize, open_source
+from bench.packaging import CorpusError, MaterializationReceipt, gitsource, materialize, open_source
 from bench.packaging.forkedreads import interleaved, read_forked
 from bench.packaging.gitsource import GitSourceCorrupt
 from bench.store import Store
@@ -72,7 +73,7 @@ def test_a_process_running_another_thread_reads_every_object_itself(
     other = threading.Thread(target=release.wait, name="holds-a-lock-maybe")
     other.start()
     try:
-        assert not forkedreads.fork_is_safe()
+        assert not forking.fork_is_safe()
         threaded = _materialized(Store(tmp_path / "threaded"), repo, commit)
     finally:
         release.set()
@@ -97,7 +98,7 @@ def test_a_thread_python_does_not_count_still_stops_the_fork(monkeypatch: pytest
     monkeypatch.setattr(threading, "active_count", lambda: 1)
     try:
         assert len(os.listdir("/proc/self/task")) > 1
-        assert not forkedreads.fork_is_safe()
+        assert not forking.fork_is_safe()
     finally:
         release.release()
 

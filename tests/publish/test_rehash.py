@@ -1,5 +1,6 @@
 """The hashing pass of verify (``rehash``): every difference a bundle on disk has from its manifest, in a fixed
-order, against an independent reading of the same files; what it refuses outright."""
+order, against an independent reading of the same files; what it refuses outright. Every test runs on both
+routes: hashed in this process alone, and with every other file hashed in a forked process (issue 18)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,27 @@ import pytest
 
 from bench.contracts import Digest, PortablePath
 from bench.errors import SourceError
+from bench.publish import filedigests
 from bench.publish.bundle import BundleError
+from bench.publish.filedigests import BundleDigests
 from bench.publish.manifest import PublicationManifest, PublishedFile, read_manifest, write_manifest
-from bench.publish.verify import rehash
+from bench.publish.verify import Difference, rehash
 from bench.store.trees import scan_directory
+
+
+@pytest.fixture(autouse=True, params=["alone", "forked"])
+def route(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both routes; the forked one for any bundle, with the one-thread rule lifted (other tests' loopback servers
+    may still be serving from threads of this process; the rule has tests of its own)."""
+    forked = request.param == "forked"
+    monkeypatch.setattr(filedigests, "fork_is_safe", lambda: forked)
+    monkeypatch.setattr(filedigests, "FORK_MIN_FILES", 1)
+    return str(request.param)
+
+
+def _rehash(manifest: PublicationManifest, root: Path) -> list[Difference]:
+    with BundleDigests(root) as files:
+        return rehash(manifest, files)
 
 
 def _bundle(root: Path, objects: int = 3) -> PublicationManifest:
@@ -54,14 +72,14 @@ def _expected(manifest: PublicationManifest, root: Path) -> list[tuple[str, str 
 
 
 def _found(manifest: PublicationManifest, root: Path) -> list[tuple[str, str | None, str | None, tuple[str, ...]]]:
-    differences = rehash(manifest, root)
+    differences = _rehash(manifest, root)
     assert all(difference.how == "re-hashed" for difference in differences)
     return [(d.path, d.recorded, d.actual, d.lineage) for d in differences]
 
 
 def test_an_untouched_bundle_has_no_difference(tmp_path: Path) -> None:
     manifest = _bundle(tmp_path)
-    assert rehash(read_manifest(tmp_path / "MANIFEST.json"), tmp_path) == []
+    assert _rehash(read_manifest(tmp_path / "MANIFEST.json"), tmp_path) == []
     assert _expected(manifest, tmp_path) == []
 
 
@@ -110,14 +128,14 @@ def test_a_file_replaced_by_a_symlink_is_refused_naming_it(tmp_path: Path) -> No
     target.unlink()
     os.symlink("/etc/hostname", target)
     with pytest.raises(BundleError, match=r"^report/index\.html: in .* is not a regular file"):
-        rehash(manifest, tmp_path)
+        _rehash(manifest, tmp_path)
 
 
 def test_a_name_that_cannot_be_a_portable_path_is_refused_listed_or_not(tmp_path: Path) -> None:
     manifest = _bundle(tmp_path)
     (tmp_path / "receipts" / "back\\slash.json").write_bytes(b"{}")
     with pytest.raises(SourceError, match=r"has a name that cannot enter a tree: .*backslash"):
-        rehash(manifest, tmp_path)
+        _rehash(manifest, tmp_path)
 
 
 def test_a_listed_path_is_taken_from_the_listing_and_an_unlisted_one_checked(tmp_path: Path) -> None:

@@ -29,9 +29,10 @@ CACHE_LIMIT = 64 * 1024 * 1024
 
 def default_cache_root() -> Path:
     """``$STELE_BENCH_CACHE/store`` or ``~/.cache/stele-bench/store`` (``$XDG_CACHE_HOME`` respected)."""
-    root = os.environ.get("STELE_BENCH_CACHE") or Path(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    ) / "stele-bench"
+    root = (
+        os.environ.get("STELE_BENCH_CACHE")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "stele-bench"
+    )
     return Path(root) / "store"
 
 

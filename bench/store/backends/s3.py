@@ -432,4 +432,3 @@ class S3Backend(StoreBackend):
                     hint="re-read the ref and decide again",
                 )
         self._delete(buffer.deleted)
-
