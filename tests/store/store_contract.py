@@ -20,10 +20,10 @@ from bench.contracts import Digest
 from bench.errors import ContractError, ObjectCorrupt, ObjectMissing
 from bench.stages import StageContext, execute
 from bench.stages.directory_tree import directory_fingerprint, directory_tree
+from bench.stages.engine import cached_result, cached_results
 from bench.stages.lineage import lineage
 from bench.stages.tree_summary import tree_summary
 from bench.store import PACK_LIMIT, EntryKind, Store, TreeEntry, TreeObject, tree_from_directory, walk_tree
-from bench.stages.engine import cached_result, cached_results
 from bench.store.actions import (
     ActionKey,
     ActionResult,
