@@ -13,14 +13,13 @@ Usage: python3 benchmarks/demo.py [--repeat N]
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.harness import REPO, Sample, compare, print_comparison, run_measured
+from benchmarks.harness import REPO, Sample, compare, pipeline_env, print_comparison, run_measured
 
 GOAL = 1.2
 PLAN = "manifests/plans/example.json"
@@ -31,7 +30,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="demo-bench-"))
-    env = {**os.environ, "PYTHONPATH": str(REPO), "STELE_BENCH_DOIT_DB": str(work / "doit.sqlite")}
+    env = pipeline_env(work, STELE_BENCH_DOIT_DB=str(work / "doit.sqlite"))
     store = work / "store"
     demo = [sys.executable, "-m", "bench", "--store", str(store), "demo", "--published", str(work / "published")]
     seconds, peak, output = run_measured(demo, cwd=REPO, env=env)

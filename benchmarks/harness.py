@@ -31,6 +31,7 @@ __all__ = [
     "growth_line",
     "ours",
     "peer",
+    "pipeline_env",
     "print_comparison",
     "ram_directory",
     "run_measured",
@@ -77,6 +78,16 @@ def run_measured(
         if done.returncode != 0:
             raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n{done.stdout.decode()}")
         return seconds, int(Path(peak.name).read_text().split()[-1]) / 1024, done.stdout.decode()
+
+
+def pipeline_env(work: Path, **variables: str) -> dict[str, str]:
+    """The environment of a timed pipeline process (ours and ``doit list`` alike), as a user's install runs: the
+    checkout importable, and its modules' bytecode cached (under ``work``, not in the checkout) by the first run and
+    read by the timed ones. A process that compiles every module anew (``PYTHONDONTWRITEBYTECODE`` set, no cache)
+    pays about 0.17 s on each side, which hid a third of the no-op rerun's gap in the ratio."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONPYCACHEPREFIX": str(work / "bytecode"), **variables}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def peer(argv: Sequence[str], *, cwd: Path | None = None) -> Sample:

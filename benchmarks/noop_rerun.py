@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -17,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.harness import REPO, Sample, compare, growth_line, print_comparison, run_measured
+from benchmarks.harness import REPO, Sample, compare, growth_line, pipeline_env, print_comparison, run_measured
 
 GOAL = 1.2
 
@@ -40,7 +39,7 @@ def run(tasks: int, repeat: int) -> Sample:
     work = Path(tempfile.mkdtemp(prefix="noop-bench-"))
     try:
         spec = directory_plan(work, tasks)
-        env = {**os.environ, "PYTHONPATH": str(REPO), "STELE_BENCH_DOIT_DB": str(work / "doit.sqlite")}
+        env = pipeline_env(work, STELE_BENCH_DOIT_DB=str(work / "doit.sqlite"))
         doit = [sys.executable, "-m", "doit"]
         variables = [f"plan={spec}", f"store={work / 'store'}"]
         first = run_measured([*doit, *variables], cwd=REPO, env=env)

@@ -139,7 +139,7 @@ class ActionCached(UptodateCalculator):  # type: ignore[misc]
         self.dep_manager: Any = None
 
     def setup(self, dep_manager: Any, tasks_dict: dict[str, Any]) -> None:
-        super().setup(dep_manager, tasks_dict)
+        # Not the tasks: kept here they would be a reference cycle through every task (see ProgressReporter).
         self.dep_manager = dep_manager
 
     def __call__(self, task: Any, values: dict[str, Any]) -> bool:

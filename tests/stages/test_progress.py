@@ -9,7 +9,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import MutableMapping
 from pathlib import Path
+from typing import Any
 
 DODO = """
 import logging, os
@@ -91,3 +93,54 @@ def test_a_failure_is_one_line_naming_the_stage_and_its_last_words_and_what_did_
     assert re.match(r"\[2/3\] paired-attempt harbor-holds #1 treatment · \d+\.\ds FAILED: .*exited 137", failed)
     assert "Traceback" not in done.stdout
     assert re.match(r"3 stages in .*: 1 ran, 0 cached, 1 failed$", lines[-1])  # no headline after a failure
+
+
+def test_a_no_op_rerun_leaves_its_tasks_to_reference_counting_not_to_the_collector(tmp_path: Path) -> None:
+    """doit's tasks sit in reference cycles through its task dict (an upstream's result check); the reporter empties
+    that dict when the run completes, so a rerun's tasks are freed as doit returns, with the collector off."""
+    import gc
+    import weakref
+
+    from doit.cmd_base import ModuleTaskLoader
+    from doit.doit_cmd import DoitMain
+    from doit.tools import run_once
+
+    from bench.pipeline.progress import ProgressReporter
+
+    seen: list[weakref.ref[Any]] = []
+
+    class Watching(ProgressReporter):
+        def initialize(self, tasks: MutableMapping[str, Any], selected_tasks: list[str] | None) -> None:
+            seen.extend(weakref.ref(task) for task in tasks.values())
+            super().initialize(tasks, selected_tasks)
+
+    def tree() -> dict[str, str]:
+        return {"tree": "t1"}
+
+    def summary(tree: str) -> dict[str, str]:
+        return {"summary": f"of {tree}"}
+
+    def task_tree() -> dict[str, Any]:
+        return {"actions": [tree], "uptodate": [run_once], "meta": {"stage": "tree"}}
+
+    def task_summary() -> dict[str, Any]:  # getargs: doit checks the upstream's result, holding the task dict
+        return {
+            "actions": [summary],
+            "getargs": {"tree": ("tree", "tree")},
+            "task_dep": ["tree"],
+            "uptodate": [run_once],
+            "meta": {"stage": "summary"},
+        }
+
+    config = {"reporter": Watching, "dep_file": str(tmp_path / "db"), "backend": "sqlite3", "verbosity": 0}
+    namespace = {"DOIT_CONFIG": config, "task_tree": task_tree, "task_summary": task_summary}
+    assert DoitMain(ModuleTaskLoader(namespace)).run([]) == 0  # the first run: runs both, values saved
+    seen.clear()
+    gc.collect()
+    gc.disable()
+    try:
+        assert DoitMain(ModuleTaskLoader(namespace)).run([]) == 0  # the rerun: both up to date
+        assert len(seen) == 2
+        assert [ref() for ref in seen] == [None, None]
+    finally:
+        gc.enable()
