@@ -5,13 +5,21 @@ off a terminal."""
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import subprocess
 import sys
+import weakref
 from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
+
+from doit.cmd_base import ModuleTaskLoader
+from doit.doit_cmd import DoitMain
+from doit.tools import run_once
+
+from bench.pipeline.progress import ProgressReporter
 
 DODO = """
 import logging, os
@@ -98,15 +106,6 @@ def test_a_failure_is_one_line_naming_the_stage_and_its_last_words_and_what_did_
 def test_a_no_op_rerun_leaves_its_tasks_to_reference_counting_not_to_the_collector(tmp_path: Path) -> None:
     """doit's tasks sit in reference cycles through its task dict (an upstream's result check); the reporter empties
     that dict when the run completes, so a rerun's tasks are freed as doit returns, with the collector off."""
-    import gc
-    import weakref
-
-    from doit.cmd_base import ModuleTaskLoader
-    from doit.doit_cmd import DoitMain
-    from doit.tools import run_once
-
-    from bench.pipeline.progress import ProgressReporter
-
     seen: list[weakref.ref[Any]] = []
 
     class Watching(ProgressReporter):
