@@ -1,9 +1,13 @@
 """The one place that decides "cached or run", and runs.
 
 A stage invocation is cached exactly when the action cache holds a result for its key and every output of that
-result is present. Otherwise the stage runs and its result is recorded before anything else happens, so a run
-killed halfway loses no finished action. What a stage returns is checked against its declaration: every output
-is stored, and a tree or document output is the kind of object its port says.
+result is present. Otherwise the worker claims the key (:mod:`bench.store.claims`), so however many workers ask
+for one key at once, on one machine or a cluster, one computes it and the others wait for its result; the stage
+runs and its result is recorded before anything else happens, so a run killed halfway loses no finished action.
+A key has one result: a result whose outputs are gone is replaced by naming it, and a worker that finds the key
+recorded by another (one judged dead while it was not) takes that result, so every reader sees one. What a stage
+returns is checked against its declaration: every output is stored, and a tree or document output is the kind of
+object its port says.
 """
 
 from __future__ import annotations
@@ -15,10 +19,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..contracts import ContractModel, Digest, Ref, TreeDigest
+from ..contracts import ContractModel, Digest, Ref, TreeDigest, canonical_bytes
 from ..errors import StageError
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult, record, results_for_many
+from ..store.claims import claim_key
 from .code import store_code_manifest
 from .context import StageContext
 from .stage import Ports, Stage, keyed_params
@@ -53,30 +58,24 @@ def action_key(store: Store, stage: AnyStage, inputs: Mapping[str, Digest], para
 
 
 def cached_result(store: Store, key: Digest) -> tuple[Digest, ActionResult] | None:
-    """The newest recorded result of ``key`` whose outputs are all present, if any."""
+    """The recorded result of ``key`` if all its outputs are present."""
     return cached_results(store, [key]).get(key)
 
 
 def cached_results(store: Store, keys: Sequence[Digest]) -> dict[Digest, tuple[Digest, ActionResult]]:
     """:func:`cached_result` of every key that has one, asked in batches: one query for the results of all keys,
-    then per round one for which results are stored, one read of their documents and one for their outputs.
-
-    Each round tries every unanswered key's next result, newest first, so a result older than a complete one is
-    never read, as when the keys are asked one at a time."""
-    recorded = results_for_many(store, keys)
-    remaining = {key: iter(recorded.get(key, ())) for key in dict.fromkeys(keys)}
+    one for which results are stored, one read of their documents and one for their outputs."""
+    recorded = {key: found[0] for key, found in results_for_many(store, keys).items()}
+    results = list(dict.fromkeys(recorded.values()))
+    stored = store.has_many(results)
+    readable = [result for result in results if result in stored]
+    documents = dict(zip(readable, store.get_documents(readable, ActionResult), strict=True))
+    present = store.has_many([output for document in documents.values() for output in document.outputs.values()])
     found: dict[Digest, tuple[Digest, ActionResult]] = {}
-    while remaining:
-        tried = {key: result for key, results in remaining.items() if (result := next(results, None)) is not None}
-        stored = store.has_many(list(dict.fromkeys(tried.values())))
-        readable = [result for result in dict.fromkeys(tried.values()) if result in stored]
-        documents = dict(zip(readable, store.get_documents(readable, ActionResult), strict=True))
-        present = store.has_many([output for document in documents.values() for output in document.outputs.values()])
-        for key, result in tried.items():
-            document = documents.get(result)
-            if document is not None and all(output in present for output in document.outputs.values()):
-                found[key] = (result, document)
-        remaining = {key: remaining[key] for key in tried if key not in found}
+    for key, result in recorded.items():
+        document = documents.get(result)
+        if document is not None and all(output in present for output in document.outputs.values()):
+            found[key] = (result, document)
     return found
 
 
@@ -100,10 +99,21 @@ def execute(
             raise StageError(f"stage {stage.name!r}: input {name!r} = {digest} is not in the store")
     key = action_key(store, stage, flat, parsed)
     cached = cached_result(store, key)
-    if cached is not None:
-        return ActionOutcome(key=key, result=cached[0], outputs=dict(cached[1].outputs), executed=False)
+    if cached is None:
+        with claim_key(store, key, lambda: cached_result(store, key), f"{stage.name} {key.hex[:12]}") as found:
+            if found is None:
+                return _run(context, stage, typed, parsed, key)
+            cached = found
+    return ActionOutcome(key=key, result=cached[0], outputs=dict(cached[1].outputs), executed=False)
+
+
+def _run(context: StageContext, stage: AnyStage, typed: Ports, params: ContractModel, key: Digest) -> ActionOutcome:
+    """Run the claimed invocation and record its result, replacing the key's result whose outputs are gone. The
+    outcome is the key's result, another worker's when it recorded the key first (then not executed here)."""
+    store = context.store
+    replacing = next(iter(results_for_many(store, [key]).get(key, [])), None)
     started = time.time()
-    produced = stage.run(context, typed, parsed)
+    produced = stage.run(context, typed, params)
     ended = time.time()
     if not isinstance(produced, stage.outputs):
         raise StageError(f"stage {stage.name!r} returned {type(produced).__name__}, not {stage.outputs.__name__}")
@@ -117,7 +127,11 @@ def execute(
         duration_seconds=round(ended - started, 6),
         host=socket.gethostname(),
     )
-    return ActionOutcome(key=key, result=record(store, result), outputs=dict(result.outputs), executed=True)
+    recorded = record(store, result, replacing=replacing)
+    if recorded != Digest.of(canonical_bytes(result)):
+        outputs = store.get_document(recorded, ActionResult).outputs
+        return ActionOutcome(key=key, result=recorded, outputs=dict(outputs), executed=False)
+    return ActionOutcome(key=key, result=recorded, outputs=dict(result.outputs), executed=True)
 
 
 def _check_outputs(store: Store, stage: AnyStage, outputs: Mapping[str, Digest]) -> None:

@@ -1,8 +1,11 @@
 """The action cache: which stage run, on which inputs, produced which outputs.
 
 An action's key is the digest of an :class:`ActionKey` document, so the key itself is stored and its inputs can
-be walked for lineage. A result records the outputs plus facts outside the key (times, host). Several results
-may be recorded for one key: a non-deterministic stage shows up as two results instead of overwriting one.
+be walked for lineage. A result records the outputs plus facts outside the key (times, host). A key has one
+result: the first recorded. Two workers that computed one key at once (the claims of :mod:`.claims` make that
+rare) leave the first's result, and the second learns it from :func:`record`; so a bundle, its lineage and a
+rerun all name the same one. A result is replaced only by naming it, when the action ran again because that
+result's outputs are gone.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Literal
 from pydantic import JsonValue
 
 from ..contracts import BlobDigest, Digest, Document
+from ..errors import StoreError
 from .store import Store
 
 __all__ = [
@@ -56,21 +60,29 @@ class ActionResult(Document):
     host: str
 
 
-def record(store: Store, result: ActionResult) -> Digest:
-    """Store ``result`` and index it by key and by each output, in one transaction."""
+def record(store: Store, result: ActionResult, *, replacing: Digest | None = None) -> Digest:
+    """Store ``result`` and make it its key's result, indexed by each output, in one transaction, unless the key
+    has a result already (other than ``replacing``, whose outputs are gone). Returns the key's result after:
+    ``result``'s digest, or the one another worker recorded first."""
     with store.batch():
         digest = store.put_document(result)
-        store.backend.add_result(result.key, digest, list(result.outputs.values()))
-    return digest
+        store.backend.add_result(result.key, digest, list(result.outputs.values()), replacing=replacing)
+    recorded = store.backend.results(result.key)
+    if not recorded:
+        raise StoreError(
+            f"the result {digest} of action {result.key} was not recorded, and no other was",
+            hint="was the store collected (gc) during the run? run it again",
+        )
+    return recorded[0]
 
 
 def results_for(store: Store, key: Digest) -> list[Digest]:
-    """Results recorded for ``key``, newest first."""
+    """The result recorded for ``key``: none or one."""
     return store.backend.results(key)
 
 
 def results_for_many(store: Store, keys: Sequence[Digest]) -> dict[Digest, list[Digest]]:
-    """:func:`results_for` of each key that has results, asked as the backend batches best."""
+    """:func:`results_for` of each key that has a result, asked as the backend batches best."""
     return store.backend.results_many(keys)
 
 

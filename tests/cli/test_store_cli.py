@@ -109,8 +109,10 @@ def test_rederive_says_same_then_names_a_tampered_receipt(derived: tuple[Path, D
     store = Store(root)
     original = store.get_document(summary, TreeSummary)
     forged = store.put_document(original.model_copy(update={"files": original.files + 1}))
-    recorded = store.get_document(producers(store, summary)[0], ActionResult)
-    record(store, recorded.model_copy(update={"outputs": {"summary": forged}, "started": recorded.started + 1}))
+    (original_result,) = producers(store, summary)
+    recorded = store.get_document(original_result, ActionResult)
+    forgery = recorded.model_copy(update={"outputs": {"summary": forged}, "started": recorded.started + 1})
+    record(store, forgery, replacing=original_result)  # a writer of the store replaces the key's one result
     code, verdict = cli_json(root, "rederive", str(forged))
     assert code == 1 and verdict["verdict"] == "different"
     assert verdict["differing"] == {"summary": {"recorded": forged, "derived": summary}}

@@ -20,7 +20,7 @@ from bench.contracts import Digest
 from bench.errors import ContractError, ObjectCorrupt, ObjectMissing
 from bench.stages import StageContext, execute
 from bench.stages.directory_tree import directory_fingerprint, directory_tree
-from bench.stages.engine import cached_result, cached_results
+from bench.stages.engine import ActionOutcome, cached_result, cached_results
 from bench.stages.lineage import lineage
 from bench.stages.tree_summary import tree_summary
 from bench.store import PACK_LIMIT, EntryKind, Store, TreeEntry, TreeObject, tree_from_directory, walk_tree
@@ -259,49 +259,120 @@ class StoreContract(abc.ABC):
 
     # -- action results ----------------------------------------------------------------------------
 
-    def test_action_results_are_appended_never_overwritten(self, store: Store) -> None:
+    def test_a_key_has_one_result_the_first_recorded(self, store: Store) -> None:
         one, other = store.put_bytes(b"one output"), store.put_bytes(b"another output")
         first = action_result(store, "key", {"out": one})
         second = first.model_copy(update={"outputs": {"out": other}, "started": 1.0})
         first_digest = record(store, first)
-        second_digest = record(store, second)
-        assert record(store, first) == first_digest, "recording a result again changes nothing"
-        assert results_for(store, first.key) == [second_digest, first_digest], "newest first"
-        assert producers(store, one) == [first_digest] and producers(store, other) == [second_digest]
+        assert record(store, second) == first_digest, "a second result is refused: the first stands"
+        assert record(store, first) == first_digest, "recording the result again changes nothing"
+        assert results_for(store, first.key) == [first_digest]
+        assert producers(store, one) == [first_digest] and producers(store, other) == []
+        assert [result.key for result in recorded_from(store, 0.0)] == [first.key]
         third = record(store, action_result(store, "another key", {"out": one, "copy": one}))
-        assert results_for(store, first.key) == [second_digest, first_digest]
+        assert results_for(store, first.key) == [first_digest]
         assert sorted(producers(store, one)) == sorted([first_digest, third])
         assert results_for(store, Digest.of(b"no such key")) == [] and producers(store, first.key) == []
 
-    def test_results_of_many_keys_are_each_keys_results_newest_first(self, store: Store) -> None:
+    def test_a_result_is_replaced_only_by_naming_it(self, store: Store) -> None:
+        one, other, third = (store.put_bytes(f"output {index}".encode()) for index in range(3))
+        first = action_result(store, "replaced", {"out": one})
+        first_digest = record(store, first)
+        second = first.model_copy(update={"outputs": {"out": other}, "started": 1.0})
+        second_digest = record(store, second, replacing=first_digest)
+        assert results_for(store, first.key) == [second_digest] and producers(store, one) == []
+        assert producers(store, other) == [second_digest]
+        stale = first.model_copy(update={"outputs": {"out": third}, "started": 2.0})
+        assert record(store, stale, replacing=first_digest) == second_digest, "it names a result replaced since"
+        assert [result.outputs for result in recorded_from(store, 0.0)] == [{"out": other}]
+
+    def test_workers_recording_one_key_at_once_leave_one_result_every_reader_sees(self, store: Store) -> None:
+        outputs = [store.put_bytes(f"worker {index}".encode()) for index in range(8)]
+        results = [action_result(store, "raced", {"out": output}, started=float(i)) for i, output in enumerate(outputs)]
+        answers: list[Digest] = []
+        threads = [threading.Thread(target=lambda r=result: answers.append(record(store, r))) for result in results]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        (winner,) = set(answers)
+        assert results_for(store, results[0].key) == [winner]
+        assert [result.key for result in recorded_from(store, 0.0)] == [results[0].key]
+        assert sum(len(producers(store, output)) for output in outputs) == 1
+
+    def test_results_of_many_keys_are_each_keys_result(self, store: Store) -> None:
         outputs = [store.put_bytes(f"output {index}".encode()) for index in range(3)]
         keys: list[Digest] = []
         for index in range(1100):  # more keys than one query asks
             first = action_result(store, f"key {index}", {"out": outputs[0]})
             record(store, first)
-            if index % 500 == 0:  # a second result of a few keys, recorded later
+            if index % 500 == 0:  # a second result of a few keys, refused
                 record(store, first.model_copy(update={"outputs": {"out": outputs[index % 3]}, "started": 1.0}))
             keys.append(first.key)
         never = Digest.of(b"no such key")
         found = results_for_many(store, [never, *keys, keys[0]])
         assert found == {key: results_for(store, key) for key in keys}
-        assert [len(found[keys[index]]) for index in (0, 1, 500, 1000)] == [2, 1, 2, 2]
+        assert {len(results) for results in found.values()} == {1}
 
     def test_cached_results_of_many_keys_answer_as_each_key_asked_alone(self, store: Store) -> None:
         kept, collected = store.put_bytes(b"kept output"), store.put_bytes(b"collected output")
         complete = action_result(store, "complete", {"out": kept})
-        # The newest result of this key lost its output: the older, complete one answers.
-        older = action_result(store, "older complete", {"out": kept})
-        newer = older.model_copy(update={"outputs": {"out": collected}, "started": 1.0})
         lost = action_result(store, "lost its output", {"out": collected})
-        for result in (complete, older, newer, lost):
+        for result in (complete, lost):
             record(store, result)
         store.backend.delete([collected])
         never = Digest.of(b"never recorded")
-        keys = [complete.key, older.key, lost.key, never]
+        keys = [complete.key, lost.key, never]
         answers = cached_results(store, keys)
         assert answers == {key: answer for key in keys if (answer := cached_result(store, key)) is not None}
-        assert {key: answer[1] for key, answer in answers.items()} == {complete.key: complete, older.key: older}
+        assert {key: answer[1] for key, answer in answers.items()} == {complete.key: complete}
+
+    # -- claims ------------------------------------------------------------------------------------
+
+    def test_a_claim_moves_only_from_what_the_caller_saw(self, store: Store) -> None:
+        backend, key = store.backend, Digest.of(b"a key")
+        assert backend.claimant(key) is None
+        assert backend.swap_claim(key, None, b"first") and backend.claimant(key) == b"first"
+        assert not backend.swap_claim(key, None, b"second"), "claimed already"
+        assert not backend.swap_claim(key, b"stale", b"second") and backend.claimant(key) == b"first"
+        assert backend.swap_claim(key, b"first", b"renewed") and backend.claimant(key) == b"renewed"
+        assert not backend.swap_claim(key, b"first", None), "a release names the claim it holds"
+        assert backend.swap_claim(key, b"renewed", None) and backend.claimant(key) is None
+        assert backend.claimant(Digest.of(b"another key")) is None
+
+    def test_one_of_many_threads_claiming_a_key_wins(self, store: Store) -> None:
+        key = Digest.of(b"contended")
+        won: list[int] = []
+
+        def claim(index: int) -> None:
+            if store.backend.swap_claim(key, None, str(index).encode()):
+                won.append(index)
+
+        threads = [threading.Thread(target=claim, args=(index,)) for index in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(won) == 1 and store.backend.claimant(key) == str(won[0]).encode()
+
+    def test_workers_executing_one_key_at_once_compute_it_once(self, store: Store, tmp_path: Path) -> None:
+        source = tmp_path / "src"
+        source.mkdir()
+        (source / "a.txt").write_text("computed once")
+        params = {"directory": str(source), "fingerprint": directory_fingerprint(source)}
+        outcomes: list[ActionOutcome] = []
+        threads = [
+            threading.Thread(target=lambda: outcomes.append(execute(StageContext(store), directory_tree, {}, params)))
+            for _ in range(4)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert [outcome.executed for outcome in outcomes].count(True) == 1
+        assert len({(outcome.result, tuple(outcome.outputs.items())) for outcome in outcomes}) == 1
+        assert results_for(store, outcomes[0].key) == [outcomes[0].result]
+        assert store.backend.claimant(outcomes[0].key) is None, "the claim is released"
 
     def test_recorded_since_is_the_action_log_oldest_first(self, store: Store) -> None:
         output = store.put_bytes(b"output")

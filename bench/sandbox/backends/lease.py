@@ -34,6 +34,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
+from ...processes import boot_id, namespace, process_start
+
 __all__ = ["HEARTBEAT", "LEASE_LABEL", "LEASE_TTL", "OWNER_LABEL", "Lease", "Standing", "default_lease_dir"]
 
 OWNER_LABEL = "sandbox.owner"
@@ -54,32 +56,9 @@ def default_lease_dir() -> Path:
     return Path(os.environ.get("SANDBOX_LEASE_DIR") or Path(tempfile.gettempdir()) / "sandbox-leases")
 
 
-def _namespace(kind: str) -> str:
-    try:
-        return os.readlink(f"/proc/self/ns/{kind}").partition("[")[2].rstrip("]")
-    except OSError:
-        return "unknown"
-
-
 def site() -> str:
     """This machine boot and mount namespace: processes on one site see the same lease files."""
-    try:
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        boot = "unknown"
-    return f"{boot}.{_namespace('mnt')}"
-
-
-def process_start(pid: int) -> str | None:
-    """The start time of process ``pid`` in clock ticks since boot, or None when it is gone (or a zombie)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rpartition(")")[2].split()
-    if len(fields) < 20 or fields[0] in ("Z", "X"):
-        return None
-    return fields[19]
+    return f"{boot_id()}.{namespace('mnt')}"
 
 
 class Lease:
@@ -143,7 +122,7 @@ class Lease:
             "owner": self.owner,
             "pid": os.getpid(),
             "started": process_start(os.getpid()),
-            "pid_namespace": _namespace("pid"),
+            "pid_namespace": namespace("pid"),
             "ttl": self.ttl,
         }
         partial = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}")
@@ -173,14 +152,14 @@ class Lease:
         try:
             renewed = path.stat().st_mtime
             record = json.loads(path.read_text())
-            ttl, pid, started, namespace = record["ttl"], record["pid"], record["started"], record["pid_namespace"]
+            ttl, pid, started, pids = record["ttl"], record["pid"], record["started"], record["pid_namespace"]
         except FileNotFoundError:
             return Standing.DEAD
         except (OSError, ValueError, KeyError, TypeError):
             return Standing.FOREIGN  # unreadable: its liveness cannot be judged, so it is left alone
         if time.time() - renewed > float(ttl):
             return Standing.DEAD
-        if namespace == _namespace("pid") and process_start(int(pid)) != started:
+        if pids == namespace("pid") and process_start(int(pid)) != started:
             return Standing.DEAD
         return Standing.LIVE
 

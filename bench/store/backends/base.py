@@ -12,8 +12,12 @@ The contract, which ``tests/store/store_contract.py`` checks for every backend:
   backend implements this as a conditional put.
 - **Reads return raw bytes or None.** Verification belongs to the facade; a backend may return corrupt bytes.
 - **Refs move by compare-and-set** when several writers may race: a stale expectation changes nothing.
-- **Action results are append-only.** A key may have several results; none is ever overwritten. Only
-  deleting the result object (gc) removes its entries.
+- **A key has one result.** The first result recorded for a key is its result; a second one is refused by
+  changing nothing, as a second put of an object is, so two workers that computed one key at once leave one
+  result and every reader sees that one. A result is replaced only by naming the one it replaces (the producing
+  action ran again because that result's outputs are gone). Deleting the result object (gc) removes its entries.
+- **Claims move by compare-and-set** (:meth:`StoreBackend.swap_claim`): who computes a key now, so a key is
+  computed once however many workers ask for it (:mod:`bench.store.claims` decides what a claim holds).
 - **A transaction is all or nothing** for the thread that opened it: writes inside become visible to others
   together at its end, or not at all if it raises. Nested transactions roll back on their own. A remote backend
   may buffer writes and flush them at the end.
@@ -146,16 +150,20 @@ class StoreBackend(abc.ABC):
     # -- action results ----------------------------------------------------------------------------
 
     @abc.abstractmethod
-    def add_result(self, key: Digest, result: Digest, outputs: Collection[Digest]) -> None:
-        """Append ``result`` to the results of ``key`` and to the producers of each output, stamped with the
-        time it is recorded; adding the same result again changes nothing."""
+    def add_result(
+        self, key: Digest, result: Digest, outputs: Collection[Digest], *, replacing: Digest | None = None
+    ) -> None:
+        """Record ``result`` as the result of ``key`` and as a producer of each output, stamped with the time it
+        is recorded, only if the key's result is ``replacing`` now (None: only if it has none); otherwise change
+        nothing. Recording the key's own result again changes nothing. :meth:`results` says which result won."""
 
     @abc.abstractmethod
     def results(self, key: Digest) -> list[Digest]:
-        """Results recorded for ``key``, newest first."""
+        """The result recorded for ``key``: none or one (a store written before keys had one result answers
+        with its newest)."""
 
     def results_many(self, keys: Sequence[Digest]) -> dict[Digest, list[Digest]]:
-        """:meth:`results` of each key that has results; override to ask in batches."""
+        """:meth:`results` of each key that has a result; override to ask in batches."""
         return {key: found for key in dict.fromkeys(keys) if (found := self.results(key))}
 
     @abc.abstractmethod
@@ -165,6 +173,18 @@ class StoreBackend(abc.ABC):
     @abc.abstractmethod
     def results_since(self, since: float) -> list[Digest]:
         """Results recorded at or after ``since`` (a time.time() value), oldest first."""
+
+    # -- claims ------------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def claimant(self, key: Digest) -> bytes | None:
+        """The claim on ``key`` (opaque bytes: who computes it, see :mod:`bench.store.claims`), or None."""
+
+    @abc.abstractmethod
+    def swap_claim(self, key: Digest, expected: bytes | None, new: bytes | None) -> bool:
+        """Make the claim on ``key`` ``new`` (None: remove it) only if it is ``expected`` now (None: only if
+        there is none); False, changing nothing, otherwise. A claim is a fact about now: ask outside a
+        transaction."""
 
     # -- caching -----------------------------------------------------------------------------------
 

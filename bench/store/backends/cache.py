@@ -72,11 +72,10 @@ class LocalCache:
     # -- action results ----------------------------------------------------------------------------
 
     def results(self, key: Digest) -> list[Digest]:
-        """Cached results of ``key``, newest first; empty when none is cached (ask the remote)."""
+        """The cached result of ``key`` (none or one); empty when none is cached (ask the remote)."""
         return self._store.results(key)
 
-    def keep_results(self, key: Digest, results: Sequence[Digest]) -> None:
-        """Keep results of ``key`` the remote recorded, given oldest first."""
-        with self._store.transaction():
-            for result in results:
-                self._store.add_result(key, result, ())
+    def keep_result(self, key: Digest, result: Digest) -> None:
+        """Keep the result the remote recorded for ``key``, in place of any other cached for it."""
+        cached = self._store.results(key)
+        self._store.add_result(key, result, (), replacing=cached[0] if cached else None)

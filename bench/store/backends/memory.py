@@ -33,9 +33,17 @@ class _State:
     log: list[RecordedResult] = field(default_factory=list)  # in the order recorded
     by_key: dict[Digest, tuple[RecordedResult, ...]] = field(default_factory=dict)
     by_output: dict[Digest, tuple[Digest, ...]] = field(default_factory=dict)
+    claims: dict[Digest, bytes] = field(default_factory=dict)
 
     def copy(self) -> _State:
-        return _State(dict(self.objects), dict(self.refs), list(self.log), dict(self.by_key), dict(self.by_output))
+        return _State(
+            dict(self.objects),
+            dict(self.refs),
+            list(self.log),
+            dict(self.by_key),
+            dict(self.by_output),
+            dict(self.claims),
+        )
 
     def record(self, entry: RecordedResult) -> None:
         self.log.append(entry)
@@ -178,14 +186,21 @@ class MemoryBackend(StoreBackend):
 
     # -- action results ----------------------------------------------------------------------------
 
-    def add_result(self, key: Digest, result: Digest, outputs: Collection[Digest]) -> None:
+    def add_result(
+        self, key: Digest, result: Digest, outputs: Collection[Digest], *, replacing: Digest | None = None
+    ) -> None:
         with self._writing() as state:
-            if all(entry.result != result for entry in state.by_key.get(key, ())):
-                state.record(RecordedResult(key, result, tuple(dict.fromkeys(outputs)), time.time()))
+            recorded = state.by_key.get(key, ())
+            current = recorded[-1].result if recorded else None
+            if current == result or current != replacing:
+                return
+            if current is not None:
+                state.forget({current})
+            state.record(RecordedResult(key, result, tuple(dict.fromkeys(outputs)), time.time()))
 
     def results(self, key: Digest) -> list[Digest]:
         with self._reading() as state:
-            return [entry.result for entry in reversed(state.by_key.get(key, ()))]
+            return [entry.result for entry in state.by_key.get(key, ())[-1:]]
 
     def producers(self, output: Digest) -> list[Digest]:
         with self._reading() as state:
@@ -194,3 +209,19 @@ class MemoryBackend(StoreBackend):
     def results_since(self, since: float) -> list[Digest]:
         with self._reading() as state:
             return [entry.result for entry in state.log if entry.recorded >= since]
+
+    # -- claims ------------------------------------------------------------------------------------
+
+    def claimant(self, key: Digest) -> bytes | None:
+        with self._reading() as state:
+            return state.claims.get(key)
+
+    def swap_claim(self, key: Digest, expected: bytes | None, new: bytes | None) -> bool:
+        with self._writing() as state:
+            if state.claims.get(key) != expected:
+                return False
+            if new is None:
+                state.claims.pop(key, None)
+            else:
+                state.claims[key] = bytes(new)
+            return True

@@ -39,7 +39,7 @@ class Buffer:
     """One transaction's writes, in the order the flush applies them."""
 
     objects: dict[Digest, tuple[bytes, bool, float]] = field(default_factory=dict)  # data, is_document, created
-    results: list[RecordedResult] = field(default_factory=list)
+    results: list[tuple[RecordedResult, Digest | None]] = field(default_factory=list)  # with what each replaces
     refs: dict[str, RefChange] = field(default_factory=dict)
     deleted: set[Digest] = field(default_factory=set)
 
@@ -50,7 +50,7 @@ class Buffer:
     def delete(self, digests: set[Digest]) -> None:
         for digest in digests:
             self.objects.pop(digest, None)
-        self.results = [entry for entry in self.results if entry.result not in digests]
+        self.results = [(entry, old) for entry, old in self.results if entry.result not in digests]
         self.deleted |= digests
 
     def change_ref(self, name: str, change: RefChange) -> None:
@@ -135,7 +135,7 @@ class Transactions:
 
     def pending_results(self) -> list[RecordedResult]:
         """Results recorded by this thread's open transactions, oldest first."""
-        return [entry for layer in reversed(self.layers()) for entry in layer.results]
+        return [entry for layer in reversed(self.layers()) for entry, _ in layer.results]
 
     def hidden(self) -> set[Digest]:
         """Objects this thread's open transactions delete."""

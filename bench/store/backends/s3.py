@@ -4,7 +4,8 @@ Layout under ``s3://BUCKET/PREFIX/``::
 
     objects/ab/<hex>-<size>             the bytes; metadata: document flag, creation time
     refs/<name>                         the digest the ref points at; moved by If-Match on its ETag
-    actions/<key>/<result>              one entry per recorded result (body: when, outputs), created once
+    actions/<key>                       the key's one result (body: result, when, outputs); created If-None-Match
+    claims/<key>                        who computes the key now (bench.store.claims); moved by If-Match
     produced/<output>/<result>          the producers index
     log/<recorded time>/<key>/<result>  the action log, in time order (ListObjectsV2 StartAfter reads a tail)
     epoch                               replaced by gc before it deletes: names the local caches' generation
@@ -15,9 +16,13 @@ Layout under ``s3://BUCKET/PREFIX/``::
   is success; the first writer's bytes, flag and time stay.
 - **Refs move by compare-and-set**: the ETag of the ref read is the condition of the write (``If-Match``), and
   creating one is ``If-None-Match: *``, so two workers never lose each other's move.
-- **Action results are appended** as one object each, so two workers recording results of one key never touch the
-  same object. The ``actions`` entry is written last and is what makes a result recorded: a writer killed before it
-  leaves only index entries that every read checks against it (``count_incomplete`` counts them, gc sweeps them).
+- **A key has one result**: its ``actions`` entry is created with ``If-None-Match: *``, so of two workers
+  recording one key the second's condition fails and it removes the index entries it wrote; a result whose
+  outputs are gone is replaced with ``If-Match`` on the entry it read. The ``actions`` entry is written last and is
+  what makes a result recorded: a writer killed before it leaves only index entries that every read checks against
+  it (``count_incomplete`` counts them, gc sweeps them).
+- **Claims** are written at once, never buffered: an ``If-None-Match`` create, then ``If-Match`` moves and deletes
+  against the ETag of the claim read.
 - **A transaction** buffers its writes (``pending.py``) and flushes them when it ends: objects first, then action
   results, then refs, then deletions, so nothing visible ever names an object that is not there. S3 has no
   multi-key commit, so a flush that fails halfway leaves the objects and results it wrote (unreferenced objects
@@ -136,8 +141,17 @@ class S3Backend(StoreBackend):
             )
         return f"{self._root}refs/{name}"
 
-    def _action_key(self, key: Digest, result: Digest) -> str:
-        return f"{self._root}actions/{_part(key)}/{_part(result)}"
+    def _action_key(self, key: Digest) -> str:
+        return f"{self._root}actions/{_part(key)}"
+
+    def _claim_key(self, key: Digest) -> str:
+        return f"{self._root}claims/{_part(key)}"
+
+    def _index_keys(self, key: Digest, result: Digest, outputs: Iterable[Digest], recorded: float) -> list[str]:
+        """The producers and log entries of one result."""
+        named = _part(result)
+        index = [f"{self._root}produced/{_part(output)}/{named}" for output in outputs]
+        return [*index, f"{self._root}log/{_stamp(recorded)}/{_part(key)}/{named}"]
 
     # -- the epoch ---------------------------------------------------------------------------------
 
@@ -264,11 +278,21 @@ class S3Backend(StoreBackend):
         if self.cache is not None:
             self.cache.forget(sorted(doomed))
         keys = [self._object_key(digest) for digest in sorted(doomed)]
-        for index in ("actions", "produced", "log"):
-            for item in self.bucket.list(f"{self._root}{index}/"):
-                if _digest(item.key.rpartition("/")[2]) in doomed:
-                    keys.append(item.key)
+        for item in self.bucket.list(f"{self._root}produced/"):
+            if _digest(item.key.rpartition("/")[2]) in doomed:
+                keys.append(item.key)
+        for item in self.bucket.list(f"{self._root}log/"):
+            _, action, result = item.key[len(self._root) + 4 :].split("/")
+            if _digest(result) in doomed:
+                keys.append(item.key)
+                self._drop_result(_digest(action), _digest(result))
         self.bucket.delete_many(keys)
+
+    def _drop_result(self, key: Digest, result: Digest) -> None:
+        """Remove the ``actions`` entry of ``key`` if it still names ``result``."""
+        found = self.bucket.get(self._action_key(key))
+        if found is not None and self._entry(found, key).result == result:
+            self.bucket.delete(self._action_key(key), if_match=found.etag)
 
     def _orphans(self, before: float) -> list[str]:
         """Log entries with no recorded result (their writer was killed first), older than ``before``."""
@@ -279,7 +303,7 @@ class S3Backend(StoreBackend):
 
     def _entry_recorded(self, log_key: str) -> bool:
         _, key, result = log_key[len(self._root) + 4 :].split("/")
-        return self.bucket.head(self._action_key(_digest(key), _digest(result))) is not None
+        return self._remote_result(_digest(key)) == _digest(result)
 
     def count_incomplete(self) -> int:
         return len(self._orphans(float("inf")))
@@ -345,56 +369,66 @@ class S3Backend(StoreBackend):
 
     # -- action results ----------------------------------------------------------------------------
 
-    def add_result(self, key: Digest, result: Digest, outputs: Collection[Digest]) -> None:
+    def add_result(
+        self, key: Digest, result: Digest, outputs: Collection[Digest], *, replacing: Digest | None = None
+    ) -> None:
         entry = RecordedResult(key, result, tuple(dict.fromkeys(outputs)), time.time())
         pending = self._pending.current()
         if pending is not None:
-            pending.results.append(entry)
+            pending.results.append((entry, replacing))
         else:
-            self._write_result(entry)
+            self._write_result(entry, replacing)
 
-    def _write_result(self, entry: RecordedResult) -> None:
-        """The indexes first, the ``actions`` entry last: only that makes the result recorded."""
-        recorded = self._action_key(entry.key, entry.result)
-        if self.bucket.head(recorded) is not None:
-            return  # recorded already: changes nothing
-        result = _part(entry.result)
-        index = [f"{self._root}produced/{_part(output)}/{result}" for output in entry.outputs]
-        log = f"{self._root}log/{_stamp(entry.recorded)}/{_part(entry.key)}/{result}"
-        self._map([*index, log], lambda key: self.bucket.put(key, b""))
-        body = json.dumps({"recorded": entry.recorded, "outputs": [str(o) for o in entry.outputs]}).encode()
-        if self.bucket.put(recorded, body, if_absent=True) is None:
-            self.bucket.delete(log)  # another writer recorded the same result first: one log entry is enough
+    def _write_result(self, entry: RecordedResult, replacing: Digest | None) -> None:
+        """The indexes first, the ``actions`` entry last, on condition: only that makes the result recorded."""
+        recorded = self._action_key(entry.key)
+        found = self.bucket.get(recorded)
+        current = None if found is None else self._entry(found, entry.key)
+        result = None if current is None else current.result
+        if result != entry.result and result == replacing:
+            written = self._index_keys(entry.key, entry.result, entry.outputs, entry.recorded)
+            self._map(written, lambda key: self.bucket.put(key, b""))
+            body = {"result": str(entry.result), "recorded": entry.recorded, "outputs": [str(o) for o in entry.outputs]}
+            condition = {"if_absent": True} if found is None else {"if_match": found.etag}
+            if self.bucket.put(recorded, json.dumps(body).encode(), **condition) is None:
+                self.bucket.delete_many(written)  # another writer recorded the key first: its result stands
+            elif current is not None:
+                self.bucket.delete_many(self._index_keys(entry.key, current.result, current.outputs, current.recorded))
         if self.cache is not None:
-            self.cache.keep_results(entry.key, [entry.result])
+            now = self._remote_result(entry.key)
+            if now is not None:
+                self.cache.keep_result(entry.key, now)
+
+    def _entry(self, found: Fetched, key: Digest) -> RecordedResult:
+        """An ``actions`` entry: a shared bucket is outside input like any other, so it is read strictly."""
+        where = f"action entry s3://{self.bucket.name}/{self._action_key(key)}"
+        body = parse_json_object(found.data, where)
+        result, recorded, outputs = body.get("result"), body.get("recorded"), body.get("outputs")
+        try:
+            if not isinstance(result, str) or not isinstance(recorded, int | float) or not isinstance(outputs, list):
+                raise ValueError("it needs a result, a time and a list of outputs")
+            return RecordedResult(key, Digest(result), tuple(Digest(str(o)) for o in outputs), float(recorded))
+        except ValueError as exc:
+            raise StoreError(f"{where} is malformed: {exc}", field="result") from None
+
+    def _remote_result(self, key: Digest) -> Digest | None:
+        found = self.bucket.get(self._action_key(key))
+        return None if found is None else self._entry(found, key).result
 
     def results(self, key: Digest) -> list[Digest]:
-        pending = [entry.result for entry in reversed(self._pending.pending_results()) if entry.key == key]
-        cached = self.cache.results(key) if self.cache is not None else []
-        remote = cached or self._remote_results(key)
         hidden = self._pending.hidden()
-        return [result for result in dict.fromkeys([*pending, *remote]) if result not in hidden]
-
-    def _remote_results(self, key: Digest) -> list[Digest]:
-        prefix = f"{self._root}actions/{_part(key)}/"
-        keys = [item.key for item in self.bucket.list(prefix)]
-        if len(keys) > 1:  # several results: their times order them
-            times = self._map(keys, self._recorded_at)
-            keys = [key_ for _, key_ in sorted(zip(times, keys, strict=True))]
-        results = [_digest(key_.rpartition("/")[2]) for key_ in keys]
-        if self.cache is not None and results:
-            self.cache.keep_results(key, results)
-        return list(reversed(results))
-
-    def _recorded_at(self, key: str) -> float:
-        fetched = self.bucket.get(key)
-        if fetched is None:
-            return 0.0  # removed since it was listed (gc): sorts last, and results() drops what gc hides
-        # A shared bucket is outside input like any other: read strictly.
-        recorded = parse_json_object(fetched.data, f"action entry s3://{self.bucket.name}/{key}").get("recorded")
-        if not isinstance(recorded, int | float) or isinstance(recorded, bool):
-            raise StoreError(f"action entry s3://{self.bucket.name}/{key} has no recording time", field="recorded")
-        return float(recorded)
+        pending = [entry.result for entry in self._pending.pending_results() if entry.key == key]
+        if pending:  # this thread's transaction recorded one: what it sees until its flush decides
+            return [result for result in pending[-1:] if result not in hidden]
+        cached = self.cache.results(key) if self.cache is not None else []
+        if cached:
+            return [result for result in cached if result not in hidden]
+        remote = self._remote_result(key)
+        if remote is None:
+            return []
+        if self.cache is not None:
+            self.cache.keep_result(key, remote)
+        return [] if remote in hidden else [remote]
 
     def producers(self, output: Digest) -> list[Digest]:
         prefix = f"{self._root}produced/{_part(output)}/"
@@ -413,6 +447,25 @@ class S3Backend(StoreBackend):
         hidden = self._pending.hidden()
         return [result for result in dict.fromkeys([*remote, *pending]) if result not in hidden]
 
+    # -- claims ------------------------------------------------------------------------------------
+
+    def claimant(self, key: Digest) -> bytes | None:
+        found = self.bucket.get(self._claim_key(key))
+        return None if found is None else found.data
+
+    def swap_claim(self, key: Digest, expected: bytes | None, new: bytes | None) -> bool:
+        where = self._claim_key(key)
+        if expected is None:
+            if new is None:
+                return self.bucket.head(where) is None
+            return self.bucket.put(where, new, if_absent=True) is not None
+        found = self.bucket.get(where)
+        if found is None or found.data != expected:
+            return False
+        if new is None:
+            return self.bucket.delete(where, if_match=found.etag)
+        return self.bucket.put(where, new, if_match=found.etag) is not None
+
     # -- the flush ---------------------------------------------------------------------------------
 
     def _flush(self, buffer: Buffer) -> None:
@@ -421,8 +474,8 @@ class S3Backend(StoreBackend):
             buffer.objects.items(),
             lambda item: self._write_object(item[0], item[1][0], item[1][1], item[1][2]),
         )
-        for entry in buffer.results:
-            self._write_result(entry)
+        for entry, replacing in buffer.results:
+            self._write_result(entry, replacing)
         for name, change in buffer.refs.items():
             if not self._change_ref(name, change):
                 raise StoreError(

@@ -69,6 +69,10 @@ CREATE TABLE IF NOT EXISTS produced (
     result TEXT NOT NULL,
     PRIMARY KEY (output, result)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS claims (
+    key TEXT PRIMARY KEY,
+    holder BLOB NOT NULL            -- who computes the key now (bench.store.claims)
+) WITHOUT ROWID;
 """
 # Stores made before packs existed lack the two pack columns; the index needs them.
 _PACK_COLUMNS = ("ALTER TABLE objects ADD COLUMN pack TEXT", "ALTER TABLE objects ADD COLUMN pack_offset INTEGER")
@@ -385,10 +389,23 @@ class SqliteBackend(StoreBackend):
 
     # -- action results ----------------------------------------------------------------------------
 
-    def add_result(self, key: Digest, result: Digest, outputs: Collection[Digest]) -> None:
+    def add_result(
+        self, key: Digest, result: Digest, outputs: Collection[Digest], *, replacing: Digest | None = None
+    ) -> None:
+        # One write transaction (BEGIN IMMEDIATE): no other writer comes between reading the key's result and
+        # recording this one, so of two workers recording one key, the second finds the first's and stops.
         with self.transaction():
+            row = self._execute(
+                "SELECT result FROM action_results WHERE key = ? ORDER BY recorded DESC LIMIT 1", (str(key),)
+            ).fetchone()
+            current = None if row is None else row[0]
+            if current == str(result) or current != (None if replacing is None else str(replacing)):
+                return
+            if current is not None:
+                self._execute("DELETE FROM action_results WHERE key = ?", (str(key),))
+                self._execute("DELETE FROM produced WHERE result = ?", (current,))
             self._execute(
-                "INSERT OR IGNORE INTO action_results (key, result, recorded) VALUES (?, ?, ?)",
+                "INSERT INTO action_results (key, result, recorded) VALUES (?, ?, ?)",
                 (str(key), str(result), time.time()),
             )
             self._db.connection.executemany(
@@ -400,15 +417,17 @@ class SqliteBackend(StoreBackend):
         return self.results_many([key]).get(key, [])
 
     def results_many(self, keys: Sequence[Digest]) -> dict[Digest, list[Digest]]:
-        """A batch of keys per query: a no-op rerun looks up every action of its plan."""
+        """A batch of keys per query: a no-op rerun looks up every action of its plan. A store recorded before
+        keys had one result may hold several for a key: the newest answers (SQLite takes the bare column from
+        the row that holds the MAX)."""
         found: dict[Digest, list[Digest]] = {}
         named = {str(key): key for key in keys}
         names = list(named)
         for start in range(0, len(names), _BATCH):
             batch = names[start : start + _BATCH]
-            query = f"SELECT key, result FROM action_results WHERE key IN {_marks(batch)} ORDER BY recorded DESC"
-            for key, result in self._execute(query, batch):
-                found.setdefault(named[key], []).append(Digest(result))
+            query = f"SELECT key, result, MAX(recorded) FROM action_results WHERE key IN {_marks(batch)} GROUP BY key"
+            for key, result, _ in self._execute(query, batch):
+                found[named[key]] = [Digest(result)]
         return found
 
     def producers(self, output: Digest) -> list[Digest]:
@@ -420,6 +439,28 @@ class SqliteBackend(StoreBackend):
             "SELECT result FROM action_results WHERE recorded >= ? ORDER BY recorded", (since,)
         ).fetchall()
         return [Digest(result) for (result,) in rows]
+
+    # -- claims ------------------------------------------------------------------------------------
+
+    def claimant(self, key: Digest) -> bytes | None:
+        row = self._execute("SELECT holder FROM claims WHERE key = ?", (str(key),)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def swap_claim(self, key: Digest, expected: bytes | None, new: bytes | None) -> bool:
+        # One statement each way, so the comparison and the write are one atomic step for SQLite.
+        if expected is None and new is None:
+            return self.claimant(key) is None
+        if expected is None:
+            cursor = self._execute(
+                "INSERT INTO claims (key, holder) VALUES (?, ?) ON CONFLICT(key) DO NOTHING", (str(key), new)
+            )
+        elif new is None:
+            cursor = self._execute("DELETE FROM claims WHERE key = ? AND holder = ?", (str(key), expected))
+        else:
+            cursor = self._execute(
+                "UPDATE claims SET holder = ? WHERE key = ? AND holder = ?", (new, str(key), expected)
+            )
+        return cursor.rowcount == 1
 
 
 def _marks(values: Sized) -> str:
