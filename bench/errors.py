@@ -16,6 +16,7 @@ lives::
      |    +-- ObjectMissing             a digest names no stored object
      |    +-- ObjectCorrupt             stored bytes no longer hash to their name
      |    +-- StoreCorrupt              a file of the store cannot be read (a damaged index, pack or loose file)
+     |    +-- RunLeaseHeld              (bench.run_lease) another `demo` or `run` holds the project (`--no-wait`)
      +-- StageError                     a stage was declared or invoked wrongly
      |    +-- MissingSurface            (bench.packaging.certify) certification was not given a surface
      +-- SourceError                    an input from outside the store (git repository, directory) is refused

@@ -7,6 +7,7 @@ directory already ran. Layout::
     <root>/stele-bench.toml       the marker (``[project] format = 1``)
     <root>/store/                 the object store, made by the first command that writes to it
     <root>/.doit.sqlite           doit's dependency database: a disposable cache, the store is the truth
+    <root>/.run-lease             held by the one `demo` or `run` at a time (bench.run_lease)
     <root>/published/<suite>/     bundles exported by `demo` and `run`
     <root>/manifests/<suite>/     preregistrations (`prereg freeze`)
     <root>/suites/                where `init` suggests `new suite` puts a user's own suites
@@ -43,7 +44,7 @@ _MARKER_TEXT = f"""\
 [project]
 format = {FORMAT}
 """
-_IGNORED = "store/\n.doit.sqlite*\npublished/\n"
+_IGNORED = "store/\n.doit.sqlite*\npublished/\n.run-lease\n"
 _PACKAGE = Path(__file__).resolve().parent
 _EXAMPLE_SUITE = Path("challenges/example")
 

@@ -46,5 +46,6 @@ def _demo(args: argparse.Namespace, out: Output) -> int:
         jobs=args.jobs,
         published=args.published,
         executor=args.executor,
+        wait=args.wait,
     )
     return run_suite(args, out, request, NEXT)

@@ -30,10 +30,12 @@ from ..contracts import TreeDigest, canonical_bytes
 from ..errors import ContractError, StageError, UsageError
 from ..pipeline.executor import parse_executor
 from ..project import Project
+from ..provision.code import require_code_pin
 from ..publish.manifest import MANIFEST_NAME
 from ..results import load_bundle
 from ..run.dodo import plan_variables
 from ..run.run_record import RunRecord, record_run
+from ..run_lease import run_lease
 from ..sandbox.images import ImageName, build_image
 from ..sandbox.images.build import build_layer
 from ..scaffold.unwritten import refuse_unwritten
@@ -61,6 +63,7 @@ class SuiteRequest:
     jobs: int
     published: Path | None  # where the bundle is exported; None: the project's published/<suite>
     executor: str = "local"  # where invocations run (bench.pipeline.executor.parse_executor)
+    wait: bool = True  # for another run of the project to finish (False: refuse, naming it)
 
 
 def positive_int(text: str) -> int:
@@ -100,6 +103,12 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         help="where invocations run: local (default, or $STELE_BENCH_EXECUTOR) or ray://HEAD:PORT, a Ray cluster "
         "over a store every node opens (--store s3://...); the images are then archived into the store",
     )
+    parser.add_argument(
+        "--no-wait",
+        dest="wait",
+        action="store_false",
+        help="when another run holds the project, refuse (naming it) instead of waiting for it to finish",
+    )
 
 
 def _preflight(request: SuiteRequest) -> Suite:
@@ -117,6 +126,9 @@ def _preflight(request: SuiteRequest) -> Suite:
             actual=unknown,
             hint=f"choose among: {', '.join(declared)}",
         )
+    for system in manifest.memory_systems:
+        if not request.memory or system.name in request.memory:
+            require_code_pin(system, suite.root, request.suite.as_posix())
     directory = request.base / "manifests" / manifest.suite_id
     frozen = load_preregistrations(directory) if directory.is_dir() else {}
     for loaded in suite.challenges:
@@ -218,6 +230,11 @@ def export_published(store: Store, ref: str, target: Path) -> Path:
 
 def run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next_step: str) -> int:
     parse_executor(request.executor)  # a misspelled executor is refused before any image is built
+    with run_lease(request.project, f"stele-bench {args.command}", request.wait, out.progress):
+        return _run_suite(args, out, request, next_step)
+
+
+def _run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next_step: str) -> int:
     suite = _preflight(request)
     suite_id = suite.manifest.suite_id
     store = open_store(args, create=True)
