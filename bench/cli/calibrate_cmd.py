@@ -45,9 +45,9 @@ def _calibrate(args: argparse.Namespace, out: Output) -> int:
             else tree_from_directory(store, args.workspace)
         )
         out.progress(f"calibrating {manifest.challenge_id} in {image_id[:19]}")
-        report = calibrate(backend, store, args.challenge, manifest, ImageId(image_id), redacted, args.repeats)
-    digest = store.put_document(report)
-    data = {**report.model_dump(mode="json"), "report": str(digest)}
+        done = calibrate(backend, store, args.challenge, manifest, ImageId(image_id), redacted, args.repeats)
+    report, digest = done.report, store.put_document(done.report)
+    data = {**report.model_dump(mode="json"), "report": str(digest), "runs": str(store.put_document(done.runs))}
     oracle = "not run" if report.oracle is None else " ".join(o.value for o in report.oracle.outcomes)
     lines = [
         f"untouched: verifier {' '.join(o.value for o in report.untouched.outcomes)}",

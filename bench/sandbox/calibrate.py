@@ -6,7 +6,12 @@ the prebuilt start tree, the same tree the arms start from.
 
 Each half runs the verifier a preregistered number of times (``CalibrationPlan.verifier_repeats``, default 5): a
 verifier whose runs on one tree disagree is flaky and refused, naming the runs, because a flaky verifier turns
-noise into discordant pairs. What the prebuild wrote (the redacted tree against the start tree) and the oracle's
+noise into discordant pairs. The report holds what calibration decides by: each run's outcome, the trees, the audits
+and the verdict. What the runs observed (each run's result document, with its seconds and its output) is a
+separate document beside it, :class:`CalibrationRuns`, which no stage downstream reads: so the report's digest, and
+with it the key of every paired attempt, is the same in every run of the same suite on the same trees.
+
+What the prebuild wrote (the redacted tree against the start tree) and the oracle's
 tree are also audited against ``allowed_output_paths`` exactly as an arm's tree is (:func:`~.audit.audit_trees`):
 a prebuild or an oracle (or the toolchain either runs) that writes outside the allowlist fails calibration naming
 the paths, before any agent's money is spent discovering that every arm's reward is 0.
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -36,7 +42,9 @@ __all__ = [
     "CalibrateInputs",
     "CalibrateOutputs",
     "CalibrateParams",
+    "Calibrated",
     "CalibrationReport",
+    "CalibrationRuns",
     "CalibrationVerdict",
     "VerifierRuns",
     "calibrate",
@@ -59,9 +67,8 @@ class CalibrationVerdict(enum.StrEnum):
 
 
 class VerifierRuns(ContractModel):
-    """The verifier's repeated runs on one tree: each result document and its outcome, in run order."""
+    """The verifier's repeated runs on one tree: each one's outcome, in run order."""
 
-    results: tuple[Digest, ...]
     outcomes: tuple[ProcessOutcome, ...]
 
     @property
@@ -79,8 +86,10 @@ class VerifierRuns(ContractModel):
 
 
 class CalibrationReport(Document):
+    """What calibration decided, and by what: decided facts only (see the module docstring)."""
+
     kind: Literal["calibration"] = "calibration"
-    schema_version: Literal[3] = 3
+    schema_version: Literal[4] = 4
     challenge_id: str
     image_id: str
     start: Digest
@@ -96,6 +105,23 @@ class CalibrationReport(Document):
     reason: str  # why, in a sentence naming the runs or paths; empty when calibrated
 
 
+class CalibrationRuns(Document):
+    """What calibration's verifier runs observed: each run's result document (its seconds, its output), in run
+    order; beside the report, read by no stage downstream."""
+
+    kind: Literal["calibration-runs"] = "calibration-runs"
+    schema_version: Literal[1] = 1
+    challenge_id: str
+    untouched: tuple[Ref[VerifierResult], ...]
+    oracle: tuple[Ref[VerifierResult], ...]
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    report: CalibrationReport
+    runs: CalibrationRuns
+
+
 def calibrate(
     backend: SandboxBackend,
     store: Store,
@@ -104,17 +130,18 @@ def calibrate(
     image_id: ImageId,
     redacted: TreeDigest,
     repeats: int = DEFAULT_REPEATS,
-) -> CalibrationReport:
+) -> Calibrated:
     """Prebuild ``redacted``, then :func:`calibrate_start` on the tree the arms would start from."""
     start = start_tree(prebuild(backend, redacted, PrebuildParams(image_id=image_id, environment=manifest.environment)))
     return calibrate_start(backend, store, challenge_dir, manifest, image_id, start, repeats, redacted)
 
 
-def _runs(store: Store, repeats: int, verify: Callable[[], VerifierResult]) -> VerifierRuns:
-    results = [verify() for _ in range(repeats)]
-    return VerifierRuns(
-        results=tuple(store.put_document(r) for r in results), outcomes=tuple(r.outcome for r in results)
-    )
+def _runs(store: Store, repeats: int, verify: Callable[[], VerifierResult]) -> tuple[Ref[VerifierResult], ...]:
+    return tuple(store.put_document(verify()) for _ in range(repeats))
+
+
+def _outcomes(store: Store, runs: Sequence[Ref[VerifierResult]]) -> VerifierRuns:
+    return VerifierRuns(outcomes=tuple(result.outcome for result in store.get_documents(runs, VerifierResult)))
 
 
 def _audit(store: Store, before: Digest, after: Digest, manifest: ChallengeManifest) -> tuple[Digest, tuple[str, ...]]:
@@ -154,12 +181,14 @@ def calibrate_start(
     start: Digest,
     repeats: int = DEFAULT_REPEATS,
     redacted: Digest | None = None,
-) -> CalibrationReport:
+) -> Calibrated:
     """Audit what the prebuild wrote (when ``redacted`` is given), verify ``start`` untouched ``repeats`` times,
     apply the oracle, audit its tree and verify it as often."""
     prebuild_audit, prebuild_undeclared = (None, ()) if redacted is None else _audit(store, redacted, start, manifest)
-    untouched = _runs(store, repeats, lambda: run_verifier(backend, challenge_dir, manifest, image_id, start))
+    untouched_runs = _runs(store, repeats, lambda: run_verifier(backend, challenge_dir, manifest, image_id, start))
+    untouched = _outcomes(store, untouched_runs)
     oracle_tree: Digest | None = None
+    oracle_runs: tuple[Ref[VerifierResult], ...] = ()
     oracle: VerifierRuns | None = None
     audit: Digest | None = None
     undeclared: tuple[str, ...] = ()
@@ -174,9 +203,10 @@ def calibrate_start(
         solved = applied.tree
         audit, undeclared = _audit(store, start, solved, manifest)
         oracle_tree = solved
-        oracle = _runs(store, repeats, lambda: run_verifier(backend, challenge_dir, manifest, image_id, solved))
+        oracle_runs = _runs(store, repeats, lambda: run_verifier(backend, challenge_dir, manifest, image_id, solved))
+        oracle = _outcomes(store, oracle_runs)
     verdict, reason = _verdict(untouched, oracle, {"prebuild": prebuild_undeclared, "oracle": undeclared})
-    return CalibrationReport(
+    report = CalibrationReport(
         challenge_id=manifest.challenge_id,
         image_id=image_id,
         start=start,
@@ -191,6 +221,8 @@ def calibrate_start(
         verdict=verdict,
         reason=reason,
     )
+    runs = CalibrationRuns(challenge_id=manifest.challenge_id, untouched=untouched_runs, oracle=oracle_runs)
+    return Calibrated(report, runs)
 
 
 def require_calibrated(report: CalibrationReport) -> None:
@@ -218,10 +250,11 @@ class CalibrateInputs(Ports):
 
 
 class CalibrateOutputs(Ports):
-    calibration: Ref[CalibrationReport]
+    calibration: Ref[CalibrationReport]  # what downstream stages read
+    runs: Ref[CalibrationRuns]  # what the runs observed
 
 
-@stage("calibrate", version=3, kind=StageKind.OBSERVED)
+@stage("calibrate", version=4, kind=StageKind.OBSERVED)
 def calibrate_stage(context: StageContext, inputs: CalibrateInputs, params: CalibrateParams) -> CalibrateOutputs:
     """The ``calibration`` report on the ``start`` tree. A refused challenge is a recorded report."""
     directory = Path(params.challenge_dir)
@@ -230,7 +263,7 @@ def calibrate_stage(context: StageContext, inputs: CalibrateInputs, params: Cali
     if pinned != (params.verifier_sha256, params.oracle_sha256):
         raise ContractError(f"{directory} pins other verifier or oracle bytes than the plan; re-plan from the manifest")
     backend = context.service(SandboxBackend)
-    report = calibrate_start(
+    done = calibrate_start(
         backend,
         context.store,
         directory,
@@ -240,4 +273,5 @@ def calibrate_stage(context: StageContext, inputs: CalibrateInputs, params: Cali
         params.verifier_repeats,
         inputs.redacted,
     )
-    return CalibrateOutputs(calibration=context.store.put_document(report))
+    store = context.store
+    return CalibrateOutputs(calibration=store.put_document(done.report), runs=store.put_document(done.runs))
