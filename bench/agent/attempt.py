@@ -47,6 +47,7 @@ from .arm_record import ArmRecord, PairRecord
 from .attachment import control_attachment, treatment_attachment
 from .claude import agent_env, managed_settings_mount
 from .memory import LiveMemory, live_memory, system_provisioner
+from .mounted import record_mounts
 from .recorder import read_exchange_log
 from .rederive_injected import rederive_injected
 
@@ -184,10 +185,12 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
                     live_memory(provisioner, setup.fixture, setup.graph_arm, f"{identity}.{system.name}")
                 )
                 _log.info("%s: memory restored", system.name)
-            specs = {CONTROL: arm_spec(run, setup.image_id, control_attachment(staging[CONTROL]))}
+            control = record_mounts(store, control_attachment(staging[CONTROL]), None, setup.suite_root)
+            specs = {CONTROL: arm_spec(run, setup.image_id, control)}
             for system in setup.systems:
                 restored = live[system.name].session.restored
                 attachment = treatment_attachment(system, restored, staging[system.name], setup.layers.get(system.name))
+                attachment = record_mounts(store, attachment, system, setup.suite_root)
                 specs[system.name] = arm_spec(run, setup.image_id, attachment)
             diffs = {
                 name: store.put_document(prepare_pair(specs[CONTROL], specs[name], (CONTROL, name))) for name in names

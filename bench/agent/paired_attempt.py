@@ -2,7 +2,9 @@
 
 Inputs: ``start`` (the prebuilt tree T2 every arm starts from), ``challenge`` (the ChallengeManifest document),
 ``fixture`` (the fixture directory as a tree: manifest and pinned artifacts), ``policy`` (the gateway policy
-file's bytes, policy mode only), and the two gates: ``certification`` and ``calibration``. No container starts and
+file's bytes, policy mode only), ``provisioners`` (each system's provisioner code, :mod:`bench.provision.code`,
+read again here before anything is restored: a difference is refused), and the two gates: ``certification`` and
+``calibration``. No container starts and
 no token is spent unless the challenge certified and calibrated. The params carry the memory systems' declarations
 (and their layer image IDs), the gateway mode and, in forward mode, the provider settings (variable names, prices,
 caps: never a key). The attempt number is in the params, so a recorded attempt is never run again by a rerun.
@@ -27,6 +29,7 @@ from ..errors import StageError
 from ..fence.fence_record import FenceRecord
 from ..gateway.config import Mode
 from ..packaging.certify import CertificationReport, Verdict
+from ..provision.code import ProvisionerCode, code_change, provisioner_code
 from ..provision.fixture import load_fixture
 from ..provision.receipt import SnapshotReceipt
 from ..sandbox.backends import SandboxBackend
@@ -65,6 +68,7 @@ class AttemptInputs(Ports):
     challenge: Ref[ChallengeManifest]
     fixture: TreeDigest
     policy: BlobDigest | None = None
+    provisioners: dict[str, Ref[ProvisionerCode]]  # system name -> its provisioner's code
     certification: Ref[CertificationReport]
     calibration: Ref[CalibrationReport]
 
@@ -80,10 +84,11 @@ class AttemptOutputs(Ports):
     rederivations: dict[str, Ref[InjectedRederivation]]
 
 
-@stage("paired-attempt", version=4, kind=StageKind.OBSERVED)
+@stage("paired-attempt", version=5, kind=StageKind.OBSERVED)
 def paired_attempt(context: StageContext, inputs: AttemptInputs, params: PairedAttemptParams) -> AttemptOutputs:
     store = context.store
     _require_gates(store, inputs)
+    _require_keyed_code(store, inputs, params)
     challenge = store.get_document(inputs.challenge, ChallengeManifest)
     if challenge.challenge_id != params.challenge_id:
         raise StageError(
@@ -125,6 +130,18 @@ def paired_attempt(context: StageContext, inputs: AttemptInputs, params: PairedA
         },
         strict=False,
     )
+
+
+def _require_keyed_code(store: Store, inputs: AttemptInputs, params: PairedAttemptParams) -> None:
+    """Refuse to restore anything unless every system's provisioner code is the code the key names."""
+    for system in params.systems:
+        keyed = inputs.provisioners.get(system.name)
+        if keyed is None:
+            raise StageError(f"paired-attempt: no provisioner code is keyed for memory system {system.name!r}")
+        now = provisioner_code(store, system, Path(params.suite_dir))
+        if store.put_document(now) != keyed:
+            change = code_change(store.get_document(keyed, ProvisionerCode), now)
+            raise StageError(f"paired-attempt: {change} since the plan was made; run again to plan with it")
 
 
 def _require_gates(store: Store, inputs: AttemptInputs) -> None:

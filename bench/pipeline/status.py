@@ -3,7 +3,8 @@
 An invocation is up to date exactly when the store's action cache holds a result for its key with every output
 present (the rule :func:`~bench.stages.engine.cached_result` applies; nothing here decides differently). A stale
 one is explained against the recorded action of its stage that differs from it least: the stage version, the
-modules of its code that changed, the params that changed (with old and new values), the inputs that changed,
+modules of its code that changed, the params that changed (with old and new values), the inputs that changed (for
+a memory system's provisioner, which of its files: "provisioner reference: code changed (module ...)"),
 outputs that were collected, or "never run". One whose upstream is stale waits for it.
 
 Nothing is written: keys and code digests are computed as the engine would store them, not stored.
@@ -12,12 +13,14 @@ Nothing is written: keys and code digests are computed as the engine would store
 from __future__ import annotations
 
 import enum
+import json
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..contracts import BlobDigest, Digest, canonical_bytes
+from ..provision.code import ProvisionerCode, code_change
 from ..stages.code import code_manifest
 from ..stages.engine import cached_result, key_document
 from ..store import Store
@@ -83,8 +86,21 @@ def _differences(store: Store, old: ActionKey, new: ActionKey, modules: Mapping[
             said.append(f"param {name}: {_short(old.params.get(name))} -> {_short(new.params.get(name))}")
     for name in sorted(old.inputs.keys() | new.inputs.keys()):
         if old.inputs.get(name) != new.inputs.get(name):
-            said.append(f"input {name} changed")
+            said.append(_input_change(store, name, old.inputs.get(name), new.inputs.get(name)))
     return said
+
+
+def _input_change(store: Store, name: str, before: Digest | None, after: Digest | None) -> str:
+    """What changed in input ``name``; for a provisioner's code, which of its parts."""
+    if before is not None and after is not None and _is_code(store, before) and _is_code(store, after):
+        return code_change(store.get_document(before, ProvisionerCode), store.get_document(after, ProvisionerCode))
+    return f"input {name} changed"
+
+
+def _is_code(store: Store, digest: Digest) -> bool:
+    if not store.has(digest) or not store.is_document(digest):
+        return False
+    return bool(json.loads(store.get_bytes(digest)).get("kind") == "provisioner-code")
 
 
 def _short(value: object) -> str:

@@ -31,6 +31,7 @@ from ..pipeline import plan as pipeline_plan
 from ..pipeline.directory_plan import directory_summaries
 from ..pipeline.plans import PlanBuilderFunction
 from ..pipeline.runtime import Runtime
+from ..provision import code as provision_code
 from ..provision import fixture as provision_fixture
 from ..provision import messages as provision_messages
 from ..provision import receipt as provision_receipt
@@ -104,6 +105,7 @@ CONTRACTS = ContractRegistry(
         *analysis_summary.PUBLIC_CONTRACTS,
         *publish_manifest.PUBLIC_CONTRACTS,
         *provision_messages.PUBLIC_CONTRACTS,
+        *provision_code.PUBLIC_CONTRACTS,
         *provision_fixture.PUBLIC_CONTRACTS,
         *provision_receipt.PUBLIC_CONTRACTS,
         *suite_suite.PUBLIC_CONTRACTS,

@@ -13,9 +13,10 @@ Every invocation is made through its stage's declaration (:class:`~bench.pipelin
 link to an output a stage does not declare, or of another type, is refused here, before doit runs anything.
 
 Building the plan observes the suite's files: it checks every pin and the preregistrations (a moved frozen input
-refuses the whole run before anything starts), finds every memory system's provisioner, builds (or reuses) every
-declared image layer and pins its ID, and stores the runner-owned sources the stages read (fixture, challenge
-documents, verifiers, policies, preregistrations), so every stage input is a digest.
+refuses the whole run before anything starts), finds every memory system's provisioner and reads its code (an input
+of every paired attempt: bench.provision.code), builds (or reuses) every declared image layer and pins its ID, and
+stores the runner-owned sources the stages read (fixture, challenge documents, verifiers, policies,
+preregistrations), so every stage input is a digest.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ..packaging.redact import RedactOutputs, RedactParams, redact
 from ..packaging.surfaces import FixtureSurfaces, challenge_inputs, fixture_inputs
 from ..pipeline.builder import Handle, Link, PlanBuilder
 from ..pipeline.plan import Plan
+from ..provision.code import store_code
 from ..publish.bundle import ATTEMPT_PAGES, REPORT_PATH, SUMMARY_PATH
 from ..sandbox.audit import AuditOutputs, AuditParams, audit_stage
 from ..sandbox.calibrate import CalibrateOutputs, CalibrateParams, calibrate_stage
@@ -78,6 +80,7 @@ class SuiteRun:
     image_id: ImageId
     fixture: TreeDigest
     layers: dict[str, ImageId]  # memory system name -> its layer image, for systems that declare one
+    provisioners: dict[str, Digest]  # memory system name -> its provisioner's code (a ProvisionerCode)
     selected: tuple[str, ...] = ()  # the memory systems to run (`run --memory`); empty: every declared one
 
     @property
@@ -157,6 +160,11 @@ def suite_plan(
         image_id=_agent_image(),
         fixture=fixture_tree,
         layers=_layers(opened, selected),
+        provisioners={
+            system.name: store_code(store, system, opened.root)
+            for system in opened.manifest.memory_systems
+            if not selected or system.name in selected
+        },
         selected=selected,
     )
     plan = PlanBuilder()
@@ -384,6 +392,7 @@ def _attempt(
         challenge=gates.challenge,
         fixture=run.fixture,
         policy=gates.policy,
+        provisioners=dict(run.provisioners),
         labels={"challenge": name, "attempt": str(attempt)},
     )
     arms = {

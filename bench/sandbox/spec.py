@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..contracts import ContractModel, Document
+from ..contracts import ContractModel, Digest, Document
 from ..errors import SandboxError
 from ..suite.challenge import Environment, NetworkMode
 from .layout import BASE_ENV, GATEWAY_ALIAS, HOSTNAME, USER, WORKSPACE
@@ -42,6 +42,7 @@ class Mount(ContractModel):
     source: str  # a host path; visible inside through /proc/self/mountinfo, so it is checked too
     target: str
     read_only: bool = True
+    digest: Digest | None = None  # the bytes mounted as the container starts (a blob or a tree), where recorded
 
 
 class Limits(ContractModel):

@@ -25,7 +25,9 @@ from typing import Any
 
 from ..errors import ContractError
 from ..packaging.gitsource import write_commit_bundle
+from ..provision.code import code_pin
 from ..provision.fixture import artifact_sha256, load_fixture
+from ..suite.memory_system import MemorySystem
 from ..suite.suite import SUITE_FILE, open_suite
 from . import templates
 
@@ -141,6 +143,11 @@ def _fixture(root: Path, fixture_id: str) -> None:
     load_fixture(root)
 
 
+def _code_pin(directory: Path) -> str | None:
+    """The template system's code pin, once its provisioner is written."""
+    return code_pin(MemorySystem.model_validate_json(json.dumps(_MEMORY_SYSTEM)), directory)
+
+
 def new_suite(directory: Path, repository: Path, commit: str, name: str | None = None) -> list[Path]:
     """Write the skeleton into ``directory`` (which must not exist, or be empty); returns the files written."""
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
@@ -168,7 +175,7 @@ def new_suite(directory: Path, repository: Path, commit: str, name: str | None =
                 "policy": {"path": "policy.json", "sha256": policy},
             }
         ],
-        "memory_systems": [_MEMORY_SYSTEM],
+        "memory_systems": [{**_MEMORY_SYSTEM, "code_sha256": _code_pin(directory)}],
         "attempts": 2,
         "model": _MODEL,
         "gateway_mode": "policy",

@@ -2,7 +2,10 @@
 
 A declaration names the system and its version label, the provisioner's argv prefix (``argv[0]`` a command on
 ``PATH`` or a path relative to the suite directory; the runner appends ``restore``, ``snapshot`` or ``destroy``),
-the provisioner's timeouts, and its *attachment*: everything the treatment container gets besides the workspace.
+the provisioner's timeouts, the paths of its code besides ``argv[0]`` (``code``, relative to the suite directory:
+every file the provisioner reads as code or passes through to a mount; :mod:`bench.provision.code` keys them,
+``code_sha256`` pins the suite's own), and its *attachment*: everything the treatment container gets besides the
+workspace.
 
 - ``settings``: the agent user's Claude Code ``~/.claude/settings.json`` (hooks, for example);
 - ``mcp_servers``: the user-level MCP configuration (``~/.claude.json``), each server launched by the CLI inside
@@ -23,12 +26,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Annotated, Self
 
 from pydantic import Field, JsonValue, StringConstraints, model_validator
 
-from ..contracts import ContractModel, Digest, canonical_bytes
+from ..contracts import ContractModel, Digest, PortablePath, Sha256, canonical_json
 from ..errors import ContractError
 
 __all__ = [
@@ -144,6 +148,8 @@ class MemorySystem(ContractModel):
     version: VersionLabel
     provisioner: Annotated[tuple[Annotated[str, StringConstraints(min_length=1)], ...], Field(min_length=1)]
     timeouts: ProvisionerTimeouts = Field(default_factory=ProvisionerTimeouts)
+    code: tuple[PortablePath, ...] = ()  # the provisioner's code besides argv[0], relative to the suite directory
+    code_sha256: Sha256 | None = None  # the pin of the suite's own code (`stele-bench pin`); None: it has none
     attachment: Attachment
 
     @model_validator(mode="after")
@@ -164,8 +170,11 @@ class MemorySystem(ContractModel):
 
     @property
     def digest(self) -> Digest:
-        """The declaration's own name, as preregistration freezes it."""
-        return Digest.of(canonical_bytes(self))
+        """The declaration's own name, as preregistration freezes it: without the code pin, since the code is the
+        build under test (its bytes are in every key and record, never frozen), and without an empty ``code``, so
+        a declaration written before that field existed keeps its name."""
+        excluded = {"code_sha256"} | (set() if self.code else {"code"})
+        return Digest.of(canonical_json(self.model_dump(mode="json", exclude=excluded)))
 
 
 def resolve_provisioner(system: MemorySystem, suite_root: Path) -> tuple[str, ...]:
@@ -191,7 +200,10 @@ def resolve_provisioner(system: MemorySystem, suite_root: Path) -> tuple[str, ..
                 field="provisioner",
             )
         return (str(path.resolve()), *rest)
-    found = shutil.which(program)
+    # The running interpreter's directory first, as the pipeline's PATH has it (bench.cli.pipeline_run): every
+    # process finds the same program, so a plan made by `status` keys what the pipeline runs.
+    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    found = shutil.which(program, path=search)
     if found is None:
         raise ContractError(
             f"memory system {system.name!r}: provisioner command {program!r} is not on PATH; install it or name "
