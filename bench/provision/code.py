@@ -3,7 +3,8 @@
 A :class:`ProvisionerCode` document names
 
 - the executable: ``argv[0]`` as found (under the suite directory, or on ``PATH`` with the running interpreter's
-  directory first, as every process of a run finds it), by its bytes;
+  directory first, as every process of a run finds it), by the SHA-256 of its bytes: a value, not a stored object,
+  since an interpreter's binary is the host's and names host paths no bundle may carry;
 - with an interpreter's ``-m MODULE``, the module's source by module name: the module and every module of its
   package that it imports (read from import statements, as a stage's code digest is) when it belongs to the package
   stele-bench runs from, else every module of its top-level package;
@@ -29,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
-from ..contracts import BlobDigest, Document, PortablePath, Ref
+from ..contracts import BlobDigest, Document, PortablePath, Ref, Sha256
 from ..errors import ContractError
 from ..stages.code import PACKAGE, code_manifest
 from ..store import Store
@@ -53,7 +54,7 @@ class ProvisionerCode(Document):
     schema_version: Literal[1] = 1
     system: str
     program: str  # argv[0] as declared
-    executable: BlobDigest  # the bytes argv[0] names, as found
+    executable: Sha256  # of the bytes argv[0] names, as found
     modules: dict[str, BlobDigest]  # `-m MODULE`'s source by module name (none without `-m`)
     files: dict[PortablePath, BlobDigest]  # the declared code paths' files, relative to the suite directory
 
@@ -135,7 +136,7 @@ def provisioner_code(store: Store, system: MemorySystem, suite_root: Path) -> Pr
         return ProvisionerCode(
             system=system.name,
             program=system.provisioner[0],
-            executable=store.put_bytes(executable.read_bytes()),
+            executable=Sha256.of(executable.read_bytes()),
             modules={name: store.put_bytes(source) for name, source in sorted(modules.items())},
             files={path: store.put_bytes(data) for path, data in files.items()},
         )

@@ -12,6 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from bench.agent.mounted import record_mounts
+from bench.contracts import Sha256
 from bench.errors import ContractError
 from bench.provision.code import code_change, code_pin, provisioner_code, require_code_pin
 from bench.sandbox.spec import MemoryAttachment, Mount
@@ -53,7 +54,7 @@ def test_the_code_names_the_executable_and_every_declared_file_but_bytecode(suit
     system = _system(code=["systems/notes/lib", "systems/notes/hook.py"])
     (suite / "systems" / "notes" / "lib" / "__pycache__" / "helper.cpython-311.pyc").write_bytes(b"\x00derived")
     code = provisioner_code(store, system, suite)
-    assert code.program == "systems/notes/provision" and store.get_bytes(code.executable) == PROVISION.encode()
+    assert code.program == "systems/notes/provision" and code.executable == Sha256.of(PROVISION.encode())
     assert sorted(code.files) == ["systems/notes/hook.py", "systems/notes/lib/helper.py"] and code.modules == {}
     (suite / "systems" / "notes" / "lib" / "__pycache__" / "helper.cpython-311.pyc").write_bytes(b"\x00rewritten")
     assert provisioner_code(store, system, suite) == code, "bytecode the interpreter rewrites changes nothing"
@@ -77,7 +78,7 @@ def test_an_interpreted_module_is_keyed_by_its_source_and_the_interpreter(suite:
     assert {"bench.memory", "bench.memory.recall", "bench.memory.provisioner"} <= code.modules.keys()
     recall = Path(sys.modules["bench"].__file__ or "").parent / "memory" / "recall.py"
     assert store.get_bytes(code.modules["bench.memory.recall"]) == recall.read_bytes(), "the mounted hook's source"
-    assert store.get_bytes(code.executable) == (Path(sys.executable).parent / "python3").resolve().read_bytes()
+    assert code.executable == Sha256.of((Path(sys.executable).parent / "python3").resolve().read_bytes())
     assert code_pin(system, suite) is None, "nothing of it is the suite's: no pin, every key"
 
 

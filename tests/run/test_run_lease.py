@@ -1,21 +1,28 @@
 """The project's run lease: a second run waits for the first or, with --no-wait, is refused in one line naming the
-holder; a killed holder's lease is taken over at once. The holder is a real process holding the real lease."""
+holder; a killed holder's lease is taken over at once. The holder is a real process holding the real lease; two
+real demos started together in one project run one after the other."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from subprocess import PIPE
 
 import pytest
+from demo_runs import DemoRuns
 
 from bench.project import Project, init_project
 from bench.run_lease import LEASE_FILE, RunLeaseHeld, run_lease
+from bench.store import Store
+from bench.store.actions import recorded_from
 
 REPO = Path(__file__).resolve().parents[2]
 HOLD = """
@@ -93,3 +100,27 @@ def test_the_command_line_refuses_in_one_line_and_one_object(project: Project, h
     (line,) = done.stdout.splitlines()
     error = json.loads(line)["error"]
     assert error["code"] == "run-lease-held" and error["holder"]["pid"] == holder.pid
+
+
+def test_two_demos_started_together_in_one_project_run_one_after_the_other(demo_runs: DemoRuns, tmp_path: Path) -> None:
+    """Both started while this test holds the project's lease: each says it waits, naming this process; released,
+    they run one at a time, each verified, leaving one result per key and no second version of the bundle."""
+    project = Project(tmp_path / "project")
+    shutil.copytree(demo_runs.project, project.root, ignore=shutil.ignore_patterns(".doit.sqlite*"))
+    versions = (project.root / "published" / "example-versions" / "index.json").read_bytes()
+    env = {name: value for name, value in os.environ.items() if not name.startswith("STELE_BENCH_")}
+    command = [sys.executable, "-m", "bench", "--project", str(project.root), "--json", "demo", "--attempts", "1"]
+    with run_lease(project, "the test", False, print):
+        demos = [subprocess.Popen(command, stdout=PIPE, stderr=PIPE, text=True, env=env) for _ in range(2)]
+        for demo in demos:
+            assert demo.stderr is not None
+            first = demo.stderr.readline()
+            assert first.startswith(f"waiting for the run that holds this project: pid {os.getpid()} on "), first
+    finished = [demo.communicate(timeout=1200) for demo in demos]
+    for demo, (out, err) in zip(demos, finished, strict=True):
+        assert demo.returncode == 0, err[-3000:]
+        assert json.loads(out)["verified"] and json.loads(out)["executed_stages"] == 0
+    keys = Counter(str(result.key) for result in recorded_from(Store(project.store), 0.0))
+    assert keys and set(keys.values()) == {1}, "each key has one result"
+    assert not (project.root / "published" / "example.new").exists()
+    assert (project.root / "published" / "example-versions" / "index.json").read_bytes() == versions

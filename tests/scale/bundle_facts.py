@@ -1,7 +1,7 @@
 """The facts of a published bundle that a run must reproduce wherever it ran: grades, paired records, admissions,
-statistics, the lineage's actions (their keys and results), the provenance's predicate and the report's attempt
-pages, with observed facts aside (wall times, session ids, the host an action ran on, and the digests of what
-embeds them)."""
+statistics, the lineage's actions (their keys, unmasked: by provenance where an observed output enters, see
+tests/action_keys.py; and their results), the provenance's predicate and the report's attempt pages, with observed
+facts aside (wall times, session ids, the host an action ran on, and the digests of what embeds them)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+
+from action_keys import Action, keys_by_provenance
 
 __all__ = ["bundle_facts"]
 
@@ -69,11 +71,15 @@ def _object(published: Path, digest: str) -> Any:
 
 
 def _lineage_facts(published: Path) -> dict[str, Any]:
-    """Each published action's key and result (results without their observed fields), sorted within its stage:
-    the lineage's order follows digests, which embed times."""
-    by_stage: dict[str, list[str]] = {}
-    for action in json.loads((published / "receipts" / "lineage.json").read_text())["actions"]:
-        result = {k: v for k, v in _object(published, action["result"]).items() if k not in OBSERVED_IN_RESULTS}
-        decided = {"key": _decided(_object(published, action["key"])), "result": _decided(result)}
-        by_stage.setdefault(action["stage"], []).append(json.dumps(decided, sort_keys=True))
-    return {f"lineage {stage}": sorted(actions) for stage, actions in sorted(by_stage.items())}
+    """Each published action's key, by provenance and otherwise as recorded, and its result (without its observed
+    fields, its outputs masked: an observed stage's embed its times), sorted within its stage: the lineage's order
+    follows digests, which embed times."""
+    lineage = json.loads((published / "receipts" / "lineage.json").read_text())["actions"]
+    actions: list[Action] = [
+        (action["key"], _object(published, action["key"]), _object(published, action["result"])) for action in lineage
+    ]
+    facts: dict[str, Any] = {f"lineage {stage} keys": keys for stage, keys in keys_by_provenance(actions).items()}
+    for _, key, result in actions:
+        decided = _decided({k: v for k, v in result.items() if k not in OBSERVED_IN_RESULTS | {"key"}})
+        facts.setdefault(f"lineage {key['stage']} results", []).append(json.dumps(decided, sort_keys=True))
+    return {name: sorted(values) for name, values in sorted(facts.items())}
