@@ -2,10 +2,12 @@
 
 Two runs of one suite must make the same key for every action whose inputs are decided. An observed stage's outputs
 (an agent's transcript, a verifier run's seconds) differ between two real runs, so the key of an action that reads
-one differs by exactly that digest. :func:`keys_by_provenance` writes such an input as what it is: "output NAME of
-the action whose key is K" (K itself by provenance, recursively), and leaves every other byte of the key as
-recorded: stage, version, code digest, params and every decided input digest. Equal results mean the keys are
-derived the same way from the same decided bytes; nothing is masked.
+one, or reads what was derived from one, differs by exactly that digest. :func:`keys_by_provenance` writes every
+input an action produced as what it is: "output NAME of the action whose key is K" (K itself by provenance,
+recursively), and leaves every other byte of the key as recorded: stage, version, code digest, params and every
+source digest (what the plan stored from the suite's files). Equal results mean the keys are derived the same way
+from the same decided bytes; nothing is masked. :func:`literal_keys` is for the stages whose inputs are all decided:
+their keys must be equal digest for digest.
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bench.run.catalogue import STAGES
-from bench.stages import StageKind
 from bench.store import Store
 from bench.store.actions import ActionKey, recorded_from
 
@@ -42,19 +42,14 @@ def literal_keys(actions: Iterable[Action]) -> dict[str, set[str]]:
     return keys
 
 
-def _observed(stage: str) -> bool:
-    return STAGES.get(stage).kind is StageKind.OBSERVED
-
-
 def keys_by_provenance(actions: Iterable[Action]) -> dict[str, list[str]]:
-    """Each stage's key documents, each input an observed action produced written by provenance; sorted."""
+    """Each stage's key documents, each input an action produced written by provenance; sorted."""
     listed = list(actions)
     keys = {digest: key for digest, key, _ in listed}
-    produced: dict[str, list[tuple[str, str]]] = {}  # output digest -> (key digest, output name) of observed actions
-    for digest, key, result in listed:
-        if _observed(key["stage"]):
-            for name, output in result["outputs"].items():
-                produced.setdefault(output, []).append((digest, name))
+    produced: dict[str, list[tuple[str, str]]] = {}  # output digest -> (key digest, output name) of each producer
+    for digest, _, result in listed:
+        for name, output in result["outputs"].items():
+            produced.setdefault(output, []).append((digest, name))
     memo: dict[str, str] = {}
 
     def named(digest: str) -> str:

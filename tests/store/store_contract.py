@@ -327,6 +327,16 @@ class StoreContract(abc.ABC):
         assert answers == {key: answer for key in keys if (answer := cached_result(store, key)) is not None}
         assert {key: answer[1] for key, answer in answers.items()} == {complete.key: complete}
 
+    def test_an_action_whose_outputs_are_gone_runs_again_and_replaces_its_result(self, store: Store) -> None:
+        entry = TreeEntry(name="a", kind=EntryKind.FILE, digest=store.put_bytes(b"a"), size=1)
+        source = store.put_document(TreeObject(entries=(entry,)))
+        first = execute(StageContext(store), tree_summary, {"tree": source}, {})
+        store.backend.delete(list(first.outputs.values()))
+        assert cached_result(store, first.key) is None
+        again = execute(StageContext(store), tree_summary, {"tree": source}, {})
+        assert again.executed and again.key == first.key and again.result != first.result
+        assert results_for(store, first.key) == [again.result], "the new result replaced the one whose outputs went"
+
     # -- claims ------------------------------------------------------------------------------------
 
     def test_a_claim_moves_only_from_what_the_caller_saw(self, store: Store) -> None:

@@ -384,20 +384,22 @@ class S3Backend(StoreBackend):
         recorded = self._action_key(entry.key)
         found = self.bucket.get(recorded)
         current = None if found is None else self._entry(found, entry.key)
-        result = None if current is None else current.result
-        if result != entry.result and result == replacing:
+        stands = None if current is None else current.result  # the key's result once this write is decided
+        if stands != entry.result and stands == replacing:
             written = self._index_keys(entry.key, entry.result, entry.outputs, entry.recorded)
             self._map(written, lambda key: self.bucket.put(key, b""))
             body = {"result": str(entry.result), "recorded": entry.recorded, "outputs": [str(o) for o in entry.outputs]}
             condition = {"if_absent": True} if found is None else {"if_match": found.etag}
             if self.bucket.put(recorded, json.dumps(body).encode(), **condition) is None:
                 self.bucket.delete_many(written)  # another writer recorded the key first: its result stands
-            elif current is not None:
-                self.bucket.delete_many(self._index_keys(entry.key, current.result, current.outputs, current.recorded))
-        if self.cache is not None:
-            now = self._remote_result(entry.key)
-            if now is not None:
-                self.cache.keep_result(entry.key, now)
+                stands = self._remote_result(entry.key)
+            else:
+                stands = entry.result
+                if current is not None:
+                    replaced = self._index_keys(entry.key, current.result, current.outputs, current.recorded)
+                    self.bucket.delete_many(replaced)
+        if self.cache is not None and stands is not None:
+            self.cache.keep_result(entry.key, stands)
 
     def _entry(self, found: Fetched, key: Digest) -> RecordedResult:
         """An ``actions`` entry: a shared bucket is outside input like any other, so it is read strictly."""
