@@ -5,6 +5,7 @@ files refused unless declared and read-only. Real files, a real store directory.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from bench.agent.mounted import record_mounts
+from bench.cli import main
 from bench.contracts import Sha256
 from bench.errors import ContractError
 from bench.provision.code import code_change, code_pin, provisioner_code, require_code_pin
@@ -136,3 +138,16 @@ def test_a_mount_passing_suite_files_through_must_be_declared_and_read_only(suit
     assert record_mounts(store, read_only, declared, suite).mounts[0].digest == store.put_bytes(hook.read_bytes())
     with pytest.raises(ContractError, match="writable, so the agent could write through into the suite"):
         record_mounts(store, writable, declared, suite)
+
+
+def test_pin_check_notices_an_edited_provisioner(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    example = Path(__file__).resolve().parents[2] / "challenges" / "example"
+    suite = tmp_path / "example"
+    shutil.copytree(example, suite)
+    assert main(["--json", "pin", str(suite), "--check"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    provision = suite / "systems" / "static-notes" / "provision"
+    provision.write_text(provision.read_text() + "# edited\n")
+    assert main(["--json", "pin", str(suite), "--check"]) == 1
+    (stale,) = json.loads(capsys.readouterr().out)["changed"]
+    assert stale.startswith(f"{suite / 'suite.json'} memory_systems.2.code_sha256: ")
