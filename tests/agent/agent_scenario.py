@@ -25,6 +25,7 @@ from bench.memory.corpus import read_corpus
 from bench.packaging.certify import CertifyInputs, CertifyParams, certify
 from bench.packaging.surfaces import challenge_inputs, fixture_inputs
 from bench.provision import artifact_sha256
+from bench.provision.code import store_code
 from bench.provision.fixture import load_fixture
 from bench.run.catalogue import services
 from bench.sandbox.backends import SandboxBackend
@@ -210,7 +211,7 @@ class Inputs:
             "report"
         ]
         calibration = calibrate_start(backend, store, self.challenge_dir, challenge, image_id, start)
-        return {"certification": report, "calibration": store.put_document(calibration)}
+        return {"certification": report, "calibration": store.put_document(calibration.report)}
 
 
 def neutral_dir() -> Path:
@@ -235,6 +236,11 @@ def reference_system(home: Path, name: str = "reference") -> MemorySystem:
             ),
         ),
     )
+
+
+def provisioner_inputs(store: Store, params: PairedAttemptParams) -> dict[str, Digest]:
+    """The attempt's ``provisioners`` input: each declared system's provisioner code, as a plan keys it."""
+    return {f"provisioners/{s.name}": store_code(store, s, Path(params.suite_dir)) for s in params.systems}
 
 
 def attempt_params(agent_image: str) -> PairedAttemptParams:

@@ -12,6 +12,7 @@ from agent_scenario import (
     Inputs,
     attempt_params,
     challenge,
+    provisioner_inputs,
     reference_system,
     workspace_tree,
     write_fixture,
@@ -158,6 +159,7 @@ def test_a_failed_snapshot_makes_the_pair_invalid_with_its_reason(
         **inputs.gates(backend, challenge(follow_up=False), start, agent_image),
     }
     params = attempt_params(agent_image)
+    stage_inputs |= provisioner_inputs(store, params)
     outcome = execute(StageContext(store, services()), paired_attempt, stage_inputs, params)
     pair = store.get_document(outcome.outputs["pairs/reference"], PairRecord)
     assert pair.verdict is PairVerdict.PROBE_FAILED

@@ -20,6 +20,7 @@ from agent_scenario import (
     attempt_params,
     challenge,
     memory_declaration,
+    provisioner_inputs,
     workspace_tree,
 )
 from docker import DockerClient
@@ -99,6 +100,7 @@ def pair(inputs: Inputs, engine: DockerClient, agent_image: str) -> Pair:
         **inputs.gates(DockerBackend(store, engine), challenge(), start, agent_image),
     }
     params = attempt_params(agent_image)
+    stage_inputs |= provisioner_inputs(store, params)
     outcome = execute(StageContext(store, services()), paired_attempt, stage_inputs, params)
     arm_of = {CONTROL: outcome.outputs["control"], TREATMENT: outcome.outputs[f"treatments/{TREATMENT}"]}
     arms = {condition: _grade(inputs, agent_image, start, arm_of[condition]) for condition in CONDITIONS}
