@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .contracts.strict_json import parse_json_object
 from .errors import StoreError
 from .processes import ProcessIdentity
 from .project import Project
@@ -63,7 +64,7 @@ def _holder(handle: int) -> LeaseHolder | None:
     for _ in range(_READS):
         data = os.pread(handle, 4096, 0)
         try:
-            return LeaseHolder(**json.loads(data))
+            return LeaseHolder(**parse_json_object(data, "the run lease"))
         except (ValueError, TypeError):
             time.sleep(0.05)  # being written (or empty: its holder is just starting)
     return None

@@ -24,6 +24,7 @@ TRUSTED = {
     "store/references.py": "store documents read through the verifying store",
     "stages/engine.py": "the kind of a store document",
     "pipeline/check.py": "the kind of a store document",
+    "pipeline/status.py": "the kind of a store document",
     "stages/stage.py": "params re-read from this package's own canonical JSON",
     "pipeline/executor.py": "an invocation the plan wrote and doit hands back",
     "pipeline/ray_executor.py": "an invocation the plan wrote, handed to a Ray task",

@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from pydantic import ValidationError
-
 from ..contracts import ContractModel, Digest, canonical_bytes
+from ..contracts.files import parse_contract
+from ..errors import ContractError
 from ..processes import ProcessIdentity
 from .store import Store
 
@@ -63,8 +63,8 @@ class Claim(ContractModel):
     def parse(cls, data: bytes) -> Claim | None:
         """The claim ``data`` holds; None for bytes that are no claim (judged by their heartbeat alone)."""
         try:
-            return cls.model_validate_json(data)
-        except ValidationError:
+            return parse_contract(data, cls, "a claim")
+        except ContractError:
             return None
 
     def encode(self) -> bytes:

@@ -59,10 +59,25 @@ def _meet_and_execute(location: str, text: str) -> dict[str, Any]:
     }
 
 
+def _connect(address: str) -> None:
+    """Connect, again while Ray's client server fails to start a session (ray-project/ray#63202), as the
+    executor does."""
+    import ray
+
+    for attempt in range(1, 4):
+        try:
+            ray.init(address=address, namespace="one-key", logging_level="WARNING")
+            return
+        except (ConnectionError, RuntimeError):
+            if attempt == 3:
+                raise
+            time.sleep(2.0 * attempt)
+
+
 def main(address: str, location: str) -> None:
     import ray
 
-    ray.init(address=address, namespace="one-key", logging_level="WARNING")
+    _connect(address)
     task = ray.remote(num_cpus=0, resources={"docker": 1}, max_retries=0)(_meet_and_execute)
     runs = [task.options(scheduling_strategy="SPREAD").remote(location, "one key") for _ in range(2)]
     answers = ray.get(runs, timeout=300)
