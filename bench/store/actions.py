@@ -7,10 +7,10 @@ may be recorded for one key: a non-deterministic stage shows up as two results i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from pydantic import JsonValue
+from pydantic import JsonValue, model_validator
 
 from ..contracts import BlobDigest, Digest, Document
 from .store import Store
@@ -19,6 +19,7 @@ __all__ = [
     "ActionKey",
     "ActionResult",
     "CodeManifest",
+    "RunActions",
     "producers",
     "record",
     "recorded_from",
@@ -56,6 +57,25 @@ class ActionResult(Document):
     host: str
 
 
+class RunActions(Document):
+    """The actions one run used for an invocation's upstream, computed or found cached, by key (sorted, each once):
+    what the pipeline hands a stage that publishes a run (the bundle), so that its lineage is exactly that run."""
+
+    kind: Literal["run-actions"] = "run-actions"
+    schema_version: Literal[1] = 1
+    keys: tuple[Digest, ...]
+
+    @model_validator(mode="after")
+    def _sorted(self) -> RunActions:
+        if list(self.keys) != sorted(set(self.keys)):
+            raise ValueError("run actions are listed once each, sorted")
+        return self
+
+    @classmethod
+    def of(cls, keys: Iterable[Digest]) -> RunActions:
+        return cls(keys=tuple(sorted(set(keys))))
+
+
 def record(store: Store, result: ActionResult) -> Digest:
     """Store ``result`` and index it by key and by each output, in one transaction."""
     with store.batch():
@@ -84,4 +104,4 @@ def producers(store: Store, output: Digest) -> list[Digest]:
     return store.backend.producers(output)
 
 
-PUBLIC_CONTRACTS = (ActionKey, ActionResult, CodeManifest)
+PUBLIC_CONTRACTS = (ActionKey, ActionResult, CodeManifest, RunActions)
