@@ -106,13 +106,15 @@ def test_an_unreferenced_object_added(bundle: Path, key: Path, trust: Trust) -> 
 
 
 def test_a_newer_preregistration_under_manifests(bundle: Path, key: Path, trust: Trust) -> None:
-    first = sorted((bundle / "manifests").rglob("v1.json"))[0]
-    v1 = Preregistration.model_validate_json(first.read_bytes())
-    newer = v1.model_copy(update={"version": 2, "supersedes": v1.digest, "correction": "a budget we prefer now"})
-    (first.parent / "v2.json").write_bytes(canonical_bytes(newer))
+    current = sorted((bundle / "manifests").rglob("v*.json"))[0]
+    frozen = Preregistration.model_validate_json(current.read_bytes())
+    newer = frozen.model_copy(
+        update={"version": frozen.version + 1, "supersedes": frozen.digest, "correction": "a budget we prefer now"}
+    )
+    (current.parent / f"v{newer.version}.json").write_bytes(canonical_bytes(newer))
     reseal(bundle, key)
     said = _caught(bundle, trust, "is an input or output of no action the lineage lists")
-    assert any(line.startswith(f"manifests/{v1.challenge}/v2.json") for line in said)
+    assert any(line.startswith(f"manifests/{frozen.challenge}/v{newer.version}.json") for line in said)
 
 
 def test_two_records_contents_swapped(bundle: Path, key: Path, trust: Trust) -> None:
