@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..analysis.prereg import load_preregistrations
 from ..contracts import TreeDigest, canonical_bytes
-from ..errors import ContractError, StageError, UsageError
+from ..errors import EXIT_CODES, ContractError, StageError, UsageError
 from ..pipeline.executor import parse_executor
 from ..project import Project
 from ..publish.manifest import MANIFEST_NAME
@@ -192,7 +192,10 @@ def _run_doit(request: SuiteRequest, variables: dict[str, str], debug: bool) -> 
     finally:
         end_child(process)  # interrupted: doit is asked to stop as this process was, so it ends what it started
     if code != 0:
-        raise StageError(f"the pipeline stopped (doit exit {code}); the line marked FAILED above names the stage")
+        stopped = StageError(f"the pipeline stopped (doit exit {code}); the line marked FAILED above names the stage")
+        if code in EXIT_CODES and code not in (1, 2):  # the failed stage's own family: a refused publication is 14
+            stopped.exit_code = code
+        raise stopped
 
 
 def _doit_db(project: Project) -> Path:

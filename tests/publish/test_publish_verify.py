@@ -121,8 +121,25 @@ def test_planted_leak_refuses_publication_and_names_the_file(tmp_path: Path, pla
         publish(root)
     assert [(f.path, f.check) for f in caught.value.findings] == [("manifests/rename-config/NOTES.md", check)]
     assert "line 2" in caught.value.findings[0].detail
-    assert planted[8:].decode() not in str(caught.value)  # the secret itself is never echoed
+    said = str(caught.value)
+    assert "\n" not in said and said.startswith("publication refused: manifests/rename-config/NOTES.md: ")
+    if check is Check.SECRET:
+        assert planted[8:].decode() not in said  # the secret itself is never echoed
+    else:
+        detail = caught.value.findings[0].detail
+        assert detail in said and not detail.endswith("...)")  # the path is shown as found, not cut
     assert not (root / "MANIFEST.json").exists()
+
+
+def test_a_refused_publication_exits_14_naming_the_file_and_the_content(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "bundle"
+    write_bundle(root)
+    (root / "manifests" / "rename-config" / "NOTES.md").write_bytes(b"made in /home/alice/work/repo\n")
+    assert main(["publish", str(root)]) == 14
+    said = capsys.readouterr().err
+    assert "manifests/rename-config/NOTES.md: host-path: home directory at line 1 (/home/alice)" in said
 
 
 def test_leak_scan_leaves_ordinary_content_alone() -> None:
