@@ -247,10 +247,10 @@ def run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next
     variables = _variables(request, store)
     with contextlib.chdir(request.base):  # the plan the pipeline process will build, checked here first
         plan_variables(variables)
+    private, public = project_key(request.project, out)  # made (and said) before the stages, read or refused
     started = time.time()
     _run_doit(request, variables, args.debug)
     executed = [store.get_document(result.key, ActionKey).stage for result in recorded_from(store, started)]
-    private, public = project_key(request.project, out)
     target = request.published or request.project.published(suite_id)
     published = export_published(store, f"published/{suite_id}", target, private)
     verification = verify_bundle(published / MANIFEST_NAME, Trust(keys=(public,)))

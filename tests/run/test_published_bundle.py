@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from demo_runs import REPO, DemoRuns
+from demo_runs import REPO
 
 from bench.agent import ArmRecord, ExchangeLog
 from bench.analysis import PairedAttempt
@@ -24,7 +24,7 @@ from bench.publish import Check, PublicationRefused, Verification
 from bench.publish.bundle import PROVENANCE_NAME, bundle_files
 from bench.publish.provenance import PREDICATE_TYPE, STATEMENT_TYPE
 from bench.publish.release import seal
-from bench.publish.signing import load_public_key, public_key_path
+from bench.publish.signing import public_key_path
 from bench.publish.verify import Trust
 from bench.publish.viewer import INJECTED_COLOUR
 from bench.run.grade import ArmGrade
@@ -32,24 +32,6 @@ from tests.publish.png import colour_counts
 from tests.run.forge import forge, reseal
 
 CHALLENGE, HOOKS = "harbor-holds", "reference"
-
-
-@pytest.fixture
-def key(demo_runs: DemoRuns) -> Path:
-    """The demo project's publisher key, which signed the bundle (a forger who holds it re-signs what they forge)."""
-    return demo_runs.project / "keys" / "publisher.key"
-
-
-@pytest.fixture
-def trust(key: Path) -> Trust:
-    return Trust(keys=(load_public_key(public_key_path(key)),))
-
-
-@pytest.fixture
-def bundle(demo_runs: DemoRuns, tmp_path: Path) -> Path:
-    copy = tmp_path / "bundle"
-    shutil.copytree(demo_runs.published, copy)
-    return copy
 
 
 def _doc(root: Path, digest: Digest) -> Path:

@@ -10,11 +10,9 @@ key than the one that signed it.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from demo_runs import DemoRuns
 
 from bench.analysis import PairedAttempt, Preregistration
 from bench.cli import main
@@ -23,28 +21,11 @@ from bench.contracts import Digest, canonical_bytes, canonical_json
 from bench.packaging.redact import RedactionReceipt
 from bench.publish import PublicationLineage, Verification
 from bench.publish.manifest import LINEAGE_PATH, PublishedAction
-from bench.publish.signing import generate_key, load_public_key, public_key_path
+from bench.publish.signing import generate_key
 from bench.publish.verify import Trust
 from bench.sandbox.spec import SpecDiffReceipt
 from bench.store.actions import ActionKey, ActionResult
 from tests.run.forge import forge, reseal
-
-
-@pytest.fixture
-def key(demo_runs: DemoRuns) -> Path:
-    return demo_runs.project / "keys" / "publisher.key"
-
-
-@pytest.fixture
-def trust(key: Path) -> Trust:
-    return Trust(keys=(load_public_key(public_key_path(key)),))
-
-
-@pytest.fixture
-def bundle(demo_runs: DemoRuns, tmp_path: Path) -> Path:
-    copy = tmp_path / "bundle"
-    shutil.copytree(demo_runs.published, copy)
-    return copy
 
 
 def _object(root: Path, digest: Digest) -> Path:
@@ -117,24 +98,20 @@ def test_a_newer_preregistration_under_manifests(bundle: Path, key: Path, trust:
     assert any(line.startswith(f"manifests/{frozen.challenge}/v{newer.version}.json") for line in said)
 
 
-def test_two_records_contents_swapped(bundle: Path, key: Path, trust: Trust) -> None:
-    first, second = sorted((bundle / "records").iterdir())[:2]
+def _swap(root: Path, folder: str) -> Path:
+    """Two files of ``folder`` with each other's contents; returns the first."""
+    first, second = sorted((root / folder).iterdir())[:2]
     one, other = first.read_bytes(), second.read_bytes()
     first.write_bytes(other)
     second.write_bytes(one)
-    reseal(bundle, key)
-    said = _caught(bundle, trust, "not the record its name binds")
-    assert any(line.startswith(f"records/{first.name}") for line in said)
+    return first
 
 
-def test_two_admissions_swapped(bundle: Path, key: Path, trust: Trust) -> None:
-    first, second = sorted((bundle / "admissions").iterdir())[:2]
-    one, other = first.read_bytes(), second.read_bytes()
-    first.write_bytes(other)
-    second.write_bytes(one)
+@pytest.mark.parametrize(("folder", "said"), [("records", "not the record its name binds"), ("admissions", "binds")])
+def test_two_records_or_two_admissions_swapped(bundle: Path, key: Path, trust: Trust, folder: str, said: str) -> None:
+    first = _swap(bundle, folder)
     reseal(bundle, key)
-    said = _caught(bundle, trust, "its name binds")
-    assert any(line.startswith(f"admissions/{first.name}") for line in said)
+    assert any(line.startswith(f"{folder}/{first.name}") for line in _caught(bundle, trust, said))
 
 
 def test_the_corpus_and_redaction_actions_dropped_from_the_lineage(bundle: Path, key: Path, trust: Trust) -> None:
@@ -194,10 +171,7 @@ def test_a_record_is_bound_to_its_action_and_key(bundle: Path, key: Path, trust:
 
 
 def test_a_forger_without_the_key_is_caught_by_the_signature(bundle: Path, trust: Trust) -> None:
-    first, second = sorted((bundle / "records").iterdir())[:2]
-    one, other = first.read_bytes(), second.read_bytes()
-    first.write_bytes(other)
-    second.write_bytes(one)
+    _swap(bundle, "records")
     reseal(bundle)  # manifest and statement recomputed; the envelope still signs the old statement
     verification = verify_bundle(bundle / "MANIFEST.json", trust)
     assert any(
