@@ -19,14 +19,15 @@ no action to produce it again (a plan's source, say) stays missing until a sourc
 from __future__ import annotations
 
 import abc
-import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..contracts import Digest, Document
-from ..errors import StoreError
+from ..contracts.files import parse_contract
+from ..contracts.strict_json import parse_json
+from ..errors import ContractError, StoreError
 from .actions import ActionKey, ActionResult
 from .backends import StoreBackend
 from .fsck import FsckReport, fsck, scan
@@ -147,14 +148,14 @@ def _put_back(store: Store, writer: StoreBackend, digest: Digest, data: bytes, i
         writer.delete([digest])
     writer.put(digest, data, document=document)
     if document and _kind(data) == "action-result":  # forgetting it dropped its action-cache entries: back again
-        result = ActionResult.model_validate_json(data)
+        result = parse_contract(data, ActionResult, f"action result {digest}")
         writer.add_result(result.key, digest, list(result.outputs.values()))
 
 
 def _kind(data: bytes) -> str | None:
-    try:
-        parsed = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+    try:  # bytes from a source: read strictly, and not JSON at all is simply no document
+        parsed = parse_json(data, "bytes from a repair source", max_bytes=len(data))
+    except ContractError:
         return None
     kind = parsed.get("kind") if isinstance(parsed, dict) else None
     return kind if isinstance(kind, str) else None
