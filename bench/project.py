@@ -11,6 +11,8 @@ directory already ran. Layout::
     <root>/published/<suite>/     bundles exported by `demo` and `run`
     <root>/manifests/<suite>/     preregistrations (`prereg freeze`)
     <root>/suites/                where `init` suggests `new suite` puts a user's own suites
+    <root>/keys/publisher.key     the key `demo` and `run` sign published bundles with (made by the first of them;
+                                  never published); publisher.key.pub is what `verify --trust` is given
 
 ``stele-bench init`` makes one. The repository is a project too, and the bundled example suite lives in it; an
 installed wheel carries the same example as package data (:func:`example_root`).
@@ -44,7 +46,7 @@ _MARKER_TEXT = f"""\
 [project]
 format = {FORMAT}
 """
-_IGNORED = "store/\n.doit.sqlite*\npublished/\n.run-lease\n"
+_IGNORED = "store/\n.doit.sqlite*\npublished/\nkeys/\n.run-lease\n"
 _PACKAGE = Path(__file__).resolve().parent
 _EXAMPLE_SUITE = Path("challenges/example")
 
@@ -70,6 +72,11 @@ class Project:
     @property
     def manifests(self) -> Path:
         return self.root / "manifests"
+
+    @property
+    def signing_key(self) -> Path:
+        """The project's publisher key (its public half beside it, ``.pub``): kept here, outside every bundle."""
+        return self.root / "keys" / "publisher.key"
 
     def published(self, suite_id: str) -> Path:
         return self.root / "published" / suite_id

@@ -5,13 +5,16 @@ lineage's objects (JSON of 1-40 KB) and a report page, with a MANIFEST.json list
 sides read the same files from RAM (/dev/shm): ours reads the manifest and re-hashes every file against it
 (``rehash``, the first pass of ``verify``, which also checks each object against its name; the second re-runs
 the lineage's deterministic stages and is not compared); b3sum reads a check file listing the same digests.
-Then the same at 4x the bundle, for the growth line. Usage: python3 benchmarks/verify.py [--repeat N]
+Then the same at 4x the bundle, for the growth line. With ``--bundle DIR`` (the demo's, ``published/example``), the
+same comparison on a real published bundle copied to RAM instead. Usage:
+python3 benchmarks/verify.py [--repeat N] [--bundle DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -81,10 +84,36 @@ def run(scale: int, repeat: int, ram: Path) -> Sample:
     return comparison.ours
 
 
+def run_bundle(bundle: Path, repeat: int, ram: Path) -> Sample:
+    """The hashing pass over a copy of a published bundle, against `b3sum --check` of its manifest's digests."""
+    from bench.publish.manifest import read_manifest
+
+    root = ram / "bundle"
+    shutil.copytree(bundle, root)
+    listed = read_manifest(root / "MANIFEST.json").files
+    with (ram / "bundle.b3").open("w") as check:
+        for entry in listed:
+            check.write(f"{entry.digest.hex}  {entry.path}\n")
+    size = sum(path.stat().st_size for path in root.rglob("*") if path.is_file())
+    print(f"\n{bundle}: {len(listed)} files, {size / 1e6:.1f} MB")
+    comparison = compare(
+        repeat,
+        lambda _: ours("verify.py", "rehash", str(root / "MANIFEST.json")),
+        lambda _: peer(["b3sum", "--check", "--quiet", str(ram / "bundle.b3")], cwd=root),
+    )
+    print_comparison("verify of the bundle, hashing pass", "b3sum --check", comparison, GOAL)
+    return comparison.ours
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--bundle", type=Path, help="a published bundle to measure instead of generated ones")
     args = parser.parse_args()
+    if args.bundle is not None:
+        with ram_directory("verify-bench-") as ram:
+            run_bundle(args.bundle.resolve(), args.repeat, ram)
+        return
     with ram_directory("verify-bench-") as ram:
         small = run(1, args.repeat, ram)
         large = run(4, args.repeat, ram)

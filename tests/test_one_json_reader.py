@@ -20,7 +20,6 @@ TRUSTED = {
     "contracts/files.py": "validates bytes the strict reader accepted first",
     "provision/process.py": "validates a reply the strict reader accepted first",
     "store/store.py": "store documents: canonical, written by this package, re-hashed on every read",
-    "store/fsck.py": "store documents, after their hash was checked",
     "store/references.py": "store documents read through the verifying store",
     "stages/engine.py": "the kind of a store document",
     "pipeline/check.py": "the kind of a store document",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import Field
 
@@ -36,7 +37,7 @@ from ..sandbox.backends import SandboxBackend
 from ..sandbox.calibrate import CalibrationReport, require_calibrated
 from ..sandbox.layout import RUNNER_SCRATCH
 from ..sandbox.spec import SpecDiffReceipt
-from ..stages import Ports, StageContext, StageKind, stage
+from ..stages import SUPPLIED, Ports, StageContext, StageKind, stage
 from ..store import Store
 from ..store.tarstream import export_tree
 from ..suite.challenge import ChallengeManifest
@@ -46,6 +47,7 @@ from .arm import ArmRun
 from .arm_record import ArmRecord, PairRecord
 from .attempt import AttemptSetup, run_attempt
 from .rederive_injected import InjectedRederivation
+from .spec_check import check_spec_diffs
 
 __all__ = ["AttemptInputs", "AttemptOutputs", "PairedAttemptParams", "paired_attempt"]
 
@@ -65,10 +67,10 @@ class PairedAttemptParams(ContractModel):
 
 class AttemptInputs(Ports):
     start: TreeDigest
-    challenge: Ref[ChallengeManifest]
-    fixture: TreeDigest
-    policy: BlobDigest | None = None
-    provisioners: dict[str, Ref[ProvisionerCode]]  # system name -> its provisioner's code
+    challenge: Annotated[Ref[ChallengeManifest], SUPPLIED]
+    fixture: Annotated[TreeDigest, SUPPLIED]
+    policy: Annotated[BlobDigest | None, SUPPLIED] = None
+    provisioners: Annotated[dict[str, Ref[ProvisionerCode]], SUPPLIED]  # system name -> its provisioner's code
     certification: Ref[CertificationReport]
     calibration: Ref[CalibrationReport]
 
@@ -84,7 +86,7 @@ class AttemptOutputs(Ports):
     rederivations: dict[str, Ref[InjectedRederivation]]
 
 
-@stage("paired-attempt", version=5, kind=StageKind.OBSERVED)
+@stage("paired-attempt", version=5, kind=StageKind.OBSERVED, checks=check_spec_diffs)
 def paired_attempt(context: StageContext, inputs: AttemptInputs, params: PairedAttemptParams) -> AttemptOutputs:
     store = context.store
     _require_gates(store, inputs)

@@ -20,7 +20,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from ..contracts import ContractModel, Digest, Document, canonical_bytes
+from ..contracts import ContractModel, DigestValue, Document, canonical_bytes
 from ..gateway.config import Mode
 
 __all__ = [
@@ -70,14 +70,14 @@ class ComparabilityKey(ContractModel):
     """
 
     challenge: Name
-    fixture: Digest
+    fixture: DigestValue
     model: Name
     gateway_mode: Mode
-    policy: Digest | None  # the policy the stand-in model answered from; None in forward mode
+    policy: DigestValue | None  # the policy the stand-in model answered from; None in forward mode
     control_condition: Name
     treatment_condition: Name
-    manifest: Digest
-    verifier: Digest
+    manifest: DigestValue
+    verifier: DigestValue
     source_commit: Annotated[str, Field(pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$")]
 
     @model_validator(mode="after")
@@ -87,9 +87,9 @@ class ComparabilityKey(ContractModel):
         return self
 
     @property
-    def key_id(self) -> Digest:
-        """The key's own name: the digest of its canonical encoding."""
-        return Digest.of(canonical_bytes(self))
+    def key_id(self) -> DigestValue:
+        """The key's own name: the digest of its canonical encoding (a value: the store never holds it)."""
+        return DigestValue.of(canonical_bytes(self))
 
 
 def condition_system(condition: str) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
 
-from ..contracts import ContractModel, Digest
+from ..contracts import ContractModel, Digest, DigestValue
 from ..errors import ContractError
 from ..gateway.config import Mode
 from .attempt_record import ArmResult, Build, ComparabilityKey, PairedAttempt, condition_system
@@ -46,7 +46,7 @@ class ComparisonKind(StrEnum):
 
 class Stratum(ContractModel):
     challenge: str
-    key_id: Digest  # the compared condition's comparability key in this challenge
+    key_id: DigestValue  # the compared condition's comparability key in this challenge
     attempts: list[int]
     paired: PairedBinary
     power: PowerStatement

@@ -28,7 +28,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from ..contracts import ContractModel, Digest, Document, canonical_bytes, canonical_json
+from ..contracts import ContractModel, Digest, DigestValue, Document, canonical_bytes, canonical_json
 from ..contracts.files import read_contract
 from ..errors import ContractError
 from ..suite.memory_system import SystemName
@@ -139,20 +139,20 @@ def stated_power(confidence: str, power: str, attempts: int, challenges: int) ->
     )
 
 
-FieldDigests = Annotated[dict[str, Digest], Field(min_length=1)]
+FieldDigests = Annotated[dict[str, DigestValue], Field(min_length=1)]  # fingerprints, never stored
 
 
 class ObservedInputs(ContractModel):
     """What a run observes again from the suite's files before it starts, every part field by field."""
 
     challenge: FieldDigests  # every field of the challenge manifest, flattened (``environment.cpus``)
-    verifier: Digest  # the verifier's bytes
-    oracle: Digest | None  # the oracle's bytes; None when the challenge has none
+    verifier: DigestValue  # the verifier's bytes
+    oracle: DigestValue | None  # the oracle's bytes; None when the challenge has none
     model: Annotated[str, Field(min_length=1)]
     model_access: FieldDigests  # ``gateway_mode`` and the policy's bytes, or every field of the forward settings
     memory_systems: FieldDigests  # name -> digest of its declaration
     grading: FieldDigests  # ``phrases``, ``anchored_paths``, ``identifiers``: what grading looks for
-    fixture: Digest  # the fixture manifest's bytes and the graph arm restored
+    fixture: DigestValue  # the fixture manifest's bytes and the graph arm restored
 
 
 class FrozenInputs(ObservedInputs):
@@ -163,14 +163,14 @@ class FrozenInputs(ObservedInputs):
     calibration: CalibrationPlan = Field(default_factory=CalibrationPlan)
 
 
-def field_digests(value: Any, prefix: str = "") -> dict[str, Digest]:
+def field_digests(value: Any, prefix: str = "") -> dict[str, DigestValue]:
     """One digest per field of a JSON value, by dotted path; a list is one field (its order is part of it)."""
     if isinstance(value, dict) and value:
-        flat: dict[str, Digest] = {}
+        flat: dict[str, DigestValue] = {}
         for key in sorted(value):
             flat.update(field_digests(value[key], f"{prefix}.{key}" if prefix else key))
         return flat
-    return {prefix: Digest.of(canonical_json(value))}
+    return {prefix: DigestValue.of(canonical_json(value))}
 
 
 class Preregistration(Document):
@@ -179,7 +179,7 @@ class Preregistration(Document):
     challenge: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
     version: Annotated[int, Field(ge=1)]
     frozen: FrozenInputs
-    supersedes: Digest | None = None
+    supersedes: DigestValue | None = None
     correction: Annotated[str, Field(max_length=4000)] | None = None
 
     @model_validator(mode="after")
@@ -193,8 +193,8 @@ class Preregistration(Document):
         return self
 
     @property
-    def digest(self) -> Digest:
-        return Digest.of(canonical_bytes(self))
+    def digest(self) -> DigestValue:
+        return DigestValue.of(canonical_bytes(self))
 
 
 @dataclass(frozen=True)
@@ -301,8 +301,8 @@ class Supersession(Document):
     kind: Literal["supersession"] = "supersession"
     schema_version: Literal[1] = 1
     challenge: Annotated[str, Field(min_length=1)]
-    superseded: Digest  # the old version's digest
-    by: Digest  # the version that replaced it
+    superseded: DigestValue  # the old version's digest
+    by: DigestValue  # the version that replaced it
     reason: Annotated[str, Field(max_length=4000)]
     decisions: tuple[AdmissionDecision, ...]
 

@@ -18,7 +18,7 @@ from fractions import Fraction
 from statistics import median
 from typing import Literal
 
-from ..contracts import ContractModel, Digest, Document
+from ..contracts import ContractModel, Digest, DigestValue, Document
 from ..errors import ContractError
 from ..gateway.config import Mode
 from .attempt_record import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
@@ -72,7 +72,7 @@ class ContinuousSummary(ContractModel):
 
 class Cell(ContractModel):
     key: ComparabilityKey
-    key_id: Digest
+    key_id: DigestValue
     build: Build
     attempts: list[int]
     control: ArmSummary
@@ -167,7 +167,7 @@ def _parse_confidence(confidence: str) -> Fraction:
 
 def _cells(admitted: Mapping[Digest, PairedAttempt]) -> list[list[PairedAttempt]]:
     """Completed attempts grouped by (challenge, comparability key, build), each sorted by attempt number."""
-    groups: dict[tuple[str, Digest, int, str], list[PairedAttempt]] = {}
+    groups: dict[tuple[str, DigestValue, int, str], list[PairedAttempt]] = {}
     for digest, attempt in admitted.items():
         if attempt.completion is not Completion.COMPLETED:
             raise ContractError(

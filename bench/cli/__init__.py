@@ -65,6 +65,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bench.cli.calibrate_cmd",
     "bench.cli.fence_cmd",
     "bench.cli.publish_cmd",
+    "bench.cli.key_cmd",
     "bench.cli.gateway_cmd",
     "bench.cli.completion_cmd",
 )

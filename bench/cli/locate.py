@@ -19,7 +19,15 @@ from ..run.catalogue import runtime
 from ..store import Store
 from ..store.location import is_remote, store_location
 
-__all__ = ["STORE_VARIABLE", "open_store", "project_of", "store_path", "store_path_or_none", "store_runtime"]
+__all__ = [
+    "STORE_VARIABLE",
+    "holds_store",
+    "open_store",
+    "project_of",
+    "store_path",
+    "store_path_or_none",
+    "store_runtime",
+]
 
 STORE_VARIABLE = "STELE_BENCH_STORE"
 _INDEX = "index.sqlite"  # what a store directory holds once anything was written (bench.store.backends.sqlite)
@@ -48,11 +56,16 @@ def store_path_or_none(args: argparse.Namespace) -> str | None:
         return None
 
 
+def holds_store(location: str) -> bool:
+    """Whether ``location`` names a store: a bucket, or a directory something was written to."""
+    return is_remote(location) or (Path(location) / _INDEX).is_file()
+
+
 def open_store(args: argparse.Namespace, *, create: bool) -> Store:
     """The store; with ``create`` False a directory that holds none is refused rather than made into one (a
     bucket is opened as it is: a read of what it lacks names the bucket)."""
     location = store_path(args)
-    if not create and not is_remote(location) and not (Path(location) / _INDEX).is_file():
+    if not create and not holds_store(location):
         raise StoreNotFound(Path(location))
     return Store(location)
 

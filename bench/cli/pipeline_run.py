@@ -9,7 +9,8 @@
    threads that wait on the cluster), and the images are archived into the store (which every node opens:
    ``--store s3://...``) so each node loads the very image IDs the plan pins.
 3. What executed is read back from the store's action log; the published tree is exported into the project,
-   verified, and the run recorded (``runs/<suite>/<start>``).
+   signed with the project's key (``keys/publisher.key``, made by the first run; bench/publish/signing.py),
+   verified trusting that key's public half, and the run recorded (``runs/<suite>/<start>``).
 """
 
 from __future__ import annotations
@@ -25,13 +26,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from ..analysis.prereg import load_preregistrations
 from ..contracts import TreeDigest, canonical_bytes
-from ..errors import ContractError, StageError, UsageError
+from ..errors import EXIT_CODES, ContractError, StageError, UsageError
 from ..pipeline.executor import parse_executor
 from ..project import Project
 from ..provision.code import require_code_pin
 from ..publish.manifest import MANIFEST_NAME
+from ..publish.release import sign
+from ..publish.signing import PublicKey, generate_key, load_private_key, load_public_key, public_key_path
+from ..publish.verify import Trust
 from ..results import load_bundle
 from ..run.dodo import plan_variables
 from ..run.run_record import RunRecord, record_run
@@ -198,7 +204,10 @@ def _run_doit(request: SuiteRequest, variables: dict[str, str], debug: bool) -> 
     finally:
         end_child(process)  # interrupted: doit is asked to stop as this process was, so it ends what it started
     if code != 0:
-        raise StageError(f"the pipeline stopped (doit exit {code}); the line marked FAILED above names the stage")
+        stopped = StageError(f"the pipeline stopped (doit exit {code}); the line marked FAILED above names the stage")
+        if code in EXIT_CODES and code not in (1, 2):  # the failed stage's own family: a refused publication is 14
+            stopped.exit_code = code
+        raise stopped
 
 
 def _doit_db(project: Project) -> Path:
@@ -206,16 +215,18 @@ def _doit_db(project: Project) -> Path:
     return Path(named) if named else project.doit_db
 
 
-def export_published(store: Store, ref: str, target: Path) -> Path:
+def export_published(store: Store, ref: str, target: Path, key: Ed25519PrivateKey | None = None) -> Path:
     """Replace ``target`` with the published tree (the old bundle goes only once the new one is whole), and write
     every superseded version beside it, ``<target>-versions/v<N>/``, with ``index.json`` listing them all: a
-    re-grade never reinterprets a published bundle, it adds one."""
+    re-grade never reinterprets a published bundle, it adds one. With ``key``, each bundle written is signed."""
     tree = store.get_ref(ref)
     if tree is None:
         raise StageError(f"the pipeline finished without publishing: the store has no ref {ref}")
     staging = target.with_name(target.name + ".new")
     shutil.rmtree(staging, ignore_errors=True)
     export_tree(store, tree, staging)
+    if key is not None:
+        sign(staging, key)
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
     index = version_index(store, ref)
@@ -223,9 +234,20 @@ def export_published(store: Store, ref: str, target: Path) -> Path:
     for version in index.versions:
         if version.superseded and not (kept / f"v{version.version}").is_dir():
             export_tree(store, version.digest, kept / f"v{version.version}")
+            if key is not None:
+                sign(kept / f"v{version.version}", key)
     kept.mkdir(parents=True, exist_ok=True)
     (kept / "index.json").write_bytes(canonical_bytes(index))
     return target
+
+
+def project_key(project: Project, out: Output) -> tuple[Ed25519PrivateKey, PublicKey]:
+    """The project's publisher key, made on first use: the demo's bundles are signed like any other."""
+    path = project.signing_key
+    if not path.exists():
+        _, public, keyid = generate_key(path)
+        out.progress(f"made the project's signing key {path} (key id {keyid[:16]}); readers verify with {public}")
+    return load_private_key(path), load_public_key(public_key_path(path))
 
 
 def run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next_step: str) -> int:
@@ -242,13 +264,13 @@ def _run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, nex
     variables = _variables(request, store)
     with contextlib.chdir(request.base):  # the plan the pipeline process will build, checked here first
         plan_variables(variables)
+    private, public = project_key(request.project, out)  # made (and said) before the stages, read or refused
     started = time.time()
     _run_doit(request, variables, args.debug)
     executed = [store.get_document(result.key, ActionKey).stage for result in recorded_from(store, started)]
-    published = export_published(
-        store, f"published/{suite_id}", request.published or request.project.published(suite_id)
-    )
-    verification = verify_bundle(published / MANIFEST_NAME)
+    target = request.published or request.project.published(suite_id)
+    published = export_published(store, f"published/{suite_id}", target, private)
+    verification = verify_bundle(published / MANIFEST_NAME, Trust(keys=(public,)))
     tree = store.get_ref(f"published/{suite_id}")
     assert tree is not None  # export_published refused otherwise
     record = RunRecord(

@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from ..contracts import Digest
-from ..errors import ContractError, StoreCorrupt
-from ..store import export_tree, tree_from_directory
+from ..errors import ContractError, StoreCorrupt, UsageError
+from ..store import Store, export_tree, tree_from_directory
 from ..store.fsck import FsckStatus, fsck
 from ..store.gc import DEFAULT_GRACE_SECONDS, gc
+from ..store.location import store_location
+from ..store.repair import DirectorySource, RepairSource, StoreSource, repair
 from .digests import digest_argument, resolve_digest
-from .locate import open_store, store_path
+from .locate import holds_store, open_store, store_path
 from .output import Output
 
 __all__ = ["register"]
@@ -28,7 +30,21 @@ _DIGEST_HELP = "a digest, a unique prefix of its hex (at least 4 digits, as prog
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("store", help="inspect and maintain the object store")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    verbs.add_parser("fsck", help="re-hash every object; exit 3 corrupt, 4 missing, 5 both").set_defaults(handler=_fsck)
+    check = verbs.add_parser("fsck", help="re-hash every object; exit 3 corrupt, 4 missing, 5 both")
+    check.add_argument(
+        "--repair",
+        action="store_true",
+        help="put good bytes back from --from, forget what has none, and make the actions that produced it run "
+        "again; exit 0 when every finding is healed or will be made again, else 4",
+    )
+    check.add_argument(
+        "--from",
+        dest="source",
+        metavar="SOURCE",
+        help="where good bytes may be found: a directory or a published bundle (its files are hashed), or "
+        "another store (a store directory or s3://BUCKET/PREFIX)",
+    )
+    check.set_defaults(handler=_fsck)
     collect = verbs.add_parser("gc", help="delete what no ref reaches, past a grace period")
     collect.add_argument(
         "--grace-seconds",
@@ -55,9 +71,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _fsck(args: argparse.Namespace, out: Output) -> int:
+    if args.source is not None and not args.repair:
+        raise UsageError("--from names where a repair takes good bytes from: add --repair", field="--from")
     where = store_path(args)
     try:
         store = open_store(args, create=False)
+        if args.repair:
+            return _repair(store, args.source, out)
         report = fsck(store)
     except StoreCorrupt as exc:  # the index itself is damaged: fsck's answer is "corrupt", with the reason
         corrupt = {"store": str(where), "status": "corrupt", "index": exc.path, "problem": exc.message}
@@ -76,6 +96,45 @@ def _fsck(args: argparse.Namespace, out: Output) -> int:
     lines += [f"missing {digest} (referred to by {', '.join(refs)})" for digest, refs in data["missing"].items()]
     out.result(data, "\n".join(lines))
     return int(report.status)
+
+
+def _source(named: str | None) -> RepairSource | None:
+    """A store (``s3://`` or a store directory) or any other directory, whose files are hashed."""
+    if named is None:
+        return None
+    if holds_store(named):
+        return StoreSource(Store(store_location(named)))
+    return DirectorySource(Path(named))
+
+
+def _repair(store: Store, named: str | None, out: Output) -> int:
+    source = _source(named)
+    report = repair(store, source)
+    found = report.before
+    data: dict[str, Any] = {
+        "store": store.location,
+        "status": "repaired" if report.complete else "missing",
+        "found": {"corrupt": sorted(found.corrupt), "missing": sorted(found.missing)},
+        "source": source.name if source is not None else None,
+        "healed": report.healed,
+        "dropped": report.dropped,
+        "run_again": [{"stage": f.stage, "action": f.key, "result": f.result} for f in report.forgotten],
+        "unrepaired": report.unrepaired,
+    }
+    lines = [f"{found.objects} objects checked in {store.location}: {found.status.name.lower()}"]
+    lines += [f"healed {digest} from {data['source']}" for digest in report.healed]
+    lines += [f"forgot {digest}: no good copy (its index entry is dropped)" for digest in report.dropped]
+    lines += [f"forgot the result of {f.stage} (action {f.key.short}): it runs again" for f in report.forgotten]
+    lines += [
+        f"still missing {digest}: no action makes it again; name a source holding it with --from"
+        for digest in report.unrepaired
+    ]
+    if report.forgotten:
+        lines.append("next: run the suite again (`stele-bench demo` or `stele-bench run SUITE`)")
+    if not (found.corrupt or found.missing):
+        lines.append("nothing to repair")
+    out.result(data, "\n".join(lines))
+    return 0 if report.complete else int(FsckStatus.MISSING)
 
 
 def _gc(args: argparse.Namespace, out: Output) -> int:

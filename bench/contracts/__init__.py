@@ -1,7 +1,7 @@
 """Strict contracts: the base model, digests, portable paths and the canonical encoding."""
 
 from .canonical import canonical_bytes, canonical_json
-from .digests import BlobDigest, Digest, GitObjectId, ImageId, Ref, Sha256, TreeDigest, accepts
+from .digests import BlobDigest, Digest, DigestValue, GitObjectId, ImageId, Ref, Sha256, TreeDigest, accepts
 from .model import ContractModel, Document
 from .paths import PortablePath
 
@@ -9,6 +9,7 @@ __all__ = [
     "BlobDigest",
     "ContractModel",
     "Digest",
+    "DigestValue",
     "Document",
     "GitObjectId",
     "ImageId",

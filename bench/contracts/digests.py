@@ -8,8 +8,10 @@ assets, provisioner artifacts).
 What a digest names is part of its type, as dulwich keeps hex and raw ids apart: a :class:`TreeDigest` names a
 Merkle directory object, a :class:`BlobDigest` raw bytes, and ``Ref[Model]`` a document of that contract. All are
 spelled the same on the wire; the type is what a stage declares and what a plan is checked against, so wiring an
-arm record where a tree is expected is refused before anything runs. :class:`ImageId` (an engine image, pinned)
-and :class:`GitObjectId` (a full git object id) are names of things outside the store.
+arm record where a tree is expected is refused before anything runs. Each of these is a reference to a stored
+object; a :class:`DigestValue` is a digest kept as a value (an identity, a fingerprint), which nothing follows.
+:class:`ImageId` (an engine image, pinned) and :class:`GitObjectId` (a full git object id) are names of things
+outside the store.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pydantic_core import core_schema
 __all__ = [
     "BlobDigest",
     "Digest",
+    "DigestValue",
     "GitObjectId",
     "ImageId",
     "Ref",
@@ -115,6 +118,14 @@ class Digest(_PatternStr):
     def short(self) -> str:
         """A short form for progress lines and listings; every command taking a digest resolves it as a prefix."""
         return self.hex[:12]
+
+
+class DigestValue(Digest):
+    """A digest used as a value, not a reference: the identity of something the store need not hold (a
+    preregistration, a comparability key, one field of a challenge manifest). Spelled like any digest; fsck, gc and
+    a bundle's lineage never follow it (:mod:`bench.store.references` follows only the other digest types)."""
+
+    meaning = "a digest used as a value"
 
 
 class BlobDigest(Digest):

@@ -8,6 +8,8 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 __all__ = ["ContractModel", "Document"]
 
+_KINDS: dict[str, type[Document]] = {}  # every declared document by its kind: how a stored document is read
+
 
 class ContractModel(BaseModel):
     """Strict base class so an artifact does not silently change its meaning."""
@@ -36,3 +38,15 @@ class Document(ContractModel):
         missing = [name for name in ("kind", "schema_version") if name not in cls.model_fields]
         if missing:
             raise TypeError(f"document {cls.__name__} must declare {' and '.join(missing)} as Literal fields")
+        kind = cls.model_fields["kind"].default
+        if isinstance(kind, str):
+            known = _KINDS.setdefault(kind, cls)
+            reloaded = (known.__module__, known.__qualname__) == (cls.__module__, cls.__qualname__)
+            if known is not cls and not reloaded:
+                raise TypeError(f"documents {known.__name__} and {cls.__name__} both declare kind {kind!r}")
+            _KINDS[kind] = cls
+
+    @staticmethod
+    def of_kind(kind: str) -> type[Document] | None:
+        """The contract of documents of ``kind``, among those declared in this process (None: none is)."""
+        return _KINDS.get(kind)

@@ -18,12 +18,12 @@ from __future__ import annotations
 import enum
 from collections import defaultdict
 from collections.abc import Mapping
-from typing import Literal
+from typing import Annotated, Literal
 
 from ..contracts import BlobDigest, ContractModel, Digest, Document, PortablePath, Ref, TreeDigest
 from ..contracts.files import collection_paused
 from ..errors import StageError
-from ..stages import Ports, StageContext, StageKind, stage
+from ..stages import SUPPLIED, Ports, StageContext, StageKind, stage
 from ..store import EntryKind, Store, walk_tree
 from ..suite import ChallengeManifest
 from .blobscan import scan_blobs
@@ -96,10 +96,10 @@ class CertifyInputs(Ports):
     """Every surface, by port; ``graph`` and ``runner`` keyed by arm name and by what the runner file is."""
 
     source: TreeDigest | None = None
-    evidence: TreeDigest | None = None
-    challenge: Ref[ChallengeManifest] | None = None
-    graph: dict[str, BlobDigest] = {}
-    runner: dict[str, BlobDigest] = {}
+    evidence: Annotated[TreeDigest | None, SUPPLIED] = None
+    challenge: Annotated[Ref[ChallengeManifest] | None, SUPPLIED] = None
+    graph: Annotated[dict[str, BlobDigest], SUPPLIED] = {}
+    runner: Annotated[dict[str, BlobDigest], SUPPLIED] = {}
 
 
 class CertifyOutputs(Ports):

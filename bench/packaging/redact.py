@@ -21,7 +21,7 @@ from pydantic import Field
 
 from ..contracts import ContractModel, Digest, Document, PortablePath, Ref, TreeDigest
 from ..errors import ContractError
-from ..stages import Ports, StageContext, StageKind, stage
+from ..stages import Ports, StageContext, StageKind, TreeReads, stage
 from ..store import EntryKind, Store, TreeEntry, TreeObject, read_tree, walk_tree
 from .patterns import auto_loaded_match
 
@@ -142,7 +142,7 @@ class RedactOutputs(Ports):
     receipt: Ref[RedactionReceipt]
 
 
-@stage("redact", version=3, kind=StageKind.DETERMINISTIC)
+@stage("redact", version=3, kind=StageKind.DETERMINISTIC, trees=TreeReads.LISTINGS)
 def redact(context: StageContext, inputs: RedactInputs, params: RedactParams) -> RedactOutputs:
     receipt = redact_tree(context.store, inputs.tree, params.extra_paths)
     return RedactOutputs(tree=receipt.redacted, receipt=context.store.put_document(receipt))

@@ -22,6 +22,7 @@ from ..stages.stage import SEPARATOR, Ports, Stage
 from ..store import Store
 from .check import check_plan
 from .plan import Invocation, Plan, Upstream
+from .run_actions import run_actions_port
 
 __all__ = ["Handle", "Link", "PlanBuilder"]
 
@@ -105,6 +106,7 @@ class PlanBuilder:
                 sources=sources,
                 refs=dict(refs or {}),
                 labels=dict(labels or {}),
+                run_actions=run_actions_port(stage.inputs),
             )
         )
         self._stages[stage.name] = stage

@@ -18,6 +18,7 @@ from ..stages.catalogue import Catalogue
 from ..stages.stage import SEPARATOR, Port, Stage
 from ..store import Store
 from .plan import Invocation, Plan
+from .run_actions import run_actions_port
 
 __all__ = ["check_plan"]
 
@@ -31,7 +32,7 @@ def check_plan(plan: Plan, catalogue: Catalogue, store: Store | None = None) -> 
     for invocation in plan.invocations:
         declared = stages[invocation.name]
         declared.parse_params(invocation.params)
-        given: set[str] = set()
+        given: set[str] = _run_actions(invocation, declared)
         for name, link in invocation.inputs.items():
             port = _port(invocation, declared, name)
             given.add(port.name)
@@ -67,6 +68,24 @@ def check_plan(plan: Plan, catalogue: Catalogue, store: Store | None = None) -> 
             raise PlanError(
                 invocation.name, missing[0], f"is required by stage {declared.name!r} but the plan gives it no value"
             )
+
+
+def _run_actions(invocation: Invocation, declared: Stage[Any, Any, Any]) -> set[str]:
+    """The port the pipeline fills with the run's actions, if any: the stage's, never given by the plan."""
+    port = run_actions_port(declared.inputs)
+    if invocation.run_actions != port:
+        raise PlanError(
+            invocation.name,
+            invocation.run_actions or "run_actions",
+            f"stage {declared.name!r} takes the run's actions at {port!r}; the plan names {invocation.run_actions!r}",
+        )
+    if port is not None and any(
+        name.partition(SEPARATOR)[0] == port for name in [*invocation.inputs, *invocation.sources]
+    ):
+        raise PlanError(
+            invocation.name, port, "is filled by the pipeline with the run's actions; the plan gives it none"
+        )
+    return set() if port is None else {port}
 
 
 def _port(invocation: Invocation, declared: Stage[Any, Any, Any], name: str) -> Port:

@@ -13,6 +13,7 @@ from typing import Any
 
 from .executor import Executor, LocalExecutor
 from .plan import Plan
+from .run_actions import KEY, RAN
 from .runtime import Runtime
 from .uptodate import ActionCached, PlanLookup
 
@@ -26,7 +27,7 @@ def perform(executor: Executor, runtime: Runtime, invocation_json: str, **upstre
         print(ran.line(), flush=True)
     # `_executed` tells the progress reporter whether the stage ran or its result was found cached (doit's own
     # database may have been lost); names starting with "_" are not outputs (see ActionCached).
-    return {**ran.outputs, "_executed": "true" if ran.executed else "false"}
+    return {**ran.outputs, "_executed": "true" if ran.executed else "false", KEY: str(ran.key)}
 
 
 def run_invocation(runtime: Runtime, invocation_json: str, **upstream: str) -> dict[str, str]:
@@ -38,11 +39,13 @@ def doit_tasks(plan: Plan, runtime: Runtime, executor: Executor | None = None) -
     """One doit task dict per invocation, named after it, run by ``executor`` (default: this process)."""
     lookup = PlanLookup(plan, runtime)
     for invocation in plan.invocations:
+        getargs = {name: (link.invocation, link.output) for name, link in invocation.inputs.items()}
+        getargs.update({f"{RAN}{name}": (name, KEY) for name in lookup.ancestors(invocation)})
         yield {
             "basename": invocation.name,
             "doc": f"{invocation.stage} stage",
             "actions": [(perform, [executor or LocalExecutor(), runtime, invocation.model_dump_json()])],
-            "getargs": {name: (link.invocation, link.output) for name, link in invocation.inputs.items()},
+            "getargs": getargs,
             "task_dep": sorted(invocation.upstream),
             "uptodate": [ActionCached(lookup, invocation)],
             "verbosity": 2,

@@ -16,11 +16,12 @@ import abc
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..contracts import Digest
+from ..contracts import Digest, canonical_bytes
 from ..errors import UsageError
 from ..stages.engine import execute
 from ..store.versions import set_versioned_ref
 from .plan import Invocation
+from .run_actions import links, run_actions
 from .runtime import Runtime
 
 __all__ = ["Executor", "LocalExecutor", "Ran", "invocation_inputs", "invoke", "parse_executor"]
@@ -33,6 +34,7 @@ class Ran:
     stage: str
     outputs: dict[str, str]
     executed: bool  # False: the action cache held its result
+    key: Digest  # the action's key: what the run used, for the invocations that publish it (run_actions.py)
     node: str | None = None  # the cluster node that ran it; None for this process
 
     def line(self) -> str:
@@ -44,9 +46,12 @@ class Ran:
 
 
 def invocation_inputs(invocation: Invocation, upstream: Mapping[str, str]) -> dict[str, Digest]:
-    """The invocation's inputs by port: upstream outputs as doit hands them over, and its stored sources."""
-    digests = {name: Digest(value) for name, value in upstream.items()}
+    """The invocation's inputs by port: upstream outputs as doit hands them over, its stored sources, and the run's
+    actions upstream of it where it takes them (:mod:`.run_actions`)."""
+    digests = {name: Digest(value) for name, value in links(upstream).items()}
     digests.update(invocation.sources)
+    if invocation.run_actions is not None:
+        digests[invocation.run_actions] = Digest.of(canonical_bytes(run_actions(upstream)))
     return digests
 
 
@@ -55,11 +60,13 @@ def invoke(runtime: Runtime, invocation_json: str, upstream: Mapping[str, str]) 
     invocation = Invocation.model_validate_json(invocation_json)
     stage = runtime.catalogue.get(invocation.stage)
     context = runtime.context()
+    if invocation.run_actions is not None:
+        context.store.put_document(run_actions(upstream))
     outcome = execute(context, stage, invocation_inputs(invocation, upstream), invocation.params)
     for output, ref in invocation.refs.items():  # every value a plan ref names is kept: nothing is reinterpreted
         set_versioned_ref(context.store, ref, outcome.outputs[output])
     outputs = {name: str(digest) for name, digest in outcome.outputs.items()}
-    return Ran(stage=invocation.stage, outputs=outputs, executed=outcome.executed)
+    return Ran(stage=invocation.stage, outputs=outputs, executed=outcome.executed, key=outcome.key)
 
 
 class Executor(abc.ABC):

@@ -31,6 +31,9 @@ class Invocation(ContractModel):
     sources: dict[str, Digest] = {}  # inputs already in the store when the plan is made
     refs: dict[str, str] = {}  # output name -> ref pointed at it after every run: gc keeps it and its lineage
     labels: dict[str, str] = {}  # what progress lines show besides the stage (challenge, attempt, arm); no effect
+    # The port the pipeline fills with the actions of every invocation upstream of this one (a RunActions, from
+    # the keys doit holds for them): how a bundle's lineage is exactly its run. None: no such port.
+    run_actions: str | None = None
 
     @property
     def upstream(self) -> set[str]:
@@ -57,6 +60,17 @@ class Plan(Document):
                 raise ValueError(f"invocation {invocation.name!r} gives {sorted(both)} both as a link and a source")
             seen.add(invocation.name)
         return self
+
+    def ancestors(self, name: str) -> list[str]:
+        """Every invocation upstream of ``name``, directly or not, sorted."""
+        by_name = {invocation.name: invocation for invocation in self.invocations}
+        found: set[str] = set()
+        pending = [name]
+        while pending:
+            for upstream in by_name[pending.pop()].upstream - found:
+                found.add(upstream)
+                pending.append(upstream)
+        return sorted(found)
 
     def invocation(self, name: str) -> Invocation:
         for invocation in self.invocations:

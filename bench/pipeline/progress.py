@@ -18,8 +18,10 @@ whole report, as the command line's ``--debug`` asks for).
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Mapping, MutableMapping
@@ -28,7 +30,13 @@ from typing import Any, ClassVar, Protocol, TextIO
 
 from doit.exceptions import UnmetDependency
 
-__all__ = ["Narrator", "ProgressReporter", "TaskView", "elapsed"]
+from ..errors import BenchError
+
+__all__ = ["STOPPED_BY", "Narrator", "ProgressReporter", "TaskView", "elapsed"]
+
+# The exit code of each failed stage's own error, in the order they failed: the pipeline exits with the first.
+STOPPED_BY: list[int] = []
+_RAISED = re.compile(r"^([A-Za-z_][\w.]*)\.([A-Za-z_]\w*): ")
 
 _TICK_SECONDS = 1.0
 _ANNOUNCE_SECONDS = 10.0  # off a terminal, a stage still running after this gets a line of its own
@@ -170,6 +178,9 @@ class ProgressReporter:
             place, began, view = self._finish(task)
             self.counts["failed"] += 1
             message = fail.get_msg() if hasattr(fail, "get_msg") else str(fail)
+            family = _family(message)
+            if family is not None:
+                STOPPED_BY.append(family)
             took = elapsed(time.monotonic() - began)
             failed = self.style.paint("FAILED", "31;1")
             self._line(f"{self._place(place)} {view.title()} · {took} {failed}: {_last_line(message)}")
@@ -338,6 +349,19 @@ def _closure(tasks: Mapping[str, Any], wanted: list[str]) -> set[str]:
 def _outputs(task: Any) -> dict[str, str]:
     values: Mapping[str, Any] = getattr(task, "values", None) or {}
     return {name: str(value) for name, value in values.items() if not name.startswith("_")}
+
+
+def _family(message: str) -> int | None:
+    """The exit code of a failed stage's own error (a refused publication: 14), read from the last line of its
+    traceback: doit keeps a failure's text, not the exception. None for an error outside stele-bench's tree."""
+    raised = _RAISED.match(_last_line(message))
+    if raised is None:
+        return None
+    try:
+        found = getattr(importlib.import_module(raised[1]), raised[2])
+    except (ImportError, AttributeError):
+        return None
+    return found.exit_code if isinstance(found, type) and issubclass(found, BenchError) else None
 
 
 def _last_line(message: str) -> str:

@@ -24,7 +24,7 @@ from ..provision.code import ProvisionerCode, code_change
 from ..stages.code import code_manifest
 from ..stages.engine import cached_result, key_document
 from ..store import Store
-from ..store.actions import ActionKey, ActionResult, CodeManifest, results_for
+from ..store.actions import ActionKey, ActionResult, CodeManifest, RunActions, results_for
 from .plan import Invocation, Plan
 from .runtime import Runtime
 
@@ -123,10 +123,12 @@ def plan_status(plan: Plan, runtime: Runtime) -> list[InvocationStatus]:
     store = runtime.open_store()
     recorded = _recorded_keys(store)
     outputs: dict[str, dict[str, Digest]] = {}
+    keys: dict[str, Digest] = {}  # each up-to-date invocation's action key, for those that take the run's actions
     statuses: list[InvocationStatus] = []
     by_name: dict[str, InvocationStatus] = {}
     for invocation in plan.invocations:
-        status = _status(store, runtime, invocation, outputs, by_name, recorded)
+        ancestors = plan.ancestors(invocation.name) if invocation.run_actions else []
+        status = _status(store, runtime, invocation, outputs, by_name, recorded, keys, ancestors)
         statuses.append(status)
         by_name[invocation.name] = status
     return statuses
@@ -139,6 +141,8 @@ def _status(
     outputs: dict[str, dict[str, Digest]],
     by_name: Mapping[str, InvocationStatus],
     recorded: Mapping[str, list[ActionKey]],
+    keys: dict[str, Digest],
+    ancestors: list[str],
 ) -> InvocationStatus:
     status = InvocationStatus(invocation.name, invocation.stage, dict(invocation.labels), Freshness.WAITING)
     blocked = sorted(name for name in invocation.upstream if name not in outputs)
@@ -148,6 +152,9 @@ def _status(
         return status
     inputs = {name: outputs[link.invocation][link.output] for name, link in invocation.inputs.items()}
     inputs.update(invocation.sources)
+    if invocation.run_actions is not None:
+        # Every ancestor is up to date here (this one's upstream is), so each has its key.
+        inputs[invocation.run_actions] = Digest.of(canonical_bytes(RunActions.of(keys[name] for name in ancestors)))
     stage = runtime.catalogue.get(invocation.stage)
     code, modules = _code(stage.module)
     key = key_document(stage, code, stage.parse_inputs(inputs).flat(), stage.parse_params(invocation.params))
@@ -155,6 +162,7 @@ def _status(
     cached = cached_result(store, key_digest)
     if cached is not None:
         outputs[invocation.name] = dict(cached[1].outputs)
+        keys[invocation.name] = key_digest
         status.freshness = Freshness.UP_TO_DATE
         return status
     status.freshness = Freshness.STALE

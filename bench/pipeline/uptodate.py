@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from doit.dependency import UptodateCalculator
@@ -31,6 +31,7 @@ from ..stages.engine import cached_results, key_document
 from ..store import Store
 from .executor import invocation_inputs
 from .plan import Invocation, Plan
+from .run_actions import KEY, RAN
 from .runtime import Runtime
 
 __all__ = ["ActionCached", "PlanLookup", "upstream_values"]
@@ -52,6 +53,15 @@ class PlanLookup:
         # The invocations found cached when last asked: the upstream values asked with, and the outputs.
         self._cached: dict[str, tuple[Values, Values]] = {}
         self._asked_at: float | None = None
+        self._ancestors: dict[str, list[str]] = {}
+
+    def ancestors(self, invocation: Invocation) -> list[str]:
+        """The invocations whose action keys ``invocation`` takes (all upstream of it), or none (run_actions.py)."""
+        if invocation.run_actions is None:
+            return []
+        if invocation.name not in self._ancestors:
+            self._ancestors[invocation.name] = self.plan.ancestors(invocation.name)
+        return self._ancestors[invocation.name]
 
     def cached_outputs(self, dep_manager: Any, invocation: Invocation, upstream: Values) -> Values | None:
         """The outputs the action cache holds for ``invocation`` on ``upstream`` (None: it must run).
@@ -71,7 +81,7 @@ class PlanLookup:
         with collection_paused():
             asked: dict[str, tuple[Invocation, Values]] = {}
             for invocation in self.plan.invocations:
-                upstream = upstream_values(dep_manager, invocation)
+                upstream = upstream_values(dep_manager, invocation, self.ancestors(invocation))
                 if upstream is not None:
                     asked[invocation.name] = (invocation, upstream)
             answers = self._ask(asked, refused_alone=True)
@@ -95,7 +105,9 @@ class PlanLookup:
         askable = [key for key, inputs in keyed.values() if key in present and present.issuperset(inputs)]
         cached = cached_results(store, askable)
         return {
-            name: {output: str(digest) for output, digest in cached[key][1].outputs.items()} if key in cached else None
+            name: {**{output: str(digest) for output, digest in cached[key][1].outputs.items()}, KEY: str(key)}
+            if key in cached
+            else None
             for name, (key, _) in keyed.items()
         }
 
@@ -112,11 +124,14 @@ class PlanLookup:
         return Digest.of(canonical_bytes(key)), list(inputs.values())
 
 
-def upstream_values(dep_manager: Any, invocation: Invocation) -> Values | None:
-    """The upstream outputs doit holds for the invocation's links; None while any of them is missing."""
+def upstream_values(dep_manager: Any, invocation: Invocation, ancestors: Sequence[str] = ()) -> Values | None:
+    """The upstream outputs doit holds for the invocation's links, and the action keys of ``ancestors`` (see
+    run_actions.py); None while any of them is missing."""
+    wanted = [(name, link.invocation, link.output) for name, link in invocation.inputs.items()]
+    wanted += [(f"{RAN}{ancestor}", ancestor, KEY) for ancestor in ancestors]
     upstream: Values = {}
-    for name, link in invocation.inputs.items():
-        value = dep_manager.get_values(link.invocation).get(link.output)
+    for name, task, output in wanted:
+        value = dep_manager.get_values(task).get(output)
         if value is None:
             return None
         upstream[name] = value
@@ -143,10 +158,11 @@ class ActionCached(UptodateCalculator):  # type: ignore[misc]
         self.dep_manager = dep_manager
 
     def __call__(self, task: Any, values: dict[str, Any]) -> bool:
-        upstream = upstream_values(self.dep_manager, self.invocation)
+        upstream = upstream_values(self.dep_manager, self.invocation, self.lookup.ancestors(self.invocation))
         if upstream is None:
             return False
         cached = self.lookup.cached_outputs(self.dep_manager, self.invocation, upstream)
-        # doit also keeps `_result:<task>` entries of its own among the values; only the outputs matter here.
-        saved = {name: value for name, value in values.items() if not name.startswith("_")}
+        # doit also keeps `_result:<task>` entries of its own among the values; only the outputs and the action's
+        # key matter here (a saved key that is not the current one would hand a publishing stage another action).
+        saved = {name: value for name, value in values.items() if not name.startswith("_") or name == KEY}
         return cached is not None and saved == cached

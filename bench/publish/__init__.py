@@ -11,7 +11,7 @@ from .checks import (
     check_coverage,
     check_leaks,
 )
-from .lineage import lineage_files, walk_actions
+from .lineage import lineage_files, run_actions
 from .manifest import MANIFEST_NAME, PublicationLineage, PublicationManifest, PublishedFile, read_manifest
 from .provenance import statement
 from .release import check_bundle, seal
@@ -43,9 +43,9 @@ __all__ = [
     "lineage_files",
     "read_manifest",
     "render_report",
+    "run_actions",
     "seal",
     "statement",
     "trend_plot",
     "verify",
-    "walk_actions",
 ]

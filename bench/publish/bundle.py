@@ -9,7 +9,8 @@ Layout (every file except ``MANIFEST.json`` is covered by the manifest)::
     receipts/lineage.json           every action below the records and the report (PublicationLineage)
     objects/<hex>[.json]            every object those actions read or wrote, by digest (.json: a document)
     report/index.html, report/attempts/<challenge>-<attempt>.html
-    MANIFEST.json, provenance.intoto.json (the two files the manifest does not cover)
+    MANIFEST.json, provenance.intoto.json, provenance.dsse.json (the publisher's signature of the statement): the
+                                    files the manifest does not cover
 
 A directory is a bundle only when it has this layout and at least one record (:func:`check_layout`): publication
 and verification refuse anything else rather than manifest whatever happens to be there.
@@ -29,6 +30,7 @@ from ..contracts.files import parse_contract
 from ..errors import ContractError
 from ..store.trees import EntryKind, list_directory, read_regular_file
 from .manifest import MANIFEST_NAME
+from .signing import SIGNATURE_NAME
 
 __all__ = [
     "ADMISSIONS",
@@ -59,7 +61,7 @@ SUMMARY_PATH = PortablePath("receipts/statistics-summary.json")
 REPORT_PATH = PortablePath("report/index.html")
 ATTEMPT_PAGES = "report/attempts"  # <challenge>-<attempt>.html, linked from the report
 FOLDERS = (RECORDS, ADMISSIONS, MANIFESTS, "receipts", "report", OBJECTS)
-ROOT_FILES = (MANIFEST_NAME, PROVENANCE_NAME)  # beside the files they describe, not covered by the manifest
+ROOT_FILES = (MANIFEST_NAME, PROVENANCE_NAME, SIGNATURE_NAME)  # beside the files they describe, not covered
 _FILE, _DIRECTORY = EntryKind.FILE, EntryKind.DIRECTORY
 
 Model = TypeVar("Model", bound=BaseModel)

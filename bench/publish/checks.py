@@ -91,12 +91,19 @@ class PublicationRefused(BenchError):
     exit_code = 14
 
     def __init__(self, findings: list[PublicationFinding]) -> None:
-        lines = "\n  ".join(str(f) for f in findings)
+        # One line, as every error is (a progress line shows it whole): the first finding with its content, then
+        # every other file named.
+        others = sorted({f.path for f in findings[1:]} - {findings[0].path})
+        also = f" and {len(findings) - 1} more, in {', '.join(others) or 'the same file'}" if len(findings) > 1 else ""
         super().__init__(
-            f"publication refused, {len(findings)} finding(s):\n  {lines}\n"
-            "redact or remove the named content (cleanup may redact; it may not drop a run), then publish again"
+            f"publication refused: {findings[0]}{also}",
+            path=findings[0].path,
+            hint="redact or remove the named content (cleanup may redact; it may not drop a run), then publish again",
         )
         self.findings = findings
+
+
+_SHOWN = 120  # characters of a found path shown in a finding
 
 
 def _line_of(data: bytes, offset: int) -> int:
@@ -109,9 +116,11 @@ def check_leaks(path: str, data: bytes) -> list[PublicationFinding]:
     for where, haystack in (("name", path.encode("utf-8")), ("content", data)):
         for check, what, pattern in LEAK_PATTERNS:
             for match in pattern.finditer(haystack):
-                shown = match.group(0)[:6].decode("utf-8", "replace")
+                # A secret is never echoed back (its first characters say which); a path is shown as found.
+                found = match.group(0).decode("utf-8", "replace")
+                shown = f"{found[:6]}..." if check is Check.SECRET else found[:_SHOWN]
                 place = "file name" if where == "name" else f"line {_line_of(haystack, match.start())}"
-                findings.append(PublicationFinding(path, check, f"{what} at {place} ({shown}...)"))
+                findings.append(PublicationFinding(path, check, f"{what} at {place} ({shown})"))
     return findings
 
 

@@ -274,6 +274,18 @@ def _trends(summary: StatisticsSummary) -> str:
     return "".join(parts)
 
 
+# What a reader re-derives from the bundle and what rests on the publisher's signature (bench/publish/verify.py).
+_VERIFICATION = (
+    '<p class="note"><code>stele-bench verify MANIFEST.json --trust PUBKEY</code> re-hashes every file of this '
+    "bundle and re-runs from it every deterministic stage that reads documents or tree listings: grading, the records, "
+    "the admissions, the statistics and this report, the transcript pages, the redaction and the mutation audits; "
+    "it also re-derives each pair's spec-diff from its arms' container specs. What it cannot re-run is attested: the "
+    "container runs (prebuild, calibration, the arms, the verifier runs), certification (it reads file contents) and "
+    "the corpus (read from the repository at its commit). Those rest on the publisher's signature over the bundle's "
+    "in-toto statement (<code>provenance.dsse.json</code>); <code>verify</code> lists both kinds, by stage.</p>"
+)
+
+
 def render_report(
     summary: StatisticsSummary,
     records: Mapping[Digest, tuple[PortablePath, PairedAttempt]],
@@ -290,6 +302,7 @@ def render_report(
         ("continuous", "Continuous measures", _continuous(summary)),
         ("admissions", "Admission decisions", _admissions(records, admissions, pages)),
         ("trends", "Trends per comparability key across builds", _trends(summary)),
+        ("verification", "What a reader re-derives, and what rests on the signature", _VERIFICATION),
     ]
     body = "".join(f'<section id="{id_}"><h2>{title}</h2>{content}</section>' for id_, title, content in sections)
     title = escape(report_title(summary, suite))

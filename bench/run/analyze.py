@@ -6,10 +6,12 @@ bundle's ``records/`` and ``admissions/`` alone. The confidence comes in as a pa
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from ..analysis import AdmissionDecision, PairedAttempt, Preregistration, StatisticsSummary, admitted, summarize
 from ..contracts import BlobDigest, ContractModel, Digest, Ref
 from ..publish.bundle import MANIFESTS, parse_document
-from ..stages import Ports, StageContext, StageKind, stage
+from ..stages import SUPPLIED, Ports, StageContext, StageKind, stage
 from ..store import Store
 
 __all__ = ["AnalyzeInputs", "AnalyzeOutputs", "AnalyzeParams", "Verdicts", "analyze", "verdicts"]
@@ -22,13 +24,14 @@ class AnalyzeParams(ContractModel):
 class Verdicts(Ports):
     """Records and admissions keyed by any label (the plan's ``<challenge>-<attempt>-<system>``)."""
 
-    records: dict[str, Ref[PairedAttempt]]
-    admissions: dict[str, Ref[AdmissionDecision]]
+    # Supplied: a bundle assembled by hand (`publish DIR`) gives its records and admissions as they are.
+    records: Annotated[dict[str, Ref[PairedAttempt]], SUPPLIED]
+    admissions: Annotated[dict[str, Ref[AdmissionDecision]], SUPPLIED]
 
 
 class AnalyzeInputs(Verdicts):
     # "<challenge>/v<N>" -> the preregistration the records ran under: the power it planned, the baseline it names
-    preregistrations: dict[str, BlobDigest] = {}
+    preregistrations: Annotated[dict[str, BlobDigest], SUPPLIED] = {}
 
 
 class AnalyzeOutputs(Ports):

@@ -8,9 +8,10 @@ actions read or wrote (transcripts as written, normalised transcripts, gateway l
 tree listings, spec-diffs, fence records, snapshots), so ``verify`` re-runs the deterministic ones from the
 bundle alone. ``publish`` then runs the publication checks and writes the manifest.
 
-The lineage is read from the action cache, not from this stage's inputs: once recorded, the action behind a
-digest does not change (keys are content-addressed, the earliest result is taken), so the same inputs give the
-same bundle.
+The lineage is exactly the run's: ``run`` lists the key of every action upstream of this invocation (the pipeline
+fills it, see bench/pipeline/run_actions.py), each published with the result the run used. An action another run
+recorded, which happened to produce the same bytes, never enters, and the keys are in this stage's own key, so the
+same run gives the same bundle.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..publish.bundle import ADMISSIONS, RECORDS
 from ..publish.lineage import lineage_files
 from ..stages import NoParams, Ports, StageContext, StageKind, stage
 from ..store import EntryKind, FileEntry, tree_from_entries
+from ..store.actions import RunActions
 
 __all__ = ["BundleInputs", "BundleOutputs", "bundle"]
 
@@ -32,13 +34,14 @@ class BundleInputs(Ports):
     records: dict[str, Ref[PairedAttempt]] = {}
     admissions: dict[str, Ref[AdmissionDecision]] = {}
     files: dict[str, Digest] = {}  # bundle path -> any stored object, published byte for byte
+    run: Ref[RunActions]  # the actions upstream of this invocation, filled by the pipeline
 
 
 class BundleOutputs(Ports):
     bundle: TreeDigest
 
 
-@stage("bundle", version=3, kind=StageKind.DETERMINISTIC)
+@stage("bundle", version=4, kind=StageKind.DETERMINISTIC)
 def bundle(context: StageContext, inputs: BundleInputs, params: NoParams) -> BundleOutputs:
     store = context.store
     placed: dict[str, Digest] = {f"{RECORDS}/{digest.hex}.json": digest for digest in inputs.records.values()}
@@ -47,6 +50,6 @@ def bundle(context: StageContext, inputs: BundleInputs, params: NoParams) -> Bun
         placed[f"{ADMISSIONS}/{decided.hex}.json"] = digest
     placed.update(inputs.files)
     files = {PortablePath(path): store.get_bytes(digest) for path, digest in placed.items()}
-    files.update(lineage_files(store, placed.values()))
+    files.update(lineage_files(store, store.get_document(inputs.run, RunActions).keys, placed.values()))
     entries = [FileEntry(path, EntryKind.FILE, data) for path, data in files.items()]
     return BundleOutputs(bundle=tree_from_entries(store, entries))

@@ -35,7 +35,7 @@ from ..pipeline.doit_tasks import doit_tasks
 from ..pipeline.executor import Executor, parse_executor
 from ..pipeline.plan import Plan
 from ..pipeline.plans import build_plan, load_plan
-from ..pipeline.progress import ProgressReporter
+from ..pipeline.progress import STOPPED_BY, ProgressReporter
 from ..project import find_project
 from ..store.location import store_location
 from .catalogue import PLAN_BUILDERS, STAGES, runtime
@@ -138,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _PREPARED["run"] = (store, plan)
     namespace = {"DOIT_CONFIG": DOIT_CONFIG, "task_plan": task_plan}
     code: int = DoitMain(ModuleTaskLoader(namespace)).run(arguments)
-    return code
+    return STOPPED_BY[0] if code and STOPPED_BY else code  # a failed stage's own error family, where it has one
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from ..agent.claude import USER_MEMORY_PATH
 from ..agent.paired_attempt import AttemptOutputs, PairedAttemptParams, paired_attempt
 from ..analysis.attempt_record import Build, ComparabilityKey
 from ..analysis.prereg import FrozenInputs
-from ..contracts import Digest, ImageId, TreeDigest
+from ..contracts import Digest, DigestValue, ImageId, TreeDigest
 from ..errors import SandboxError, UsageError
 from ..gateway.config import Mode
 from ..grading.memory import MemoryDeclaration, installed_hooks
@@ -290,14 +290,14 @@ def _key(
     suite = run.suite.manifest
     return ComparabilityKey(
         challenge=challenge,
-        fixture=run.fixture,
+        fixture=DigestValue(run.fixture),  # the key names its parts by value: nothing follows them
         model=suite.model,
         gateway_mode=suite.gateway_mode,
-        policy=policy,
+        policy=None if policy is None else DigestValue(policy),
         control_condition=CONTROL_CONDITION,
         treatment_condition=f"{system.name}:{suite.fixture.graph_arm}",
-        manifest=manifest,
-        verifier=verifier,
+        manifest=DigestValue(manifest),
+        verifier=DigestValue(verifier),
         source_commit=suite.project.commit,
     )
 

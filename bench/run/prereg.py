@@ -35,7 +35,7 @@ from ..analysis.prereg import (
     stated_power,
     supersession,
 )
-from ..contracts import ContractModel, Digest, canonical_json
+from ..contracts import ContractModel, Digest, DigestValue, canonical_json
 from ..errors import ContractError
 from ..gateway.config import Mode
 from ..suite.challenge import read_asset
@@ -79,18 +79,18 @@ def suite_argument(suite: Suite) -> str:
         return str(suite.root)
 
 
-def _digest_of(value: object) -> Digest:
-    return Digest.of(canonical_json(value))
+def _digest_of(value: object) -> DigestValue:
+    return DigestValue.of(canonical_json(value))
 
 
-def _model_access(suite: Suite, loaded: LoadedChallenge) -> dict[str, Digest]:
+def _model_access(suite: Suite, loaded: LoadedChallenge) -> dict[str, DigestValue]:
     """How the model is reached: the policy's bytes in policy mode, every field of the provider settings in forward."""
     manifest = suite.manifest
     access = {"gateway_mode": _digest_of(manifest.gateway_mode.value)}
     if manifest.gateway_mode is Mode.POLICY:
         policy = loaded.entry.policy
         assert policy is not None  # the suite contract requires a policy per challenge in policy mode
-        access["policy"] = Digest.of(read_asset(loaded.directory, policy))
+        access["policy"] = DigestValue.of(read_asset(loaded.directory, policy))
     elif manifest.forward is not None:
         access.update(field_digests(manifest.forward.model_dump(mode="json"), "forward"))
     return access
@@ -103,11 +103,11 @@ def observed_inputs(suite: Suite, loaded: LoadedChallenge) -> ObservedInputs:
     fixture = {"fixture": suite.fixture.model_dump(mode="json"), "graph_arm": suite.manifest.fixture.graph_arm}
     return ObservedInputs(
         challenge=field_digests(manifest.model_dump(mode="json")),
-        verifier=Digest.of(read_asset(loaded.directory, manifest.verifier.asset)),
-        oracle=None if oracle is None else Digest.of(oracle),
+        verifier=DigestValue.of(read_asset(loaded.directory, manifest.verifier.asset)),
+        oracle=None if oracle is None else DigestValue.of(oracle),
         model=suite.manifest.model,
         model_access=_model_access(suite, loaded),
-        memory_systems={system.name: system.digest for system in suite.manifest.memory_systems},
+        memory_systems={system.name: DigestValue(system.digest) for system in suite.manifest.memory_systems},
         grading=field_digests(suite.memory(manifest.challenge_id).model_dump(mode="json", include=_GRADED)),
         fixture=_digest_of(fixture),
     )

@@ -8,12 +8,14 @@ summary and report carry the same lineage a plan's do and ``verify`` re-derives 
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 
 from ..contracts import Digest, PortablePath, TreeDigest
 from ..publish.bundle import (
     MANIFESTS,
+    OBJECTS,
     REPORT_PATH,
     SUMMARY_PATH,
     bundle_files,
@@ -24,7 +26,7 @@ from ..publish.bundle import (
 )
 from ..publish.checks import PublicationRefused, all_findings
 from ..publish.lineage import lineage_files
-from ..publish.manifest import PublicationManifest
+from ..publish.manifest import LINEAGE_PATH, PublicationManifest
 from ..publish.release import seal
 from ..sandbox.layout import RUNNER_SCRATCH
 from ..stages import NoParams, Ports, StageContext, StageKind, stage
@@ -55,8 +57,10 @@ def publish_stage(context: StageContext, inputs: PublishInputs, params: NoParams
 
 
 def publish_directory(root: Path, confidence: str = "0.95") -> PublicationManifest:
-    """Derive the summary and report of the records and admissions at ``root``, lay out their lineage, seal."""
-    files = {p: data for p, data in bundle_files(root).items() if p not in (SUMMARY_PATH, REPORT_PATH)}
+    """Derive the summary and report of the records and admissions at ``root``, lay out their lineage, seal. What
+    an earlier publication derived there (summary, report, lineage and its objects) is derived anew, not kept."""
+    derived_here = (SUMMARY_PATH, REPORT_PATH, LINEAGE_PATH)
+    files = {p: d for p, d in bundle_files(root).items() if p not in derived_here and p.parts[0] != OBJECTS}
     check_layout(files, str(root))  # before anything is written: an empty or foreign directory stays as it was
     early = all_findings(files, None)
     if early:
@@ -81,7 +85,9 @@ def publish_directory(root: Path, confidence: str = "0.95") -> PublicationManife
     derived = {SUMMARY_PATH: summary.outputs["summary"], REPORT_PATH: html.outputs["report"]}
     roots = [*verdicts.values(), *frozen.values(), *derived.values()]
     written = {PortablePath(path): store.get_bytes(digest) for path, digest in derived.items()}
-    for path, data in {**written, **lineage_files(store, roots)}.items():
+    lineage = lineage_files(store, [summary.key, html.key], roots)  # the two actions this publication ran
+    shutil.rmtree(root / OBJECTS, ignore_errors=True)  # an earlier publication's lineage: this one replaces it
+    for path, data in {**written, **lineage}.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_bytes(data)
     return seal(root)

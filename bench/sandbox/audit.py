@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from typing import Literal
 
 from ..contracts import ContractModel, Digest, Document, PortablePath, Ref, TreeDigest
-from ..stages import Ports, StageContext, StageKind, stage
+from ..stages import Ports, StageContext, StageKind, TreeReads, stage
 from ..store import EntryKind, Store, TreeEntry, read_tree
 
 __all__ = [
@@ -157,7 +157,7 @@ class AuditOutputs(Ports):
     audit: Ref[AuditReceipt]
 
 
-@stage("audit", version=2, kind=StageKind.DETERMINISTIC)
+@stage("audit", version=2, kind=StageKind.DETERMINISTIC, trees=TreeReads.LISTINGS)
 def audit_stage(context: StageContext, inputs: AuditInputs, params: AuditParams) -> AuditOutputs:
     """The ``audit`` receipt of ``start`` against ``final``, kept in the runner-owned store."""
     receipt = audit_trees(context.store, inputs.start, inputs.final, params.allowed_output_paths)

@@ -3,10 +3,24 @@
 from .catalogue import Catalogue
 from .context import StageContext
 from .engine import ActionOutcome, execute
-from .stage import LOCATOR, Locator, NoInputs, NoParams, Port, Ports, Stage, StageKind, keyed_params, stage
+from .stage import (
+    LOCATOR,
+    SUPPLIED,
+    Locator,
+    NoInputs,
+    NoParams,
+    Port,
+    Ports,
+    Stage,
+    StageKind,
+    TreeReads,
+    keyed_params,
+    stage,
+)
 
 __all__ = [
     "LOCATOR",
+    "SUPPLIED",
     "ActionOutcome",
     "Catalogue",
     "Locator",
@@ -17,6 +31,7 @@ __all__ = [
     "Stage",
     "StageContext",
     "StageKind",
+    "TreeReads",
     "execute",
     "keyed_params",
     "stage",

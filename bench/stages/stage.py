@@ -25,9 +25,24 @@ from pydantic import ValidationError
 
 from ..contracts import ContractModel, Digest, canonical_json
 from ..errors import ContractError, StageError
+from ..store import Store
 from .context import StageContext
 
-__all__ = ["LOCATOR", "Locator", "NoInputs", "NoParams", "Port", "Ports", "Stage", "StageKind", "keyed_params", "stage"]
+__all__ = [
+    "LOCATOR",
+    "SUPPLIED",
+    "Locator",
+    "NoInputs",
+    "NoParams",
+    "Port",
+    "Ports",
+    "Stage",
+    "StageKind",
+    "Supplied",
+    "TreeReads",
+    "keyed_params",
+    "stage",
+]
 
 P = TypeVar("P", bound=ContractModel)
 I = TypeVar("I", bound="Ports")  # noqa: E741 - the usual letter for the inputs type
@@ -58,6 +73,26 @@ class Locator:
 LOCATOR = Locator()
 
 
+class Supplied:
+    """Marks an input port (``Annotated[TreeDigest, SUPPLIED]``) that a run may be given from outside itself: a
+    suite's file stored by the plan, a hand-assembled bundle's records. Every other input of a published lineage
+    must be the output of an action the lineage lists (``verify`` checks it), so a tree that only an upstream stage
+    makes (a redacted corpus, say) can never enter a bundle as a given."""
+
+
+SUPPLIED = Supplied()
+
+
+class TreeReads(enum.StrEnum):
+    """What a stage reads of its tree inputs: file contents, or only the listing (directory objects).
+
+    A bundle carries trees as listings, so a deterministic stage that reads only listings (redact, audit) is
+    re-derived by ``verify`` from the bundle; one that reads files (certify) is attested."""
+
+    FILES = "files"
+    LISTINGS = "listings"
+
+
 def keyed_params(params: ContractModel) -> dict[str, Any]:
     """``params`` as the action key records them: every field but the locators."""
     located = {
@@ -76,6 +111,7 @@ class Port:
     kind: type[Digest]
     optional: bool
     many: bool
+    supplied: bool = False  # marked SUPPLIED: may come from outside the run (see Supplied)
 
     def describe(self) -> str:
         shape = f"dict[str, {self.kind.__name__}]" if self.many else self.kind.__name__
@@ -140,12 +176,15 @@ _PORTS: dict[type[Ports], dict[str, Port]] = {}
 def _ports(model: type[Ports]) -> dict[str, Port]:
     known = _PORTS.get(model)
     if known is None:
-        known = {name: _port(model, name, field.annotation) for name, field in model.model_fields.items()}
+        known = {
+            name: _port(model, name, field.annotation, any(isinstance(marker, Supplied) for marker in field.metadata))
+            for name, field in model.model_fields.items()
+        }
         _PORTS[model] = known
     return known
 
 
-def _port(model: type[Ports], name: str, annotation: Any) -> Port:
+def _port(model: type[Ports], name: str, annotation: Any, supplied: bool) -> Port:
     optional = False
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         members = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
@@ -160,10 +199,13 @@ def _port(model: type[Ports], name: str, annotation: Any) -> Port:
         raise StageError(
             f"{model.__name__}.{name}: a port must be a digest type, an optional one or dict[str, digest type]"
         )
-    return Port(name=name, kind=annotation, optional=optional, many=many)
+    return Port(name=name, kind=annotation, optional=optional, many=many, supplied=supplied)
 
 
 StageFunction = Callable[[StageContext, I, P], O]
+# What of an observed action's outputs can be re-derived from its outputs alone (a pair's spec-diff from its arms'
+# container specs): given the store and the outputs by port, each way they disagree, said in one line.
+OutputCheck = Callable[[Store, Mapping[str, Digest]], list[str]]
 
 
 @dataclass(frozen=True)
@@ -177,6 +219,8 @@ class Stage(Generic[I, P, O]):
     params: type[P]
     outputs: type[O]
     run: StageFunction[I, P, O]
+    trees: TreeReads = TreeReads.FILES  # what it reads of its tree inputs (a bundle holds listings only)
+    checks: OutputCheck | None = None  # for an observed stage: what verify re-derives of its outputs
 
     @property
     def module(self) -> str:
@@ -214,8 +258,17 @@ def _declared(module: str, name: str) -> Stage[Any, Any, Any]:
     return found
 
 
-def stage(name: str, *, version: int, kind: StageKind) -> Callable[[StageFunction[I, P, O]], Stage[I, P, O]]:
-    """Declare a stage from its function's annotations: ``(context, inputs: Ports, params: Contract) -> Ports``."""
+def stage(
+    name: str,
+    *,
+    version: int,
+    kind: StageKind,
+    trees: TreeReads = TreeReads.FILES,
+    checks: OutputCheck | None = None,
+) -> Callable[[StageFunction[I, P, O]], Stage[I, P, O]]:
+    """Declare a stage from its function's annotations: ``(context, inputs: Ports, params: Contract) -> Ports``;
+    ``trees`` says whether it reads its tree inputs' files or only their listings, ``checks`` what of an observed
+    stage's outputs can be re-derived from them."""
 
     def declare(function: StageFunction[I, P, O]) -> Stage[I, P, O]:
         try:
@@ -232,7 +285,17 @@ def stage(name: str, *, version: int, kind: StageKind) -> Callable[[StageFunctio
             raise StageError(f"stage {name!r}: annotate inputs and the return as Ports and params as a contract")
         for model in (inputs, outputs):
             _ports(model)  # refuses a field that is not a digest port now, at import, not when a plan runs
-        return Stage(name=name, version=version, kind=kind, inputs=inputs, params=params, outputs=outputs, run=function)
+        return Stage(
+            name=name,
+            version=version,
+            kind=kind,
+            inputs=inputs,
+            params=params,
+            outputs=outputs,
+            run=function,
+            trees=trees,
+            checks=checks,
+        )
 
     return declare
 

@@ -10,10 +10,10 @@ result's outputs are gone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from pydantic import JsonValue
+from pydantic import JsonValue, model_validator
 
 from ..contracts import BlobDigest, Digest, Document
 from ..errors import StoreError
@@ -23,6 +23,7 @@ __all__ = [
     "ActionKey",
     "ActionResult",
     "CodeManifest",
+    "RunActions",
     "producers",
     "record",
     "recorded_from",
@@ -58,6 +59,25 @@ class ActionResult(Document):
     ended: float
     duration_seconds: float
     host: str
+
+
+class RunActions(Document):
+    """The actions one run used for an invocation's upstream, computed or found cached, by key (sorted, each once):
+    what the pipeline hands a stage that publishes a run (the bundle), so that its lineage is exactly that run."""
+
+    kind: Literal["run-actions"] = "run-actions"
+    schema_version: Literal[1] = 1
+    keys: tuple[Digest, ...]
+
+    @model_validator(mode="after")
+    def _sorted(self) -> RunActions:
+        if list(self.keys) != sorted(set(self.keys)):
+            raise ValueError("run actions are listed once each, sorted")
+        return self
+
+    @classmethod
+    def of(cls, keys: Iterable[Digest]) -> RunActions:
+        return cls(keys=tuple(sorted(set(keys))))
 
 
 def record(store: Store, result: ActionResult, *, replacing: Digest | None = None) -> Digest:
@@ -96,4 +116,4 @@ def producers(store: Store, output: Digest) -> list[Digest]:
     return store.backend.producers(output)
 
 
-PUBLIC_CONTRACTS = (ActionKey, ActionResult, CodeManifest)
+PUBLIC_CONTRACTS = (ActionKey, ActionResult, CodeManifest, RunActions)

@@ -1,16 +1,22 @@
-"""Re-hash every object and check every reference: the store's integrity report."""
+"""Re-hash every object and check every reference: the store's integrity report.
+
+References are read by type (:mod:`.references`), so a digest kept as a value (a preregistration's digest, a
+comparability key's id) is never reported missing. What fsck finds, ``fsck --repair`` (:mod:`.repair`) heals.
+"""
 
 from __future__ import annotations
 
 import enum
-import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..contracts import Digest
-from .references import walk_digests
+from .references import document_references
 from .store import Store
 
-__all__ = ["FsckReport", "FsckStatus", "fsck"]
+__all__ = ["INDEX", "FsckReport", "FsckStatus", "fsck", "scan"]
+
+INDEX = "index"  # the referrer of an object the index lists whose bytes are gone
 
 
 class FsckStatus(enum.IntEnum):
@@ -37,24 +43,40 @@ class FsckReport:
             return FsckStatus.CORRUPT
         return FsckStatus.MISSING if self.missing else FsckStatus.CLEAN
 
+    def lost(self) -> list[Digest]:
+        """Objects the index lists whose bytes are gone (a missing object only referred to is not listed)."""
+        return sorted(digest for digest, referrers in self.missing.items() if INDEX in referrers)
+
+
+Referred = Callable[[Digest, list[Digest]], None]  # called with each document and what it refers to
+
 
 def fsck(store: Store) -> FsckReport:
     """Check the storage itself: a local cache in front of it is passed by (its copies are checked on read)."""
+    return scan(store)
+
+
+def scan(store: Store, referred: Referred | None = None) -> FsckReport:
+    """:func:`fsck`, telling ``referred`` what each readable document refers to (repair's reverse index)."""
     backend = store.backend.uncached()
     store = Store(backend)
     report = FsckReport(stale_temporaries=backend.count_incomplete())
     listed = list(backend.objects())
+    present = {info.digest for info in listed}
     for info, data in zip(listed, backend.get_many([info.digest for info in listed]), strict=True):
         report.objects += 1
         if data is None:
-            report.missing.setdefault(info.digest, []).append("index")
+            report.missing.setdefault(info.digest, []).append(INDEX)
         elif Digest.of(data) != info.digest:
             report.corrupt.append(info.digest)
         elif info.is_document:
-            for reference in walk_digests(json.loads(data)):
-                if not store.has(reference):
+            named = document_references(data)
+            if referred is not None:
+                referred(info.digest, named)
+            for reference in named:
+                if reference not in present:
                     report.missing.setdefault(reference, []).append(str(info.digest))
     for name, digest in store.refs().items():
-        if not store.has(digest):
+        if digest not in present:
             report.missing.setdefault(digest, []).append(f"ref {name}")
     return report

@@ -1,7 +1,12 @@
-"""What a stored object points at: every digest inside a document (blobs point at nothing).
+"""What a stored object points at: the reference fields of a document, by their types (blobs point at nothing).
 
-Documents are canonical JSON, so one walk finds the references of every document type alike: trees, receipts,
-action keys and results. This is what fsck checks for missing objects and what gc marks from.
+A document is read through its contract (:meth:`Document.of_kind`), and a reference is a field typed as one:
+``Digest``, ``BlobDigest``, ``TreeDigest`` or ``Ref[...]``. A :class:`DigestValue` (a preregistration's digest, a
+comparability key's id) and a digest-shaped string in an untyped field (an action key's params) are values, not
+references, so fsck does not report them missing and gc does not keep what they happen to name. A document of no
+contract this process declares, or one its contract refuses (an older schema version), is walked by shape: every
+digest-shaped string counts, so gc never drops what it might name. This is what fsck checks, gc marks from and a
+bundle's lineage carries.
 """
 
 from __future__ import annotations
@@ -10,20 +15,52 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ..contracts import Digest
+from pydantic import BaseModel, ValidationError
+
+from ..contracts import Digest, DigestValue, Document
 from .store import Store
 
-__all__ = ["references", "walk_digests"]
+__all__ = ["document_references", "references", "walk_digests"]
 
 
 def references(store: Store, digest: Digest) -> Iterator[Digest]:
-    """Digests named inside the object ``digest`` (none for a blob)."""
+    """Digests referred to by the object ``digest`` (none for a blob)."""
     if not store.is_document(digest):
         return
-    yield from walk_digests(json.loads(store.get_bytes(digest)))
+    yield from document_references(store.get_bytes(digest))
+
+
+def document_references(data: bytes) -> list[Digest]:
+    """The references of a stored document's bytes, in field order (repeats kept)."""
+    parsed = json.loads(data)
+    kind = parsed.get("kind") if isinstance(parsed, dict) else None
+    model = Document.of_kind(kind) if isinstance(kind, str) else None
+    if model is not None:
+        try:
+            return list(_typed(model.model_validate_json(data)))
+        except ValidationError:
+            pass  # a shape this release does not read: by shape, below
+    return list(walk_digests(parsed))
+
+
+def _typed(value: Any) -> Iterator[Digest]:
+    if isinstance(value, Digest):
+        if not isinstance(value, DigestValue):
+            yield value
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            yield from _typed(getattr(value, name))
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _typed(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _typed(key)
+            yield from _typed(item)
 
 
 def walk_digests(value: Any) -> Iterator[Digest]:
+    """Every digest-shaped string in parsed JSON: the references of a document no contract reads."""
     if isinstance(value, str):
         if Digest.pattern.fullmatch(value):
             yield Digest(value)

@@ -16,7 +16,7 @@ from bench.publish import filedigests
 from bench.publish.bundle import BundleError
 from bench.publish.filedigests import BundleDigests
 from bench.publish.manifest import PublicationManifest
-from bench.publish.verify import rehash, verify
+from bench.publish.verify import Trust, rehash, verify
 from bench.stages import Catalogue
 from tests.packaging.forks import reaped, recorded_forks
 from tests.publish.test_rehash import _bundle
@@ -98,5 +98,5 @@ def test_a_manifest_that_cannot_be_read_stops_and_reaps_the_hashing_process(
     _bundle(tmp_path, objects=40)
     (tmp_path / "MANIFEST.json").write_bytes(b"{not json")
     with pytest.raises(ContractError, match=r"MANIFEST\.json"):
-        verify(tmp_path / "MANIFEST.json", Catalogue([]))
+        verify(tmp_path / "MANIFEST.json", Catalogue([]), Trust(unsigned=True))
     assert len(forks) == int(forked) and all(reaped(pid) for pid in forks)

@@ -14,6 +14,7 @@ from bench.contracts import Digest, canonical_bytes
 from bench.errors import ContractError
 from bench.publish import BundleError, PublicationRefused, check_bundle
 from bench.publish.manifest import MANIFEST_NAME
+from bench.publish.verify import Trust
 from bench.run.publish import publish_directory as publish
 from tests.publish.bundle_factory import write_bundle
 
@@ -58,8 +59,8 @@ def test_verify_refuses_a_manifest_of_no_bundle(tmp_path: Path, capsys: pytest.C
     manifest["files"] = [f for f in manifest["files"] if not f["path"].startswith("manifests/")]
     (root / MANIFEST_NAME).write_text(json.dumps(manifest))
     with pytest.raises(BundleError, match="holds no records/"):
-        verify(root / MANIFEST_NAME)
-    assert main(["verify", str(root / MANIFEST_NAME)]) == 6
+        verify(root / MANIFEST_NAME, Trust(unsigned=True))
+    assert main(["verify", "--unsigned", str(root / MANIFEST_NAME)]) == 6
     assert "verified" not in capsys.readouterr().out
     with pytest.raises(BundleError):
         check_bundle(root / MANIFEST_NAME)
@@ -102,4 +103,4 @@ def test_a_manifest_with_a_repeated_digest_key_is_refused(tmp_path: Path) -> Non
     forged = text.replace(b'"digest":"' + first, b'"digest":' + fake + b',"digest":"' + first, 1)
     (root / MANIFEST_NAME).write_bytes(forged)
     with pytest.raises(ContractError, match="repeats the key 'digest'"):
-        verify(root / MANIFEST_NAME)
+        verify(root / MANIFEST_NAME, Trust(unsigned=True))

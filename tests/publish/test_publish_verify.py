@@ -14,10 +14,12 @@ from bench.cli.publish_cmd import verify_bundle
 from bench.contracts import Digest, canonical_bytes
 from bench.publish import Check, ClaimKind, PublicationRefused, check_bundle, check_leaks, read_manifest
 from bench.publish.manifest import write_manifest
+from bench.publish.verify import Trust
 from bench.run.publish import publish_directory as publish
 from tests.publish.bundle_factory import write_bundle
 
 SUMMARY = "receipts/statistics-summary.json"
+UNSIGNED = Trust(unsigned=True)
 
 
 @pytest.fixture
@@ -34,11 +36,11 @@ def test_untouched_bundle_verifies(bundle: Path, capsys: pytest.CaptureFixture[s
     assert sorted(f.path for f in manifest.files) == [
         p for p in on_disk if p not in ("MANIFEST.json", "provenance.intoto.json")
     ]
-    verification = verify_bundle(bundle / "MANIFEST.json")
+    verification = verify_bundle(bundle / "MANIFEST.json", UNSIGNED)
     assert verification.differences == []
     assert verification.counts()[ClaimKind.REDERIVED] == {"analyze": 1, "report": 1}
     assert check_bundle(bundle / "MANIFEST.json") == []
-    assert main(["verify", str(bundle / "MANIFEST.json")]) == 0
+    assert main(["verify", "--unsigned", str(bundle / "MANIFEST.json")]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "verified"
 
 
@@ -65,22 +67,22 @@ def test_altered_receipt_is_named_with_the_stage_that_wrote_it(
     manifest = read_manifest(bundle / "MANIFEST.json")
     files = [f if f.path != SUMMARY else f.model_copy(update={"digest": Digest.of(altered)}) for f in manifest.files]
     write_manifest(bundle, manifest.model_copy(update={"files": files}))
-    differences = verify_bundle(bundle / "MANIFEST.json").differences
+    differences = verify_bundle(bundle / "MANIFEST.json", UNSIGNED).differences
     named = [d for d in differences if d.path == SUMMARY]
-    assert named and named[0].lineage == ("is the output of no action the lineage lists",)
+    assert named and named[0].lineage[0].startswith("is an input or output of no action the lineage lists")
     missing = [d for d in differences if d.recorded == original]
     assert {line.split(" (")[0] for d in missing for line in d.lineage} >= {
         "the output summary of analyze",
         "the input summary of report",
     }
-    assert main(["verify", str(bundle / "MANIFEST.json")]) == 1
+    assert main(["verify", "--unsigned", str(bundle / "MANIFEST.json")]) == 1
     assert "NOT verified:" in capsys.readouterr().out
 
 
 def test_altered_record_is_named_with_what_reads_it(bundle: Path) -> None:
     record = next(p for p in sorted((bundle / "records").iterdir()) if b'"pass"' in p.read_bytes())
     record.write_bytes(record.read_bytes().replace(b'"pass"', b'"fail"'))
-    differences = verify_bundle(bundle / "MANIFEST.json").differences
+    differences = verify_bundle(bundle / "MANIFEST.json", UNSIGNED).differences
     rehashed = [d for d in differences if d.how == "re-hashed"]
     assert [d.path for d in rehashed] == [f"records/{record.name}"]
     assert any(line.startswith("read by analyze as records/") for line in rehashed[0].lineage)
@@ -119,8 +121,25 @@ def test_planted_leak_refuses_publication_and_names_the_file(tmp_path: Path, pla
         publish(root)
     assert [(f.path, f.check) for f in caught.value.findings] == [("manifests/rename-config/NOTES.md", check)]
     assert "line 2" in caught.value.findings[0].detail
-    assert planted[8:].decode() not in str(caught.value)  # the secret itself is never echoed
+    said = str(caught.value)
+    assert "\n" not in said and said.startswith("publication refused: manifests/rename-config/NOTES.md: ")
+    if check is Check.SECRET:
+        assert planted[8:].decode() not in said  # the secret itself is never echoed
+    else:
+        detail = caught.value.findings[0].detail
+        assert detail in said and not detail.endswith("...)")  # the path is shown as found, not cut
     assert not (root / "MANIFEST.json").exists()
+
+
+def test_a_refused_publication_exits_14_naming_the_file_and_the_content(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "bundle"
+    write_bundle(root)
+    (root / "manifests" / "rename-config" / "NOTES.md").write_bytes(b"made in /home/alice/work/repo\n")
+    assert main(["publish", str(root)]) == 14
+    said = capsys.readouterr().err
+    assert "manifests/rename-config/NOTES.md: host-path: home directory at line 1 (/home/alice)" in said
 
 
 def test_leak_scan_leaves_ordinary_content_alone() -> None:

@@ -2,8 +2,9 @@
 
 What changes is renamed when a file is named by its digest (``objects/<hex>``, ``records/<hex>.json``, the
 admission named by its record), every file naming an old digest is rewritten to the new one, until nothing
-names an old digest; then the manifest and the in-toto statement are written afresh. What is left to catch a
-forgery like this is re-derivation: the stage code run on the forged inputs does not give the recorded outputs.
+names an old digest; then the manifest and the in-toto statement are written afresh, and signed again when the
+forger holds the publisher's key (a publisher forging their own bundle). What is left to catch a forgery like this
+is what verify re-derives: the stage code run on the forged inputs does not give the recorded outputs.
 """
 
 from __future__ import annotations
@@ -14,19 +15,24 @@ from bench.contracts import Digest
 from bench.publish.bundle import PROVENANCE_NAME, bundle_files
 from bench.publish.manifest import PublicationManifest, PublishedFile, write_manifest
 from bench.publish.provenance import statement_bytes
+from bench.publish.release import sign
+from bench.publish.signing import load_private_key
 
 __all__ = ["forge", "reseal"]
 
 
-def reseal(root: Path) -> None:
-    """A manifest and a statement that match the files as they now are."""
+def reseal(root: Path, key: Path | None = None) -> None:
+    """A manifest and a statement that match the files as they now are, signed with ``key`` if the forger has it
+    (else the old signature stays, over another statement)."""
     files = bundle_files(root)
     manifest = PublicationManifest(files=[PublishedFile(path=p, digest=Digest.of(d)) for p, d in sorted(files.items())])
     write_manifest(root, manifest)
     (root / PROVENANCE_NAME).write_bytes(statement_bytes(files))
+    if key is not None:
+        sign(root, load_private_key(key))
 
 
-def forge(root: Path, path: str, data: bytes) -> str:
+def forge(root: Path, path: str, data: bytes, key: Path | None = None) -> str:
     """Replace the file at ``path`` with ``data`` and cascade; return where it now lives."""
     old = (root / path).read_bytes()
     mapping = {Digest.of(old): Digest.of(data)}
@@ -50,5 +56,5 @@ def forge(root: Path, path: str, data: bytes) -> str:
             (root / new_name).write_bytes(new_content)
             if relative == path:
                 path = new_name
-    reseal(root)
+    reseal(root, key)
     return path

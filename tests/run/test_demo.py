@@ -17,10 +17,11 @@ from demo_runs import REPO, DemoRuns, bench_command
 from bench.agent import ArmRecord, PairRecord, read_exchange_log
 from bench.gateway.wire import Part, RequestView
 from bench.grading import Channel
+from bench.publish import PublicationLineage
 from bench.run.grade import ArmGrade
 from bench.sandbox.spec import SpecDiffReceipt
 from bench.store import Store
-from bench.store.actions import ActionKey, recorded_from
+from bench.store.actions import ActionKey, RunActions, recorded_from
 
 MEMORY_CHALLENGES = ("harbor-holds", "transaction-memo", "spreadsheet-export")
 CONTROL_CHALLENGE = "rule-letter-case"
@@ -43,12 +44,34 @@ def test_the_demo_publishes_a_verified_bundle_into_the_project(demo_runs: DemoRu
     assert {"paired-attempt", "certify", "calibrate", "grade", "publish"} <= set(first["stages"])
     assert (first["project"], first["store"]) == (str(demo_runs.project), str(demo_runs.store))
     assert first["published"] == str(demo_runs.published)
-    verify = bench_command(demo_runs.project, "verify", str(demo_runs.published / "MANIFEST.json"))
+    public = demo_runs.project / "keys" / "publisher.key.pub"  # the project's key, made by the first run
+    assert first["signature"]["signed_by"] and (demo_runs.published / "provenance.dsse.json").is_file()
+    verify = bench_command(
+        demo_runs.project, "verify", str(demo_runs.published / "MANIFEST.json"), "--trust", str(public)
+    )
     assert verify.returncode == 0 and verify.stdout.splitlines()[-1] == "verified"
+    assert "signed by ed25519 key" in verify.stdout
+    unsigned = bench_command(demo_runs.project, "verify", str(demo_runs.published / "MANIFEST.json"))
+    assert unsigned.returncode == 2 and "--trust PUBKEY" in unsigned.stderr  # no key, no --unsigned: refused
     claims = first["claims"]
     assert {"grade", "paired-record", "admit", "analyze", "report", "view"} <= set(claims["re-derived"])
     assert {"paired-attempt", "verify", "calibrate", "prebuild"} <= set(claims["attested"])
     assert (demo_runs.published / "report" / "index.html").is_file()
+
+
+def test_the_demo_store_is_clean_and_its_bundle_holds_exactly_the_runs_actions(demo_runs: DemoRuns) -> None:
+    done = bench_command(demo_runs.project, "store", "fsck")
+    assert done.returncode == 0, done.stdout  # no value taken for a missing reference (issue 31: 16 were)
+    assert done.stdout.splitlines()[0].endswith(": clean")
+    store = Store(demo_runs.store)
+    bundles = [r for r in recorded_from(store, 0) if store.get_document(r.key, ActionKey).stage == "bundle"]
+    run = store.get_document(store.get_document(bundles[-1].key, ActionKey).inputs["run"], RunActions)
+    lineage = PublicationLineage.model_validate_json((demo_runs.published / "receipts" / "lineage.json").read_bytes())
+    assert sorted(action.key for action in lineage.actions) == list(run.keys)  # the run's actions, no other
+    assert {action.stage for action in lineage.actions} == {
+        *("corpus", "redact", "certify", "prebuild", "calibrate", "paired-attempt", "verify", "audit", "grade"),
+        *("view", "paired-record", "admit", "analyze", "report"),
+    }
 
 
 def test_the_demo_from_a_subdirectory_without_options_uses_the_projects_store_and_reruns_nothing(

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from demo_runs import REPO, DemoRuns
+from demo_runs import REPO
 
 from bench.agent import ArmRecord, ExchangeLog
 from bench.analysis import PairedAttempt
@@ -24,19 +24,14 @@ from bench.publish import Check, PublicationRefused, Verification
 from bench.publish.bundle import PROVENANCE_NAME, bundle_files
 from bench.publish.provenance import PREDICATE_TYPE, STATEMENT_TYPE
 from bench.publish.release import seal
+from bench.publish.signing import public_key_path
+from bench.publish.verify import Trust
 from bench.publish.viewer import INJECTED_COLOUR
 from bench.run.grade import ArmGrade
 from tests.publish.png import colour_counts
 from tests.run.forge import forge, reseal
 
 CHALLENGE, HOOKS = "harbor-holds", "reference"
-
-
-@pytest.fixture
-def bundle(demo_runs: DemoRuns, tmp_path: Path) -> Path:
-    copy = tmp_path / "bundle"
-    shutil.copytree(demo_runs.published, copy)
-    return copy
 
 
 def _doc(root: Path, digest: Digest) -> Path:
@@ -71,17 +66,22 @@ def test_the_bundle_carries_every_arm_pair_and_challenge_artifact(bundle: Path) 
     assert list((bundle / "manifests").rglob("v*.json"))  # preregistrations
 
 
-def test_a_bundle_copied_elsewhere_verifies_without_store_docker_or_network(bundle: Path, tmp_path: Path) -> None:
+def test_a_bundle_copied_elsewhere_verifies_without_store_docker_or_network(
+    bundle: Path, tmp_path: Path, key: Path
+) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {**os.environ, "DOCKER_HOST": "unix:///nonexistent.sock"}
+    public = str(public_key_path(key))
     command = ["unshare", "-n", sys.executable, "-m", "bench", "--json", "verify", str(bundle / "MANIFEST.json")]
+    command += ["--trust", public]
     done = subprocess.run(command, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result = json.loads(done.stdout)
     arms = len(list(bundle.glob("receipts/*/*/*-grade.json")))
     assert arms == 4 * len(list(bundle.glob("report/attempts/*.html")))  # the control and three systems
     assert result["verified"] and result["claims"]["re-derived"]["grade"] == arms
+    assert result["signature"]["signed_by"] and result["cross_checked"]["paired-attempt"] == arms // 4
     assert result["claims"]["attested"]["paired-attempt"] == arms // 4
     assert list(elsewhere.iterdir()) == []  # no store made where it ran
     assert Path(REPO).is_dir()
@@ -123,11 +123,11 @@ TAMPERINGS = ("hook attachment deleted", "gateway line changed", "verifier flipp
 
 
 @pytest.mark.parametrize("tampering", TAMPERINGS)
-def test_each_tampering_in_place_is_named_with_its_file_and_stage(bundle: Path, tampering: str) -> None:
+def test_each_tampering_in_place_is_named_with_its_file_and_stage(bundle: Path, tampering: str, trust: Trust) -> None:
     path, altered, stage = _tamperings(bundle)[tampering]
     assert altered != (bundle / path).read_bytes()
     (bundle / path).write_bytes(altered)
-    verification = verify_bundle(bundle / "MANIFEST.json")
+    verification = verify_bundle(bundle / "MANIFEST.json", trust)
     assert _named(verification, path, stage), [str(d) for d in verification.differences]
 
 
@@ -141,7 +141,9 @@ FORGED = {
 
 
 @pytest.mark.parametrize("tampering", TAMPERINGS)
-def test_each_tampering_with_every_digest_made_to_agree_is_caught_by_re_grading(bundle: Path, tampering: str) -> None:
+def test_each_tampering_with_every_digest_made_to_agree_is_caught_by_re_grading(
+    bundle: Path, tampering: str, key: Path, trust: Trust
+) -> None:
     path, altered, _ = _tamperings(bundle)[tampering]
     if tampering == "gateway line changed":  # every request resends the hook block: scrub it from all of them
         arm = _arm(bundle, HOOKS)
@@ -151,24 +153,25 @@ def test_each_tampering_with_every_digest_made_to_agree_is_caught_by_re_grading(
             if found is not None:
                 data = found.read_bytes()
                 forge(bundle, str(found.relative_to(bundle)), data.replace(b" hook additional context: ", b" x: "))
-    forge(bundle, path, altered)
-    verification = verify_bundle(bundle / "MANIFEST.json")
+    forge(bundle, path, altered, key)  # re-signed: the publisher is the forger
+    verification = verify_bundle(bundle / "MANIFEST.json", trust)
     stage, field = FORGED[tampering]
     rederived = [d for d in verification.differences if d.how == "re-derived"]
     assert any(f"stage {stage} " in d.lineage[0] and field in d.lineage[0] for d in rederived), [
         str(d) for d in verification.differences
     ]
-    assert all(d.how == "re-derived" for d in verification.differences)  # the hashes all agree: only re-grading
+    # The hashes, the lineage's shape and the signature all agree: only re-grading finds it.
+    assert all(d.how == "re-derived" for d in verification.differences)
 
 
-def test_a_removed_record_is_named_with_the_stage_that_read_it(bundle: Path) -> None:
+def test_a_removed_record_is_named_with_the_stage_that_read_it(bundle: Path, key: Path, trust: Trust) -> None:
     record = sorted((bundle / "records").iterdir())[0]
     record.unlink()
-    in_place = verify_bundle(bundle / "MANIFEST.json")
+    in_place = verify_bundle(bundle / "MANIFEST.json", trust)
     assert _named(in_place, f"records/{record.name}", "analyze")
     (bundle / "admissions" / record.name).unlink()
-    reseal(bundle)  # the forger drops it from the manifest too
-    forged = verify_bundle(bundle / "MANIFEST.json")
+    reseal(bundle, key)  # the forger drops it from the manifest too
+    forged = verify_bundle(bundle / "MANIFEST.json", trust)
     assert any(d.recorded == Digest.of(b"") or "the input records/" in " ".join(d.lineage) for d in forged.differences)
     assert any("of analyze" in " ".join(d.lineage) for d in forged.differences)
 
@@ -191,7 +194,11 @@ def test_planted_leaks_anywhere_in_a_real_bundle_are_refused(bundle: Path, plant
     with pytest.raises(PublicationRefused) as caught:
         seal(bundle)
     assert [(f.path, f.check) for f in caught.value.findings] == [(f"objects/{arm.session.hex}", check)]
-    assert planted[10:].decode() not in str(caught.value)
+    said, detail = str(caught.value), caught.value.findings[0].detail
+    if check is Check.SECRET:
+        assert planted[10:].decode() not in said  # a secret is never echoed
+    else:
+        assert detail in said and "..." not in detail  # a path is shown as found
     assert not (bundle / "MANIFEST.json").exists()
 
 
@@ -201,7 +208,7 @@ def test_no_secret_or_host_path_in_the_published_bundle(bundle: Path) -> None:
     seal(bundle)  # every check over every file, again: nothing found
 
 
-def test_the_provenance_statement_lists_every_file_with_its_digests(bundle: Path) -> None:
+def test_the_provenance_statement_lists_every_file_with_its_digests(bundle: Path, trust: Trust) -> None:
     statement = json.loads((bundle / PROVENANCE_NAME).read_bytes())
     assert statement["_type"] == STATEMENT_TYPE and statement["predicateType"] == PREDICATE_TYPE
     files = bundle_files(bundle)
@@ -213,7 +220,8 @@ def test_the_provenance_statement_lists_every_file_with_its_digests(bundle: Path
     assert {"stage:grade", "stage:paired-attempt"} <= {d["name"] for d in build["resolvedDependencies"]}
     statement["subject"] = statement["subject"][1:]
     (bundle / PROVENANCE_NAME).write_text(json.dumps(statement))
-    assert [d.path for d in verify_bundle(bundle / "MANIFEST.json").differences] == [PROVENANCE_NAME]
+    differences = verify_bundle(bundle / "MANIFEST.json", trust).differences
+    assert [d.path for d in differences] == [PROVENANCE_NAME]  # the signature covers what the files make, still
 
 
 def _screenshot(page: Path, shot: Path, profile: Path) -> bytes:

@@ -25,12 +25,13 @@ from ray_cluster import RayCluster, RayNode
 from s3server import S3Server
 
 from bench.publish.manifest import MANIFEST_NAME
-from bench.publish.verify import verify
+from bench.publish.verify import Trust, verify
 from bench.run.catalogue import STAGES
 from bench.sandbox.images import ImageName, build_image
 from bench.store import Store, export_tree
 from bench.store.actions import ActionKey, ActionResult, recorded_from, results_for
 from bench.store.backends.s3 import S3Backend
+from bench.store.fsck import FsckStatus, fsck
 
 REPO = Path(__file__).resolve().parents[2]
 PLAN = "manifests/plans/example.json"
@@ -132,13 +133,20 @@ def scenario(s3_server: S3Server, demo_runs: DemoRuns, tmp_path_factory: pytest.
 
 
 def test_the_cluster_publishes_what_a_local_run_publishes_and_it_verifies(scenario: Scenario) -> None:
-    verification = verify(scenario.published / MANIFEST_NAME, STAGES)
+    verification = verify(scenario.published / MANIFEST_NAME, STAGES, Trust(unsigned=True))  # exported here, not signed
     assert verification.differences == [] and verification.claims
     cluster, local = bundle_facts(scenario.published), bundle_facts(scenario.local)
     assert cluster.keys() == local.keys() and len(cluster) > 4
     for name, facts in local.items():
         assert cluster[name] == facts, name
     assert {"paired-attempt", "calibrate", "grade", "publish"} <= set(scenario.first.executed)
+
+
+def test_fsck_finds_the_clusters_s3_store_healthy(scenario: Scenario) -> None:
+    """The demo's store on S3 (SeaweedFS), after a node died mid-attempt: no value taken for a missing reference."""
+    report = fsck(_bucket_store(scenario.location))
+    assert report.status is FsckStatus.CLEAN, (report.corrupt, report.missing)
+    assert report.objects > 500
 
 
 def test_progress_on_the_head_shows_which_node_runs_what(scenario: Scenario) -> None:

@@ -38,10 +38,11 @@ def test_an_executor_that_names_nothing_runnable_is_refused(spelled: str) -> Non
 
 def test_progress_names_the_node_that_ran_an_invocation() -> None:
     digest = str(Digest.of(b"out"))
-    assert Ran("grade", {"grade": digest}, True, "10.0.0.7 (4437f18b)").line() == (
+    key = Digest.of(b"the action")
+    assert Ran("grade", {"grade": digest}, True, key, node="10.0.0.7 (4437f18b)").line() == (
         f"ran grade on 10.0.0.7 (4437f18b) -> grade={Digest(digest).short}"
     )
-    assert Ran("grade", {"grade": digest}, False).line() == f"cached grade -> grade={Digest(digest).short}"
+    assert Ran("grade", {"grade": digest}, False, key).line() == f"cached grade -> grade={Digest(digest).short}"
 
 
 def test_the_demo_refuses_an_unknown_executor_before_it_builds_anything(tmp_path: Path) -> None:

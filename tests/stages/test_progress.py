@@ -22,7 +22,7 @@ from doit.tools import run_once
 from bench.pipeline.progress import ProgressReporter
 
 DODO = """
-import logging, os
+import atexit, logging, os
 from bench.pipeline.progress import ProgressReporter
 
 class Narrator:
@@ -44,7 +44,18 @@ def attempt():
     logging.getLogger("bench.agent").info("control arm: agent running")
     if os.environ.get("FAIL_ATTEMPT"):
         raise RuntimeError("the arm crashed\\nits container exited 137")
+    if os.environ.get("REFUSE_PUBLICATION"):
+        from bench.publish.checks import check_leaks, PublicationRefused
+        raise PublicationRefused(check_leaks("receipts/x.json", b"made in /home/alice/work"))
     return {"made": "pair-1"}
+
+
+def _stopped_by():
+    from bench.pipeline.progress import STOPPED_BY
+    if STOPPED_BY:
+        print(f"stopped by {STOPPED_BY}")
+
+atexit.register(_stopped_by)
 
 def task_corpus():
     return {"actions": [corpus], "file_dep": ["source.txt"], "meta": {"stage": "corpus", "labels": {}}}
@@ -101,6 +112,13 @@ def test_a_failure_is_one_line_naming_the_stage_and_its_last_words_and_what_did_
     assert re.match(r"\[2/3\] paired-attempt harbor-holds #1 treatment · \d+\.\ds FAILED: .*exited 137", failed)
     assert "Traceback" not in done.stdout
     assert re.match(r"3 stages in .*: 1 ran, 0 cached, 1 failed$", lines[-1])  # no headline after a failure
+
+
+def test_a_refused_publication_names_its_file_and_content_and_keeps_its_exit_code(tmp_path: Path) -> None:
+    done = doit(tmp_path, REFUSE_PUBLICATION="1", NO_COLOR="1")
+    (failed,) = [line for line in done.stdout.splitlines() if "FAILED" in line]
+    assert "publication refused: receipts/x.json: host-path: home directory at line 1 (/home/alice)" in failed
+    assert done.stdout.splitlines()[-1] == "stopped by [14]"  # what the pipeline exits with (bench.run.dodo)
 
 
 def test_a_no_op_rerun_leaves_its_tasks_to_reference_counting_not_to_the_collector(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from bench.contracts import Digest
 from bench.errors import ContractError, ObjectCorrupt, ObjectMissing
 from bench.stages import StageContext, execute
 from bench.stages.directory_tree import directory_fingerprint, directory_tree
-from bench.stages.engine import ActionOutcome, cached_result, cached_results
+from bench.stages.engine import ActionOutcome, action_key, cached_result, cached_results
 from bench.stages.lineage import lineage
 from bench.stages.tree_summary import tree_summary
 from bench.store import PACK_LIMIT, EntryKind, Store, TreeEntry, TreeObject, tree_from_directory, walk_tree
@@ -35,6 +35,7 @@ from bench.store.actions import (
 )
 from bench.store.fsck import FsckStatus, fsck
 from bench.store.gc import gc
+from bench.store.repair import DirectorySource, StoreSource, repair
 
 __all__ = ["StoreContract"]
 
@@ -68,6 +69,11 @@ class StoreContract(abc.ABC):
     @abc.abstractmethod
     def corrupt(self, store: Store, digest: Digest) -> None:
         """Flip one stored byte of ``digest``, behind the store's back."""
+
+    @abc.abstractmethod
+    def lose(self, store: Store, digest: Digest) -> None:
+        """Remove the stored bytes of ``digest`` behind the store's back (a deleted file; an index may still list
+        it)."""
 
     @pytest.fixture
     def store(self, tmp_path: Path) -> Store:
@@ -453,3 +459,64 @@ class StoreContract(abc.ABC):
         blob = store.put_bytes(b"soon corrupt")
         self.corrupt(store, blob)
         assert fsck(store).status is FsckStatus.CORRUPT_AND_MISSING
+
+    # -- repair ------------------------------------------------------------------------------------
+
+    def _tree_and_summary(self, store: Store, source: Path) -> tuple[Digest, Digest, Digest, Digest]:
+        """A directory of a small and a large file stored by directory-tree, summarised: (tree, summary, small,
+        large)."""
+        source.mkdir()
+        (source / "small.txt").write_text("a small file, kept inline or packed")
+        (source / "large.bin").write_bytes(os.urandom(PACK_LIMIT * 2))
+        params = {"directory": str(source), "fingerprint": directory_fingerprint(source)}
+        tree = execute(StageContext(store), directory_tree, {}, params).outputs["tree"]
+        summary = execute(StageContext(store), tree_summary, {"tree": tree}, {}).outputs["summary"]
+        entries = {entry.name: entry.digest for _, entry in walk_tree(store, tree)}
+        return tree, summary, entries["small.txt"], entries["large.bin"]
+
+    def test_repair_puts_good_bytes_back_from_a_directory(self, store: Store, tmp_path: Path) -> None:
+        _, _, small, large = self._tree_and_summary(store, tmp_path / "src")
+        self.corrupt(store, small)
+        self.lose(store, large)
+        assert fsck(store).status is FsckStatus.CORRUPT_AND_MISSING
+        store.put_bytes((tmp_path / "src" / "small.txt").read_bytes())  # a plain put of good bytes changes nothing
+        assert fsck(store).corrupt == [small]
+        report = repair(store, DirectorySource(tmp_path / "src"))
+        assert report.healed == sorted([small, large]) and report.complete
+        assert report.dropped == [] and report.forgotten == []
+        assert fsck(store).status is FsckStatus.CLEAN
+        assert store.get_bytes(small) == (tmp_path / "src" / "small.txt").read_bytes()
+
+    def test_repair_puts_good_bytes_back_from_another_store(self, store: Store, tmp_path: Path) -> None:
+        _, _, small, _ = self._tree_and_summary(store, tmp_path / "src")
+        other = Store.in_memory()
+        tree_from_directory(other, tmp_path / "src")
+        self.corrupt(store, small)
+        assert repair(store, StoreSource(other)).healed == [small]
+        assert fsck(store).status is FsckStatus.CLEAN
+
+    def test_repair_without_a_good_copy_makes_the_producing_action_run_again(
+        self, store: Store, tmp_path: Path
+    ) -> None:
+        tree, summary, small, large = self._tree_and_summary(store, tmp_path / "src")
+        self.corrupt(store, small)
+        self.lose(store, large)
+        before = cached_result(store, action_key(store, tree_summary, {"tree": tree}, tree_summary.parse_params({})))
+        report = repair(store)
+        assert small in report.dropped and report.healed == [] and report.complete
+        assert [item.stage for item in report.forgotten] == ["directory-tree"]  # not tree-summary: it only read it
+        assert not store.has(small)
+        params = {"directory": str(tmp_path / "src"), "fingerprint": directory_fingerprint(tmp_path / "src")}
+        again = execute(StageContext(store), directory_tree, {}, params)
+        assert again.executed and again.outputs["tree"] == tree  # ran again and stored the bytes
+        summarised = execute(StageContext(store), tree_summary, {"tree": tree}, {})
+        assert not summarised.executed and summarised.outputs["summary"] == summary  # its result stood
+        assert before is not None and summarised.result == before[0]
+        assert fsck(store).status is FsckStatus.CLEAN
+
+    def test_repair_of_a_healthy_store_does_nothing(self, store: Store, tmp_path: Path) -> None:
+        self._tree_and_summary(store, tmp_path / "src")
+        listed = list(store.digests())
+        report = repair(store)
+        assert (report.healed, report.dropped, report.forgotten, report.unrepaired) == ([], [], [], [])
+        assert list(store.digests()) == listed

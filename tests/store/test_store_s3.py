@@ -63,6 +63,13 @@ class TestS3Store(StoreContract):
     def corrupt(self, store: Store, digest: Digest) -> None:
         flip_remote_byte(self.server, store, digest)
 
+    def lose(self, store: Store, digest: Digest) -> None:
+        client: Any = self.server.client()
+        client.delete_object(Bucket=BUCKET, Key=_object_key(store, digest))
+        cache = _backend(store).cache
+        if cache is not None:
+            cache.forget([digest])
+
 
 class TestCachedS3Store(TestS3Store):
     """The same contract through the local cache every node keeps in front of the bucket."""

@@ -53,6 +53,14 @@ class TestSqliteStore(StoreContract):
             (data,) = index.execute("SELECT data FROM objects WHERE hex = ?", (digest.hex,)).fetchone()
             index.execute("UPDATE objects SET data = ? WHERE hex = ?", (bytes([data[0] ^ 1]) + data[1:], digest.hex))
 
+    def lose(self, store: Store, digest: Digest) -> None:
+        path = _backend(store).loose_path(digest.hex)
+        if path.exists():
+            path.unlink()  # the index still lists it
+            return
+        with _index(store) as index:
+            index.execute("UPDATE objects SET data = NULL, pack = NULL WHERE hex = ?", (digest.hex,))
+
 
 def test_small_objects_are_packed_and_large_ones_loose(store: Store) -> None:
     small, large = store.put_bytes(b"small object"), store.put_bytes(os.urandom(PACK_LIMIT))
