@@ -1,9 +1,10 @@
 """The one place that decides "cached or run", and runs.
 
 A stage invocation is cached exactly when the action cache holds a result for its key and every output of that
-result is present. Otherwise the stage runs and its result is recorded before anything else happens, so a run
-killed halfway loses no finished action. What a stage returns is checked against its declaration: every output
-is stored, and a tree or document output is the kind of object its port says.
+result is present, and that result is not one its stage marked for retry (``Stage.retry``: recorded and used by
+the run that made it, executed again by the next). Otherwise the stage runs and its result is recorded before
+anything else happens, so a run killed halfway loses no finished action. What a stage returns is checked against
+its declaration: every output is stored, and a tree or document output is the kind of object its port says.
 """
 
 from __future__ import annotations
@@ -74,9 +75,12 @@ def cached_results(store: Store, keys: Sequence[Digest]) -> dict[Digest, tuple[D
         present = store.has_many([output for document in documents.values() for output in document.outputs.values()])
         for key, result in tried.items():
             document = documents.get(result)
-            if document is not None and all(output in present for output in document.outputs.values()):
+            if document is None or document.retry is not None:
+                continue  # a result its stage marked for retry is no hit, nor is any older one of its key
+            if all(output in present for output in document.outputs.values()):
                 found[key] = (result, document)
-        remaining = {key: remaining[key] for key in tried if key not in found}
+        retried = {key for key, result in tried.items() if (document := documents.get(result)) and document.retry}
+        remaining = {key: remaining[key] for key in tried if key not in found and key not in retried}
     return found
 
 
@@ -116,6 +120,7 @@ def execute(
         ended=ended,
         duration_seconds=round(ended - started, 6),
         host=socket.gethostname(),
+        retry=None if stage.retry is None else stage.retry(store, produced),
     )
     return ActionOutcome(key=key, result=record(store, result), outputs=dict(result.outputs), executed=True)
 

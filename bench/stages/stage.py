@@ -164,6 +164,8 @@ def _port(model: type[Ports], name: str, annotation: Any) -> Port:
 
 
 StageFunction = Callable[[StageContext, I, P], O]
+# Given a stage's outputs, why its result must be run again by a later run (None: it is kept, as every result is).
+RetryJudge = Callable[[Any, Any], str | None]
 
 
 @dataclass(frozen=True)
@@ -177,6 +179,7 @@ class Stage(Generic[I, P, O]):
     params: type[P]
     outputs: type[O]
     run: StageFunction[I, P, O]
+    retry: RetryJudge | None = None  # (store, outputs) -> why a later run must execute this action again, or None
 
     @property
     def module(self) -> str:
@@ -214,8 +217,13 @@ def _declared(module: str, name: str) -> Stage[Any, Any, Any]:
     return found
 
 
-def stage(name: str, *, version: int, kind: StageKind) -> Callable[[StageFunction[I, P, O]], Stage[I, P, O]]:
-    """Declare a stage from its function's annotations: ``(context, inputs: Ports, params: Contract) -> Ports``."""
+def stage(
+    name: str, *, version: int, kind: StageKind, retry: RetryJudge | None = None
+) -> Callable[[StageFunction[I, P, O]], Stage[I, P, O]]:
+    """Declare a stage from its function's annotations: ``(context, inputs: Ports, params: Contract) -> Ports``.
+
+    ``retry(store, outputs)`` may judge a result not to be kept: it is recorded and used by the run that made it,
+    with the reason, and a later run executes the action again (an observed stage whose provider failed it)."""
 
     def declare(function: StageFunction[I, P, O]) -> Stage[I, P, O]:
         try:
@@ -232,7 +240,16 @@ def stage(name: str, *, version: int, kind: StageKind) -> Callable[[StageFunctio
             raise StageError(f"stage {name!r}: annotate inputs and the return as Ports and params as a contract")
         for model in (inputs, outputs):
             _ports(model)  # refuses a field that is not a digest port now, at import, not when a plan runs
-        return Stage(name=name, version=version, kind=kind, inputs=inputs, params=params, outputs=outputs, run=function)
+        return Stage(
+            name=name,
+            version=version,
+            kind=kind,
+            inputs=inputs,
+            params=params,
+            outputs=outputs,
+            run=function,
+            retry=retry,
+        )
 
     return declare
 
