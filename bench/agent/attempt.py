@@ -55,7 +55,16 @@ from .memory import LiveMemory, live_memory, system_provisioner
 from .recorder import read_exchange_log
 from .rederive_injected import rederive_injected
 
-__all__ = ["FENCE_REASON", "AttemptOutcome", "AttemptSetup", "arm_caps", "arm_order", "arm_spec", "run_attempt"]
+__all__ = [
+    "FENCE_REASON",
+    "AttemptOutcome",
+    "AttemptSetup",
+    "arm_caps",
+    "arm_order",
+    "arm_spec",
+    "cap_or_stop",
+    "run_attempt",
+]
 
 FENCE_REASON = "the gateway answers from a policy; no paid provider is reached"
 # What runs inside an attempt, as the progress lines of a run show it (bench.pipeline.progress); host side only.
@@ -118,7 +127,7 @@ def arm_caps(forward: ForwardSettings, condition: str, spent: Mapping[str, Decim
     return min([forward.arm_cap_usd, *headroom])
 
 
-def _capped(fence: Fence, forward: ForwardSettings, condition: str, spent: Mapping[str, Decimal]) -> Decimal:
+def cap_or_stop(fence: Fence, forward: ForwardSettings, condition: str, spent: Mapping[str, Decimal]) -> Decimal:
     """The arm's cap; an arm its pairs leave no room stops the attempt, recorded and latched by the fence."""
     cap = arm_caps(forward, condition, spent)
     if cap <= 0:
@@ -185,7 +194,7 @@ def _run_arms(
             arms = records.values()
             drained, bounded = (sum((getattr(a, f) for a in arms), Decimal(0)) for f in ("spent_usd", "bounded_usd"))
             latest = fence.between_arms(drained, bounded)  # a stop raises: no further arm starts
-        cap = _capped(fence, run.forward, condition, spent) if run.forward is not None else None
+        cap = cap_or_stop(fence, run.forward, condition, spent) if run.forward is not None else None
         _log.info("%s arm: the agent is running (%d of %d)", condition, index + 1, len(order))
         record = run_arm(run, condition, specs[condition], cap)
         ended = record.stop.value if record.stop is not None else record.outcome.value

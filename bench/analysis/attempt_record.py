@@ -150,6 +150,9 @@ class PairedAttempt(Document):
     completion: Completion
     control: ArmResult | None
     treatment: ArmResult | None
+    # The money fence's checks of the attempt that were recorded unobserved (the quota API could not be read; the
+    # drain check between arms fails open), by check name: the pair went on without that observation.
+    unobserved_checks: tuple[Annotated[str, Field(pattern=r"^[a-z][a-z-]*$")], ...] = ()
 
     @model_validator(mode="after")
     def _completed_has_both_arms(self) -> PairedAttempt:
