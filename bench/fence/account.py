@@ -10,10 +10,10 @@ name it, so the decision travels into every bundle that attempt is published in.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 
 from ..contracts import Digest, Sha256
+from ..contracts.strict_json import parse_json
 from ..errors import FenceError, UsageError
 from ..store import Store
 from .fence_record import FenceResume
@@ -42,7 +42,9 @@ def _latest(store: Store, account: str) -> tuple[Digest, bool] | None:
     named = store.get_ref(_PREFIX + account)
     if named is None:
         return None
-    kind = json.loads(store.get_bytes(named)).get("kind")
+    data = store.get_bytes(named)
+    parsed = parse_json(data, f"the document {named} of ref {_PREFIX + account}", max_bytes=len(data))
+    kind = parsed.get("kind") if isinstance(parsed, dict) else None
     return named, kind != FenceResume.model_fields["kind"].default
 
 

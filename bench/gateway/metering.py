@@ -195,8 +195,10 @@ class Meter:
             for label in labels
         }
         self._held = dict.fromkeys(self._spend, Decimal(0))  # worst cases of the requests in flight
+        self._in_flight = dict.fromkeys(self._spend, 0)
         self._limit = provider_error_limit
         self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)  # notified whenever a hold is released
 
     def spent(self, label: str) -> Decimal:
         with self._lock:
@@ -204,16 +206,26 @@ class Meter:
 
     def admit(self, label: str, worst_case: Decimal) -> ArmSpend | None:
         """None when ``label`` may send a request that can cost up to ``worst_case`` (held until :meth:`settle`);
-        else its spending so far, with the refusal counted: ``stop`` set when the arm was stopped, else the cap."""
-        with self._lock:
-            spend = self._spend[label]
-            held = self._held[label]
-            if spend.stop is not None:
-                refused = spend.model_copy(update={"stop_refusals": spend.stop_refusals + 1})
-            elif spend.cap_usd is not None and spend.spent_usd + held + worst_case > spend.cap_usd:
-                refused = spend.model_copy(update={"cap_refusals": spend.cap_refusals + 1})
-            else:
-                self._held[label] = held + worst_case
+        else its spending so far, with the refusal counted: ``stop`` set when the arm was stopped, else the cap.
+
+        A request waits for its arm's requests in flight to settle when their answers decide it: when it does not
+        fit beside their holds (worst cases, mostly released), or when their errors could complete the run that
+        stops the arm. A client that sends its next request as soon as it has read an answer is then decided
+        as if the answer had been settled first, which is when the gateway could have decided it."""
+        with self._settled:
+            while True:
+                spend, held, flying = self._spend[label], self._held[label], self._in_flight[label]
+                if spend.stop is not None:
+                    refused = spend.model_copy(update={"stop_refusals": spend.stop_refusals + 1})
+                    break
+                fits = spend.cap_usd is None or spend.spent_usd + held + worst_case <= spend.cap_usd
+                if flying and (not fits or spend.provider_errors + flying >= self._limit):
+                    self._settled.wait()
+                    continue
+                if not fits:
+                    refused = spend.model_copy(update={"cap_refusals": spend.cap_refusals + 1})
+                    break
+                self._held[label], self._in_flight[label] = held + worst_case, flying + 1
                 return None
             self._spend[label] = refused
             return refused
@@ -227,6 +239,7 @@ class Meter:
             raise ContractError(f"an answer of arm {label!r} charged {cost} USD, more than its hold {worst_case} USD")
         with self._lock:
             self._held[label] -= worst_case
+            self._in_flight[label] -= 1
             spend = self._spend[label]
             errors = spend.provider_errors + 1 if provider_error else 0
             stop = spend.stop
@@ -246,6 +259,7 @@ class Meter:
                     "stop": stop,
                 }
             )
+            self._settled.notify_all()
 
     def report(self) -> tuple[ArmSpend, ...]:
         with self._lock:

@@ -254,13 +254,19 @@ class Gateway:
         spend = self._meter.admit(arm, worst)
         if spend is not None:
             return replace(self._refuse_held(request, spend, worst), worst_case=worst)
-        charge, cost, failed = ChargeBasis.UPPER_BOUND, worst, True  # if the relay raises: sent, so maybe billed
-        try:
-            relayed = self._upstream.relay(request, "POST", request.path, dict(request.headers.items()), raw)
+        charged: list[tuple[ChargeBasis, Decimal]] = []
+
+        def decided(relayed: Relayed) -> None:  # before the client has the whole answer: see forward.py
             charge, cost = _charge(route, relayed, price, len(raw), max_tokens)
-            failed = _failed(relayed)
+            self._meter.settle(arm, worst, cost, charge, _failed(relayed))
+            charged.append((charge, cost))
+
+        try:
+            relayed = self._upstream.relay(request, "POST", request.path, dict(request.headers.items()), raw, decided)
         finally:
-            self._meter.settle(arm, worst, cost, charge, failed)
+            if not charged:  # the relay failed before the answer was decided: sent, so perhaps billed
+                self._meter.settle(arm, worst, worst, ChargeBasis.UPPER_BOUND, provider_error=True)
+        charge, cost = charged[0]
         refusal = Refusal.UPSTREAM_UNREACHABLE if relayed.unreachable else None
         return _Answer(
             relayed.status,

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from decimal import Decimal
 
 import pytest
 from loopback import PRICE, caps
 
 from bench.errors import ContractError
-from bench.gateway import ArmStop, ChargeBasis, TokenUsage
+from bench.gateway import ArmSpend, ArmStop, ChargeBasis, TokenUsage
 from bench.gateway.metering import Meter, metered_usage, stream_usage, within_bounds
 
 
@@ -53,14 +55,19 @@ def test_prices_are_exact_and_the_upper_bound_covers_the_answer() -> None:
 def test_the_meter_holds_each_request_at_its_worst_case_so_spending_never_passes_the_cap() -> None:
     meter = Meter(["one", "two"], caps(one="0.10", two="0.50"))
     assert meter.admit("one", Decimal("0.06")) is None  # held: 0.06 of 0.10
-    refused = meter.admit("one", Decimal("0.05"))  # 0.06 held + 0.05 > 0.10: refused while the first is in flight
-    assert refused is not None and refused.spent_usd == 0 and refused.cap_reached
+    waiting: list[ArmSpend | None] = []
+    second = threading.Thread(target=lambda: waiting.append(meter.admit("one", Decimal("0.05"))))
+    second.start()  # 0.06 held + 0.05 > 0.10: it waits for the request in flight instead of being refused
+    while not meter._settled._waiters:  # type: ignore[attr-defined]  # CPython's Condition: the waiter is parked
+        time.sleep(0.001)
     meter.settle("one", Decimal("0.06"), Decimal("0.01"), ChargeBasis.USAGE)  # the hold becomes what it cost
-    assert meter.admit("one", Decimal("0.05")) is None
+    second.join()
+    assert waiting == [None]  # 0.01 spent + 0.05 fits: admitted once the first settled
     meter.settle("one", Decimal("0.05"), Decimal("0.05"), ChargeBasis.UPPER_BOUND)
     assert meter.admit("one", Decimal("0.04")) is None and meter.spent("one") == Decimal("0.06")
     meter.settle("one", Decimal("0.04"), Decimal(0), ChargeBasis.NOT_BILLED)
-    assert meter.admit("one", Decimal("0.0400000001")) is not None  # 0.06 + that > 0.10
+    refused = meter.admit("one", Decimal("0.0400000001"))  # 0.06 + that > 0.10, and nothing in flight: refused
+    assert refused is not None and refused.spent_usd == Decimal("0.06") and refused.cap_reached
     assert meter.admit("one", Decimal("0.04")) is None  # exactly the cap fits
     meter.settle("one", Decimal("0.04"), Decimal("0.04"), ChargeBasis.USAGE)
     with pytest.raises(ContractError, match="more than its hold"):
@@ -71,7 +78,7 @@ def test_the_meter_holds_each_request_at_its_worst_case_so_spending_never_passes
         3,
         1,
         Decimal("0.05"),
-        2,
+        1,
     )
     assert two.spent_usd == 0 and not two.cap_reached
     with pytest.raises(ContractError, match="no cap for arm 'three'"):
