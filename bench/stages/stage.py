@@ -240,16 +240,7 @@ def stage(
             raise StageError(f"stage {name!r}: annotate inputs and the return as Ports and params as a contract")
         for model in (inputs, outputs):
             _ports(model)  # refuses a field that is not a digest port now, at import, not when a plan runs
-        return Stage(
-            name=name,
-            version=version,
-            kind=kind,
-            inputs=inputs,
-            params=params,
-            outputs=outputs,
-            run=function,
-            retry=retry,
-        )
+        return Stage(name, version, kind, inputs, params, outputs, function, retry)
 
     return declare
 

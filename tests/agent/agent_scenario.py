@@ -216,6 +216,18 @@ class Inputs:
         calibration = calibrate_start(backend, store, self.challenge_dir, challenge, image_id, start)
         return {"certification": report, "calibration": store.put_document(calibration)}
 
+    def stage_inputs(self, backend: SandboxBackend, image_id: str, policy: bool = True) -> dict[str, Digest]:
+        """The ``paired-attempt`` stage's inputs: the start tree, the challenge, the fixture, the gates, and the
+        policy in policy mode."""
+        start = workspace_tree(self.store)
+        return {
+            "start": start,
+            "challenge": self.store.put_document(challenge()),
+            "fixture": self.fixture,
+            **({"policy": self.policy} if policy else {}),
+            **self.gates(backend, challenge(), start, image_id),
+        }
+
 
 def neutral_dir() -> Path:
     """A fresh directory whose path names nothing: restored state under it is mounted, and mount sources are

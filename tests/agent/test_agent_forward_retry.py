@@ -5,8 +5,7 @@ provider failed every request is recorded for the run that made it (its pairs gr
 
 from __future__ import annotations
 
-from agent_scenario import CHALLENGE_ID, MODEL, Inputs, challenge, grade_arm_stages, neutral_dir, reference_system
-from agent_scenario import workspace_tree as start_tree
+from agent_scenario import CHALLENGE_ID, MODEL, Inputs, grade_arm_stages, neutral_dir, reference_system
 from docker import DockerClient
 from forward_scenario import Provider, settings
 
@@ -37,13 +36,8 @@ def test_a_rerun_with_a_good_provider_runs_the_attempt_its_provider_failed(
     provider: Provider, inputs: Inputs, engine: DockerClient, agent_image: str
 ) -> None:
     store = inputs.store
-    start = start_tree(store)
-    stage_inputs = {
-        "start": start,
-        "challenge": store.put_document(challenge()),
-        "fixture": inputs.fixture,
-        **inputs.gates(DockerBackend(store, engine), challenge(), start, agent_image),
-    }
+    stage_inputs = inputs.stage_inputs(DockerBackend(store, engine), agent_image, policy=False)
+    start = stage_inputs["start"]
     params = PairedAttemptParams(
         challenge_id=CHALLENGE_ID, attempt=1, model=MODEL, image_id=agent_image, suite_dir=".", graph_arm="plain",
         systems=(reference_system(neutral_dir()),), gateway_mode=Mode.FORWARD, forward=settings(),

@@ -19,9 +19,7 @@ from agent_scenario import (
     Graded,
     Inputs,
     attempt_params,
-    challenge,
     grade_arm_stages,
-    workspace_tree,
 )
 from docker import DockerClient
 
@@ -63,14 +61,8 @@ class Pair:
 @pytest.fixture(scope="module")
 def pair(inputs: Inputs, engine: DockerClient, agent_image: str) -> Pair:
     store = inputs.store
-    start = workspace_tree(store)
-    stage_inputs = {
-        "start": start,
-        "challenge": store.put_document(challenge()),
-        "fixture": inputs.fixture,
-        "policy": inputs.policy,
-        **inputs.gates(DockerBackend(store, engine), challenge(), start, agent_image),
-    }
+    stage_inputs = inputs.stage_inputs(DockerBackend(store, engine), agent_image)
+    start = stage_inputs["start"]
     params = attempt_params(agent_image)
     outcome = execute(StageContext(store, services()), paired_attempt, stage_inputs, params)
     arm_of = {CONTROL: outcome.outputs["control"], TREATMENT: outcome.outputs[f"treatments/{TREATMENT}"]}
