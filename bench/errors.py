@@ -30,6 +30,7 @@ lives::
      |    +-- ProvisionRefused          (bench.provision.errors) one refusal, with its RefusalReason
      +-- FenceError                     the money fence stopped a paid run
      |    +-- FenceStopped              (bench.fence.errors) ... and recorded why in a FenceRecord
+     |    +-- AccountStopped            (bench.fence.account) ... earlier: a stop latched the key's account
      +-- ProviderError                  (bench.fence.errors) a provider's quota API could not be read
      |    +-- ProviderUnreachable       transport: refused, reset, timed out, or a 5xx/429 answer
      |    +-- KeyRejected               the provider refused the key (401/403)

@@ -22,7 +22,7 @@ from pathlib import Path
 from ..contracts import Digest, Sha256
 from ..errors import ContractError
 from ..fence.caps import ArmCap, PairCaps
-from ..gateway import ArmKey, Gateway, GatewayConfig, Mode, PolicyPin
+from ..gateway import ArmKey, ArmStop, Gateway, GatewayConfig, Mode, PolicyPin
 from ..sandbox.backends import ProcessOutcome, SandboxBackend, Session, process_outcome
 from ..sandbox.layout import RUNNER_SCRATCH
 from ..sandbox.spec import ContainerSpec
@@ -33,7 +33,7 @@ from .arm_record import ArmRecord, PromptKind, StepRecord
 from .claude import AGENT_KEY, HOME_DIRS, claude_argv, session_file, session_id_of
 from .recorder import StoreRecorder
 
-__all__ = ["ArmRun", "arm_gateway", "environment_value", "run_arm"]
+__all__ = ["ArmRun", "arm_gateway", "environment_value", "not_started", "run_arm"]
 
 _POLICY_FILE = "policy.json"
 
@@ -82,6 +82,7 @@ def _config(run: ArmRun, key: ArmKey, cap: Decimal | None) -> GatewayConfig:
             upstream_auth=run.forward.upstream_auth,
             prices=run.forward.prices,
             caps=PairCaps(arms=(ArmCap(arm=key.label, cap_usd=cap),)),
+            provider_error_limit=run.forward.provider_error_limit,
         )
     assert run.policy is not None  # ArmRun checks the mode has its input
     return GatewayConfig(
@@ -169,6 +170,7 @@ def run_arm(run: ArmRun, condition: str, spec: ContainerSpec, cap: Decimal | Non
             steps = _steps(run, box, time.monotonic() + run.challenge.agent_timeout_seconds)
             session = _session_blob(run, box, steps)
             final = box.read_back()
+    (spend,) = gateway.spending()
     return ArmRecord(
         condition=condition,
         spec=spec,
@@ -180,6 +182,30 @@ def run_arm(run: ArmRun, condition: str, spec: ContainerSpec, cap: Decimal | Non
         exchanges=recorder.finish(),
         final=final,
         snapshot=None,
-        spent_usd=gateway.spent(condition),
+        spent_usd=spend.spent_usd,
         cap_usd=cap,
+        bounded_answers=spend.upper_bound_answers,
+        bounded_usd=spend.bounded_usd,
+        cap_refusals=spend.cap_refusals,
+        stop=spend.stop,
+    )
+
+
+def not_started(run: ArmRun, condition: str, spec: ContainerSpec, stop: ArmStop) -> ArmRecord:
+    """The record of an arm that never ran because an earlier arm of its attempt ended with ``stop``: no step, no
+    exchange, nothing spent, its final tree the start tree, so its pair is recorded and excluded, not lost."""
+    return ArmRecord(
+        condition=condition,
+        spec=spec,
+        model=run.model,
+        start=run.start,
+        outcome=ProcessOutcome.FAILED,
+        steps=(),
+        session=None,
+        exchanges=StoreRecorder(run.store).finish(),
+        final=run.start,
+        snapshot=None,
+        spent_usd=Decimal(0),
+        stop=stop,
+        started=False,
     )

@@ -16,6 +16,7 @@ from pydantic import Field, StringConstraints
 
 from ..contracts import ContractModel, Digest, Document
 from ..gateway.config import Mode
+from ..gateway.metering import ArmStop
 from ..provision.receipt import PairVerdict
 from ..sandbox.backends import ProcessOutcome
 from ..sandbox.spec import ContainerSpec
@@ -59,6 +60,19 @@ class ArmRecord(Document):
     snapshot: Digest | None  # the memory system's snapshot receipt; None in the control arm
     spent_usd: Decimal = Field(ge=0, allow_inf_nan=False)  # what the gateway metered (forward mode; 0 in policy)
     cap_usd: Decimal | None = Field(default=None, ge=0, allow_inf_nan=False)  # the arm's cap (forward mode)
+    # Forward mode, from the gateway's meter. ``bounded_answers``: answers charged their upper bound because their
+    # usage was missing, unreadable or beyond the request's bounds; with any, ``spent_usd`` is partly a bound and
+    # the tokens the harness counted are not the provider's, so the arm's usage is *bounded*, not reported.
+    bounded_answers: int = Field(default=0, ge=0)
+    bounded_usd: Decimal = Field(default=Decimal(0), ge=0, allow_inf_nan=False)  # of spent_usd, those bounds
+    cap_refusals: int = Field(default=0, ge=0)  # requests refused because their worst case did not fit the cap
+    stop: ArmStop | None = None  # the gateway stopped the arm for its provider's fault, or (not started) another's
+    started: bool = True  # False: the arm never ran, because an earlier arm of its attempt ended with ``stop``
+
+    @property
+    def usage_bounded(self) -> bool:
+        """Some answer's cost is an upper bound, not a reported usage: token and dollar statistics leave it out."""
+        return self.bounded_answers > 0
 
     @property
     def scored_step(self) -> int:

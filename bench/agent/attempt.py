@@ -3,16 +3,19 @@
 A paid model makes a control per system a waste, so each system's pair is the attempt's one control arm and that
 system's treatment arm. Order of events, each recorded:
 
-1. the money fence: in forward mode its preflight (key identity, per-key budget, shared headroom for every arm of
-   the attempt at its cap) before anything else, so a stopped attempt starts no container; in policy mode the
-   fence is recorded as not applicable;
+1. the money fence: in forward mode, an account an earlier stop latched is refused (:mod:`bench.fence.account`),
+   then its preflight (key identity, per-key budget, shared headroom for the most the attempt's arms can spend
+   under their caps) before anything else, so a stopped attempt starts no container; in policy mode the fence is
+   recorded as not applicable;
 2. every system's memory is restored through its own provisioner (before any container, so every spec is known);
 3. every arm's spec is built; each treatment passes with the control through
    :func:`~bench.sandbox.spec.prepare_pair` (neutral, different only in the attachment, an image layer included)
    and each pair's spec-diff receipt is stored;
 4. the arms run in the attempt's order, which rotates across attempts so no condition always runs first; in
-   forward mode each arm's cap is the per-arm cap, lowered so no pair can pass the per-pair cap, and the fence
-   observes the drain between consecutive arms (a stop there starts no further arm);
+   forward mode each arm's cap is the per-arm cap, lowered so no pair can pass the per-pair cap (an arm left no
+   room stops the attempt, recorded), and the fence observes the drain between consecutive arms (a stop there
+   starts no further arm); an arm the gateway stopped for its provider's fault (provider-failed or
+   provider-malformed) starts no further arm either: each is recorded as not started;
 5. each system's snapshot re-reads what the system holds after the run; its verdict is its pair's verdict;
 6. each system whose restore declared deterministic retrieval re-derives what its hooks injected in its treatment
    arm (:mod:`.rederive_injected`); a difference is a finding on its pair;
@@ -31,9 +34,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from ..contracts import Digest
-from ..errors import FenceError, SandboxError
+from ..contracts import Digest, Sha256
+from ..errors import SandboxError
 from ..fence import Fence, FenceConfig
+from ..fence.account import open_account
+from ..gateway.metering import ArmStop
 from ..grading.memory import installed_hooks
 from ..provision.fixture import Fixture
 from ..provision.receipt import SnapshotReceipt
@@ -42,7 +47,7 @@ from ..sandbox.spec import ContainerSpec, MemoryAttachment, container_spec, prep
 from ..suite.challenge import NetworkMode
 from ..suite.forward import ForwardSettings
 from ..suite.memory_system import CONTROL, MemorySystem
-from .arm import ArmRun, environment_value, run_arm
+from .arm import ArmRun, environment_value, not_started, run_arm
 from .arm_record import ArmRecord, PairRecord
 from .attachment import control_attachment, treatment_attachment
 from .claude import agent_env, managed_settings_mount
@@ -51,7 +56,16 @@ from .mounted import record_mounts
 from .recorder import read_exchange_log
 from .rederive_injected import rederive_injected
 
-__all__ = ["FENCE_REASON", "AttemptOutcome", "AttemptSetup", "arm_caps", "arm_order", "arm_spec", "run_attempt"]
+__all__ = [
+    "FENCE_REASON",
+    "AttemptOutcome",
+    "AttemptSetup",
+    "arm_caps",
+    "arm_order",
+    "arm_spec",
+    "cap_or_stop",
+    "run_attempt",
+]
 
 FENCE_REASON = "the gateway answers from a policy; no paid provider is reached"
 # What runs inside an attempt, as the progress lines of a run show it (bench.pipeline.progress); host side only.
@@ -108,16 +122,19 @@ def arm_order(attempt: int, systems: tuple[str, ...]) -> tuple[str, ...]:
 
 def arm_caps(forward: ForwardSettings, condition: str, spent: Mapping[str, Decimal]) -> Decimal:
     """The cap of ``condition``'s arm given what the arms that already ran spent: the per-arm cap, lowered so that no
-    pair (the control with one treatment) can pass the per-pair cap. A pair with nothing left refuses the arm."""
+    pair (the control with one treatment) can pass the per-pair cap. Zero or less: its pairs leave it no room."""
     others = [system for system in spent if system != CONTROL] if condition == CONTROL else [CONTROL]
     headroom = [forward.pair_cap_usd - spent[other] for other in others if other in spent]
-    cap = min([forward.arm_cap_usd, *headroom])
+    return min([forward.arm_cap_usd, *headroom])
+
+
+def cap_or_stop(fence: Fence, forward: ForwardSettings, condition: str, spent: Mapping[str, Decimal]) -> Decimal:
+    """The arm's cap; an arm its pairs leave no room stops the attempt, recorded and latched by the fence."""
+    cap = arm_caps(forward, condition, spent)
     if cap <= 0:
-        raise FenceError(
-            "pair-cap",
-            f"the {condition} arm cannot start: its pair already spent the pair cap of {forward.pair_cap_usd} USD "
-            f"({dict(spent)}); raise pair_cap_usd above arm_cap_usd plus one answer",
-        )
+        figures = {f"{name}_spent_usd": amount for name, amount in spent.items()}
+        figures |= {"arm_cap_usd": forward.arm_cap_usd, "pair_cap_usd": forward.pair_cap_usd, "room_usd": cap}
+        fence.stop_at_pair_cap(condition, figures)
     return cap
 
 
@@ -129,14 +146,25 @@ def _private_dir(prefix: str) -> Path:
     return path
 
 
-def _fence(run: ArmRun, identity: str, arms: int) -> tuple[Fence, Digest]:
-    """The attempt's fence and its first record: cleared preflight, or not applicable (raises when stopped)."""
+def _account(forward: ForwardSettings) -> Sha256:
+    """The fingerprint of the provider key an attempt spends against: the one the fence declares, or (unfenced)
+    the exported key's, so a stop latches the account whichever way it is reached."""
+    if forward.fence is not None:
+        return forward.fence.key_sha256
+    return Sha256.of(environment_value(forward.key_env, "the provider key").encode())
+
+
+def _fence(run: ArmRun, identity: str, treatments: int) -> tuple[Fence, Digest]:
+    """The attempt's fence and its first record: cleared preflight, or not applicable (raises when stopped, and
+    before anything when a stop latched the account)."""
     forward = run.forward
     if forward is None:
         fence = Fence(run.store, identity, None)
         return fence, fence.not_applicable(FENCE_REASON)
+    account = _account(forward)
+    resumed = open_account(run.store, account)
     if forward.fence is None:
-        fence = Fence(run.store, identity, None)
+        fence = Fence(run.store, identity, None, account=account, resumed=resumed)
         return fence, fence.not_applicable(f"the suite declares no quota API: {forward.unfenced}")
     config = FenceConfig(
         base_url=environment_value(forward.fence.quota_url_env, "the provider's quota API base URL"),
@@ -145,26 +173,35 @@ def _fence(run: ArmRun, identity: str, arms: int) -> tuple[Fence, Digest]:
         production_reserve_usd=forward.fence.production_reserve_usd,
         timeout_seconds=forward.fence.timeout_seconds,
     )
-    fence = Fence(run.store, identity, config)
-    return fence, fence.preflight(forward.arm_cap_usd * arms)
+    fence = Fence(run.store, identity, config, account=account, resumed=resumed)
+    return fence, fence.preflight(forward.attempt_bound_usd(treatments))
 
 
 def _run_arms(
     run: ArmRun, fence: Fence, order: tuple[str, ...], specs: Mapping[str, ContainerSpec]
 ) -> tuple[dict[str, ArmRecord], Digest | None]:
-    """Every arm in ``order``; in forward mode each capped, with the drain observed between arms."""
+    """Every arm in ``order``; in forward mode each capped, with the drain observed between arms. An arm the gateway
+    stopped for its provider's fault ends the attempt there: every later arm is recorded as not started."""
     records: dict[str, ArmRecord] = {}
     spent: dict[str, Decimal] = {}
     latest: Digest | None = None
+    stop: ArmStop | None = None
     for index, condition in enumerate(order):
+        if stop is not None:
+            _log.info("%s arm: not started, an earlier arm ended %s", condition, stop.value)
+            records[condition] = not_started(run, condition, specs[condition], stop)
+            continue
         if index and run.forward is not None and fence.config is not None:
-            latest = fence.between_arms(sum(spent.values(), Decimal(0)))  # a stop raises: no further arm starts
-        cap = arm_caps(run.forward, condition, spent) if run.forward is not None else None
+            arms = records.values()
+            drained, bounded = (sum((getattr(a, f) for a in arms), Decimal(0)) for f in ("spent_usd", "bounded_usd"))
+            latest = fence.between_arms(drained, bounded)  # a stop raises: no further arm starts
+        cap = cap_or_stop(fence, run.forward, condition, spent) if run.forward is not None else None
         _log.info("%s arm: the agent is running (%d of %d)", condition, index + 1, len(order))
         record = run_arm(run, condition, specs[condition], cap)
-        _log.info("%s arm: %s after %.0fs", condition, record.outcome.value, sum(step.seconds for step in record.steps))
+        ended = record.stop.value if record.stop is not None else record.outcome.value
+        _log.info("%s arm: %s after %.0fs", condition, ended, sum(step.seconds for step in record.steps))
         run.store.put_document(record)  # kept even if the fence stops the next arm
-        records[condition], spent[condition] = record, record.spent_usd
+        records[condition], spent[condition], stop = record, record.spent_usd, record.stop
     return records, latest
 
 
@@ -174,7 +211,7 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
     identity = f"{challenge_id}.{attempt}"
     names = tuple(system.name for system in setup.systems)
     order = arm_order(attempt, names)
-    fence, fenced = _fence(run, identity, len(order))
+    fence, fenced = _fence(run, identity, len(names))
     staging = {name: _private_dir("h-") for name in (CONTROL, *names)}
     try:
         with ExitStack() as memories:

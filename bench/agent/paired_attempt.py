@@ -7,7 +7,10 @@ read again here before anything is restored: a difference is refused), and the t
 ``calibration``. No container starts and
 no token is spent unless the challenge certified and calibrated. The params carry the memory systems' declarations
 (and their layer image IDs), the gateway mode and, in forward mode, the provider settings (variable names, prices,
-caps: never a key). The attempt number is in the params, so a recorded attempt is never run again by a rerun.
+caps: never a key). The attempt number is in the params, so a recorded attempt is never run again by a rerun, with
+one exception: an attempt an arm of which its provider failed (``provider-failed``: the provider kept refusing or
+erring, so the agent was never measured) is recorded for the run that made it, its pairs excluded with that reason,
+and executed again by the next run (:func:`provider_failed`, the stage's retry judge).
 
 Outputs: ``fence`` (the attempt's fence record), ``control`` (the shared control's ArmRecord), and per memory
 system, keyed by its name: ``treatments`` (ArmRecords), ``snapshots`` (its receipt), ``spec_diffs`` (control
@@ -29,6 +32,7 @@ from ..contracts import BlobDigest, ContractModel, ImageId, Ref, TreeDigest
 from ..errors import StageError
 from ..fence.fence_record import FenceRecord
 from ..gateway.config import Mode
+from ..gateway.metering import ArmStop
 from ..packaging.certify import CertificationReport, Verdict
 from ..provision.code import ProvisionerCode, code_change, provisioner_code
 from ..provision.fixture import load_fixture
@@ -49,7 +53,7 @@ from .attempt import AttemptSetup, run_attempt
 from .rederive_injected import InjectedRederivation
 from .spec_check import check_spec_diffs
 
-__all__ = ["AttemptInputs", "AttemptOutputs", "PairedAttemptParams", "paired_attempt"]
+__all__ = ["AttemptInputs", "AttemptOutputs", "PairedAttemptParams", "paired_attempt", "provider_failed"]
 
 
 class PairedAttemptParams(ContractModel):
@@ -86,7 +90,16 @@ class AttemptOutputs(Ports):
     rederivations: dict[str, Ref[InjectedRederivation]]
 
 
-@stage("paired-attempt", version=5, kind=StageKind.OBSERVED, checks=check_spec_diffs)
+def provider_failed(store: Store, outputs: AttemptOutputs) -> str | None:
+    """Why a later run must execute this attempt again: an arm its provider failed; None for any other ending."""
+    for condition, arm in {"control": outputs.control, **outputs.treatments}.items():
+        record = store.get_document(arm, ArmRecord)
+        if record.stop is ArmStop.PROVIDER_FAILED and record.started:
+            return f"the provider failed the {condition} arm; the attempt was not measured, so a rerun retries it"
+    return None
+
+
+@stage("paired-attempt", version=5, kind=StageKind.OBSERVED, checks=check_spec_diffs, retry=provider_failed)
 def paired_attempt(context: StageContext, inputs: AttemptInputs, params: PairedAttemptParams) -> AttemptOutputs:
     store = context.store
     _require_gates(store, inputs)

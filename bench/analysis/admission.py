@@ -58,6 +58,8 @@ class ReasonCode(StrEnum):
     UNDELIVERED = "undelivered"  # the treatment delivered nothing; preregistered as excluded
     UNDELIVERED_OWN_ROW = "undelivered-own-row"  # the treatment delivered nothing; preregistered for its own row
     AUDIT_DIRTY = "audit-dirty"  # an arm's tree changed outside allowed_output_paths: thrown out, never a FAIL
+    PROVIDER_FAILED = "provider-failed"  # the model provider kept failing an arm's requests (a rerun retries it)
+    PROVIDER_MALFORMED = "provider-malformed"  # the model provider reported a usage its request cannot have had
 
 
 class AdmissionDecision(Document):

@@ -60,6 +60,11 @@ class ArmEnding(StrEnum):
     TIMED_OUT = "timed-out"  # killed at the challenge's agent deadline
     CAPPED = "capped"  # a budget cap stopped it: tokens or dollars at the gateway, or the wall-seconds budget
     CRASHED = "crashed"  # the apparatus failed: no session was written, so the harness never ran its task
+    # The provider's fault, not the agent's nor the apparatus's: the gateway stopped the arm after consecutive
+    # provider errors, or after a usage beyond its request's bounds; an arm never started after such a stop
+    # in its attempt ends the same way.
+    PROVIDER_FAILED = "provider-failed"
+    PROVIDER_MALFORMED = "provider-malformed"
 
 
 class ComparabilityKey(ContractModel):
@@ -112,6 +117,8 @@ class ArmResult(ContractModel):
 
     ``delivered_via`` names each channel a memory phrase arrived through (prompt-time retrieval and
     anchor-triggered recall are different mechanisms; a single boolean would report them as one).
+
+    ``tokens`` and ``spent_usd`` are measurements only when ``usage_bounded`` is False.
     """
 
     outcome: Outcome
@@ -126,6 +133,10 @@ class ArmResult(ContractModel):
     tokens: Annotated[int, Field(ge=0)]
     wall_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]
     spent_usd: Annotated[Decimal, Field(ge=0, allow_inf_nan=False)] = Decimal(0)  # as the gateway metered it
+    # True when some answer of the arm was charged its upper bound, not its reported usage (missing, unreadable or
+    # beyond its request's bounds): ``spent_usd`` is then partly a bound and ``tokens`` is not what the provider
+    # counted, so token and dollar statistics (and any per-token or per-dollar figure) leave the arm out.
+    usage_bounded: bool = False
 
 
 class PairedAttempt(Document):
@@ -139,6 +150,9 @@ class PairedAttempt(Document):
     completion: Completion
     control: ArmResult | None
     treatment: ArmResult | None
+    # The money fence's checks of the attempt that were recorded unobserved (the quota API could not be read; the
+    # drain check between arms fails open), by check name: the pair went on without that observation.
+    unobserved_checks: tuple[Annotated[str, Field(pattern=r"^[a-z][a-z-]*$")], ...] = ()
 
     @model_validator(mode="after")
     def _completed_has_both_arms(self) -> PairedAttempt:

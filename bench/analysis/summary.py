@@ -4,7 +4,9 @@ Attempts are grouped into cells, one per (comparability key, build): pooling bui
 trend is meant to show. Each memory system is its own cell (its name is in the key), beside the others.
 
 In policy mode the model is a deterministic stand-in whose token counts are estimates and which spends nothing, so
-token and dollar differences are not tested there at all (``not-tested``), whatever the number of pairs. Every
+token and dollar differences are not tested there at all (``not-tested``), whatever the number of pairs. In
+forward mode they use only reported usage: a pair either arm of which was charged an upper bound for want of a
+usage report (``ArmResult.usage_bounded``) is left out of them, and ``bounded_arms`` says how many arms were. Every
 number comes from ``exact`` and ``signed_rank``; the same attempts always give byte-identical canonical JSON, which
 is what lets ``verify`` re-derive a published summary.
 """
@@ -68,6 +70,7 @@ class ContinuousSummary(ContractModel):
     signed_rank_p: float | None
     nonzero_pairs: int | None
     zero_pairs: int | None
+    bounded_arms: int = 0  # arms whose usage was bounded, not reported: their pairs are left out of this measure
 
 
 class Cell(ContractModel):
@@ -108,10 +111,10 @@ def _arm(results: Sequence[ArmResult], confidence: Fraction) -> ArmSummary:
     )
 
 
-def continuous(differences: Sequence[Fraction], testable: bool = True) -> ContinuousSummary:
+def continuous(differences: Sequence[Fraction], testable: bool = True, bounded_arms: int = 0) -> ContinuousSummary:
     """Exact sign and signed-rank tests on paired differences; nothing is tested below five non-zero differences
     (zero differences are counted and reported, never toward the five) or when the measure is not ``testable``
-    (an estimate, not a measurement)."""
+    (an estimate, not a measurement). ``bounded_arms`` counts the arms whose pairs were left out as bounded."""
     positive = sum(d > 0 for d in differences)
     negative = sum(d < 0 for d in differences)
     nonzero, zeros = positive + negative, len(differences) - positive - negative
@@ -123,6 +126,7 @@ def continuous(differences: Sequence[Fraction], testable: bool = True) -> Contin
             signed_rank_p=None,
             nonzero_pairs=nonzero if testable else None,
             zero_pairs=zeros if testable else None,
+            bounded_arms=bounded_arms,
         )
     return ContinuousSummary(
         status=ContinuousStatus.TESTED,
@@ -131,6 +135,7 @@ def continuous(differences: Sequence[Fraction], testable: bool = True) -> Contin
         signed_rank_p=signed_rank_test(differences).p_value,
         nonzero_pairs=nonzero,
         zero_pairs=zeros,
+        bounded_arms=bounded_arms,
     )
 
 
@@ -140,6 +145,8 @@ def _cell(attempts: Sequence[PairedAttempt], confidence: Fraction) -> Cell:
     controls = [c for c, _ in pairs]
     treatments = [t for _, t in pairs]
     measured = first.key.gateway_mode is Mode.FORWARD
+    reported = [(c, t) for c, t in pairs if not (c.usage_bounded or t.usage_bounded)]
+    bounded = sum(arm.usage_bounded for pair in pairs for arm in pair)
     return Cell(
         key=first.key,
         key_id=first.key.key_id,
@@ -149,9 +156,9 @@ def _cell(attempts: Sequence[PairedAttempt], confidence: Fraction) -> Cell:
         treatment=_arm(treatments, confidence),
         paired=paired_binary(pairs, confidence),
         # Fractions of the recorded floats: differences and ties are decided exactly.
-        tokens=continuous([Fraction(t.tokens - c.tokens) for c, t in pairs], measured),
+        tokens=continuous([Fraction(t.tokens - c.tokens) for c, t in reported], measured, bounded),
         wall_seconds=continuous([Fraction(t.wall_seconds) - Fraction(c.wall_seconds) for c, t in pairs]),
-        dollars=continuous([Fraction(t.spent_usd - c.spent_usd) for c, t in pairs], measured),
+        dollars=continuous([Fraction(t.spent_usd - c.spent_usd) for c, t in reported], measured, bounded),
     )
 
 

@@ -2,17 +2,20 @@
 
 Modules, one job each: :mod:`.config` (what the fence reads), :mod:`.caps` (the per-arm caps the gateway enforces),
 :mod:`.provider` (the quota API, where transport errors are translated), :mod:`.checks` (the four decisions),
-:mod:`.records` (the store documents), :mod:`.fence` (the driver the paired runner calls).
+:mod:`.fence_record` (the store documents), :mod:`.fence` (the driver the paired runner calls), :mod:`.account`
+(the latch a stop sets on its account, and the operator's decision that lifts it).
 """
 
+from .account import AccountStopped, open_account, resume_account, stopped_accounts
 from .caps import ArmCap, PairCaps
 from .config import FenceConfig, load_config
 from .errors import FenceStopped, KeyRejected, ProviderError, ProviderResponseInvalid, ProviderUnreachable
 from .fence import Fence, read_record
-from .fence_record import CheckName, CheckVerdict, FenceCheck, FenceOutcome, FenceRecord
+from .fence_record import CheckName, CheckVerdict, FenceCheck, FenceOutcome, FenceRecord, FenceResume
 from .provider import Credits, KeyInfo, ProviderClient
 
 __all__ = [
+    "AccountStopped",
     "ArmCap",
     "CheckName",
     "CheckVerdict",
@@ -22,6 +25,7 @@ __all__ = [
     "FenceConfig",
     "FenceOutcome",
     "FenceRecord",
+    "FenceResume",
     "FenceStopped",
     "KeyInfo",
     "KeyRejected",
@@ -31,5 +35,8 @@ __all__ = [
     "ProviderResponseInvalid",
     "ProviderUnreachable",
     "load_config",
+    "open_account",
     "read_record",
+    "resume_account",
+    "stopped_accounts",
 ]

@@ -88,14 +88,19 @@ def shared_headroom(balance: Decimal, reserve: Decimal, pair_cap: Decimal) -> Fe
     return FenceFinding(CheckVerdict.PASSED, f"the balance {balance} USD covers {required} USD", observed)
 
 
-def observed_drain(baseline: Decimal, balance: Decimal, declared: Decimal) -> FenceFinding:
+def observed_drain(
+    baseline: Decimal, balance: Decimal, declared: Decimal, bounded: Decimal = Decimal(0)
+) -> FenceFinding:
     """4. Between arms: the drop of the shared balance stays within what the finished arm declared.
 
     Over-attributing on purpose: the drop counts every spender on the account, and past the declared amount the
-    next dollar comes out of the reserve whoever spends it.
+    next dollar comes out of the reserve whoever spends it. ``bounded`` is the part of ``declared`` that is upper
+    bounds charged for want of a usage report, recorded beside it: by that much the check is looser than measured.
     """
     drained = baseline - balance
     observed = {"baseline_usd": baseline, "balance_usd": balance, "drained_usd": drained, "declared_usd": declared}
+    if bounded:
+        observed["declared_bounded_usd"] = bounded
     if drained > declared:
         return FenceFinding(
             CheckVerdict.FAILED,

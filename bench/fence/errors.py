@@ -5,6 +5,7 @@
     BenchError
      +-- FenceError                    (bench.errors) the fence stopped a paid run
      |    +-- FenceStopped             ... and recorded why: ``record`` is the FenceRecord's digest
+     |    +-- AccountStopped           (.account) refused before spending: a stop latched the key's account
      +-- ProviderError                 the provider's quota API could not be read as documented
           +-- ProviderUnreachable      transport: refused, reset, timed out, or a 5xx/429 answer
           +-- KeyRejected              the provider refused the key (401/403)

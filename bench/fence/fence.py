@@ -10,7 +10,9 @@
 
 or, for a pair whose agent uses no paid provider, ``Fence(store, pair, None).not_applicable("no paid provider")``.
 Each call writes its checks to the store as they are decided, then a :class:`FenceRecord` listing every check of
-the pair so far, and returns that record's digest (a stop carries it on the error).
+the pair so far, and returns that record's digest (a stop carries it on the error). A fence given the ``account``
+it guards (the provider key's fingerprint) latches that account on every stop (:mod:`.account`), and an arm the
+pair cap leaves no room stops it too (:meth:`Fence.stop_at_pair_cap`), with or without a quota API.
 
 The failure modes are asymmetric on purpose. Between arms a transport error on the balance read fails open: the
 pair is already paid for and one flaky GET should not abandon it, so the check is recorded as unobserved. A
@@ -26,10 +28,11 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TypeVar
 
-from ..contracts import Digest
+from ..contracts import Digest, Sha256
 from ..errors import ContractError, FenceError
 from ..store import Store
 from . import checks
+from .account import RESUME_COMMAND, stop_account
 from .checks import FenceFinding
 from .config import FenceConfig
 from .errors import FenceStopped, ProviderError, ProviderUnreachable
@@ -39,17 +42,27 @@ from .provider import ProviderClient
 __all__ = ["Fence", "read_record"]
 
 T = TypeVar("T")
+_LATCHED = f"the account stays stopped until an operator runs `{RESUME_COMMAND}`"
 
 
 class Fence:
     """The fence of one pair; ``config`` is None when the pair spends nothing (gateway policy mode)."""
 
     def __init__(
-        self, store: Store, pair: str, config: FenceConfig | None, environ: Mapping[str, str] | None = None
+        self,
+        store: Store,
+        pair: str,
+        config: FenceConfig | None,
+        environ: Mapping[str, str] | None = None,
+        *,
+        account: Sha256 | None = None,
+        resumed: Digest | None = None,
     ) -> None:
         self.store = store
         self.pair = pair
         self.config = config
+        self.account = account  # latched on a stop; None: nothing to latch (a probe, or no paid provider)
+        self.resumed = resumed  # the operator's decision the account spends under, named in every record
         self._environ = os.environ if environ is None else environ
         self._outcome: FenceOutcome | None = None  # of the latest record; None before the first
         self._checks: list[Digest] = []
@@ -69,17 +82,32 @@ class Fence:
         cleared = self._preflight_checks(self.config, pair_cap)
         return self._finish(FenceOutcome.CLEARED if cleared else FenceOutcome.STOPPED)
 
-    def between_arms(self, declared_drain: Decimal) -> Digest:
-        """Check 4: re-read the balance; a FenceStopped here means the next arm must not start."""
+    def between_arms(self, declared_drain: Decimal, bounded: Decimal = Decimal(0)) -> Digest:
+        """Check 4: re-read the balance; a FenceStopped here means the next arm must not start. ``bounded`` is the
+        part of ``declared_drain`` charged as upper bounds, not reported usage: the check is that much looser."""
         _require_amount("declared_drain", declared_drain)
+        _require_amount("bounded", bounded)
         if self._outcome is not FenceOutcome.CLEARED or self._client is None:
             raise FenceError(
                 CheckName.OBSERVED_DRAIN, f"the pair {self.pair!r} was not cleared by preflight; no arm may start"
             )
         baseline = self._baseline
-        finding = _read(self._client.credits, lambda c: checks.observed_drain(baseline, c.balance_usd, declared_drain))
+        finding = _read(
+            self._client.credits, lambda c: checks.observed_drain(baseline, c.balance_usd, declared_drain, bounded)
+        )
         self._add(CheckName.OBSERVED_DRAIN, finding)
         return self._finish(FenceOutcome.STOPPED if finding.verdict is CheckVerdict.FAILED else FenceOutcome.CLEARED)
+
+    def stop_at_pair_cap(self, arm: str, figures: Mapping[str, Decimal]) -> None:
+        """Record that the pair cap leaves ``arm`` no room (``figures``: what each arm of its pairs spent, the caps
+        and the room left) and stop the attempt: raises :class:`FenceStopped`, latching the account."""
+        room = figures.get("room_usd")
+        reason = (
+            f"the {arm} arm cannot start: its pairs leave it {room} USD under the pair cap; raise pair_cap_usd "
+            "above arm_cap_usd plus one answer's worst case"
+        )
+        self._add(CheckName.PAIR_CAP, FenceFinding(CheckVerdict.FAILED, reason, dict(figures)))
+        self._finish(FenceOutcome.STOPPED)
 
     def not_applicable(self, reason: str = "no paid provider") -> Digest:
         """Record that this pair was deliberately not fenced, one not-applicable document per check."""
@@ -125,12 +153,16 @@ class Fence:
         return finding.verdict is CheckVerdict.PASSED
 
     def _finish(self, outcome: FenceOutcome) -> Digest:
-        """Write the record of every check so far; a stop raises, naming the check that stopped the pair."""
-        record = self.store.put_document(FenceRecord(pair=self.pair, outcome=outcome, checks=tuple(self._checks)))
+        """Write the record of every check so far; a stop latches the account and raises, naming the check that
+        stopped the pair."""
+        document = FenceRecord(pair=self.pair, outcome=outcome, checks=tuple(self._checks), resumed=self.resumed)
+        record = self.store.put_document(document)
         self._outcome = outcome
         if outcome is FenceOutcome.STOPPED and self._last is not None:
+            if self.account is not None:
+                stop_account(self.store, self.account, record)
             check, finding = self._last
-            raise FenceStopped(check, finding.reason, record)
+            raise FenceStopped(check, f"{finding.reason}; {_LATCHED}" if self.account else finding.reason, record)
         return record
 
 

@@ -8,18 +8,19 @@ from typing import Literal
 
 from pydantic import AwareDatetime, Field
 
-from ..contracts import Digest, Document
+from ..contracts import Digest, Document, Sha256
 
-__all__ = ["CheckName", "CheckVerdict", "FenceCheck", "FenceOutcome", "FenceRecord"]
+__all__ = ["CheckName", "CheckVerdict", "FenceCheck", "FenceOutcome", "FenceRecord", "FenceResume"]
 
 
 class CheckName(StrEnum):
-    """The four checks, in the order they run."""
+    """The four checks, in the order they run, and the pair cap's, recorded when it stops an attempt."""
 
     KEY_IDENTITY = "key-identity"
     KEY_BUDGET = "key-budget"
     SHARED_HEADROOM = "shared-headroom"
     OBSERVED_DRAIN = "observed-drain"
+    PAIR_CAP = "pair-cap"  # before an arm: what its pairs already spent leaves it room under the pair cap
 
 
 class CheckVerdict(StrEnum):
@@ -56,6 +57,19 @@ class FenceRecord(Document):
     pair: str = Field(min_length=1)
     outcome: FenceOutcome
     checks: tuple[Digest, ...]
+    # The operator's decision (FenceResume) the account spends under, when an earlier stop of it was lifted.
+    resumed: Digest | None = None
 
 
-PUBLIC_CONTRACTS = (FenceCheck, FenceRecord)
+class FenceResume(Document):
+    """An operator's decision that an account a fence stop latched may spend again, and why."""
+
+    kind: Literal["fence-resume"] = "fence-resume"
+    schema_version: Literal[1] = 1
+    account: Sha256  # the fingerprint of the provider key the stop latched
+    stop: Digest  # the FenceRecord of the stop this decision lifts
+    reason: str = Field(min_length=1, max_length=2000)
+    resumed_at: AwareDatetime
+
+
+PUBLIC_CONTRACTS = (FenceCheck, FenceRecord, FenceResume)

@@ -13,7 +13,7 @@ from .config import ArmKey, GatewayConfig, Mode, PolicyPin, UpstreamAuth
 from .conversation import MessageChain, message_digest
 from .errors import GatewayError, PolicyDigestMismatch
 from .exchange import DirectoryRecorder, ExchangeRecord, Recorder, Refusal, read_exchanges
-from .metering import ArmSpend, ChargeBasis, Price, TokenUsage
+from .metering import ArmSpend, ArmStop, ChargeBasis, Price, TokenUsage
 from .policy import Policy, Rule, TextReply, ToolUseReply, When, load_policy
 from .server import Gateway
 from .stream import StreamEvent
@@ -22,6 +22,7 @@ from .wire import Part, RequestView
 __all__ = [
     "ArmKey",
     "ArmSpend",
+    "ArmStop",
     "ChargeBasis",
     "DirectoryRecorder",
     "ExchangeRecord",

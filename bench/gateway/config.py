@@ -16,7 +16,7 @@ from pydantic import Field, model_validator
 
 from ..contracts import ContractModel, Sha256
 from ..fence.caps import PairCaps
-from .metering import Price
+from .metering import DEFAULT_PROVIDER_ERROR_LIMIT, Price
 
 __all__ = ["ArmKey", "GatewayConfig", "Mode", "PolicyPin", "UpstreamAuth"]
 
@@ -58,6 +58,8 @@ class GatewayConfig(ContractModel):
     upstream_auth: UpstreamAuth = UpstreamAuth.X_API_KEY
     prices: dict[str, Price] = Field(default_factory=dict)  # request `model` -> price; forward mode refuses others
     caps: PairCaps | None = None  # forward mode: the pair's caps, one for each arm served here
+    # forward mode: consecutive provider errors after which an arm is stopped (provider-failed)
+    provider_error_limit: int = Field(default=DEFAULT_PROVIDER_ERROR_LIMIT, ge=1)
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:

@@ -39,7 +39,9 @@ class Refusal(StrEnum):
     BAD_BODY = "bad-body"  # 400: unreadable framing, not a JSON object, or no positive max_tokens to bound its cost
     TOO_LARGE = "too-large"  # 413: a body past the API's request size limit
     UNPRICED_MODEL = "unpriced-model"  # 400: forward mode has no price for the model, so cannot meter it
-    CAP_REACHED = "cap-reached"  # 400: the arm's spending reached its cap
+    CAP_REACHED = "cap-reached"  # 400: the request's worst case does not fit under what is left of the arm's cap
+    PROVIDER_FAILED = "provider-failed"  # 400: the arm was stopped after consecutive provider errors
+    PROVIDER_MALFORMED = "provider-malformed"  # 400: the arm was stopped after a usage beyond its request's bounds
     UPSTREAM_UNREACHABLE = "upstream-unreachable"  # 502: the provider could not be reached
 
 
@@ -71,6 +73,9 @@ class ExchangeRecord(Document):
     refusal: Refusal | None = None  # set when the gateway answered itself
     chain: MessageChain | None = None  # digests of a messages request and its answer
     client_disconnected: bool = False  # the client went away before the whole answer was delivered
+    # Forward mode: the request's worst case (its upper bound), held against the arm's cap while it was answered,
+    # or the amount that did not fit when it was refused for the cap; ``cost_usd`` never exceeds it.
+    worst_case_usd: Decimal | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
 class Recorder(Protocol):

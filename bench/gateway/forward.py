@@ -6,13 +6,17 @@ Bearer`` for OpenRouter). A streamed answer is relayed chunk by chunk as it arri
 while a decoder keeps every event for the record and the meter; a client that goes away mid-stream does not stop
 the read, so the answer is still metered from its own usage. A whole answer is relayed byte for byte, with the
 headers a client acts on (``retry-after`` on a 429, the request id).
+
+The caller learns every answer (``decided``) before its last bytes reach the client: a whole answer before it is
+sent, a stream before the chunk that ends it (``message_stop`` or an ``error`` event), so the gateway has charged
+it, and stopped the arm if it must, by the time the client can send its next request.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -43,6 +47,8 @@ _DROPPED = frozenset(
 _PASSED_BACK = frozenset({"content-type", "retry-after", "request-id", "x-should-retry"})
 _PASSED_BACK_PREFIX = "anthropic-ratelimit-"
 _TIMEOUT_SECONDS = 600.0
+
+_ENDING = frozenset({"message_stop", "error"})  # the events after which a stream has said all it will
 
 Headers = Sequence[tuple[str, str]]
 
@@ -114,7 +120,16 @@ class UpstreamProvider:
         cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
         return cls(self._host, self._port, timeout=_TIMEOUT_SECONDS)
 
-    def relay(self, sink: Sink, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Relayed:
+    def relay(
+        self,
+        sink: Sink,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        decided: Callable[[Relayed], None],
+    ) -> Relayed:
+        """Relay one request; ``decided`` gets the answer once, before the client has all of it."""
         outgoing = {k: v for k, v in headers.items() if k.lower() not in _DROPPED}
         outgoing[self._auth[0]] = self._auth[1]
         connection = self._connect()
@@ -122,39 +137,53 @@ class UpstreamProvider:
             try:
                 connection.request(method, self._prefix + path, body=body, headers=outgoing)
             except (OSError, http.client.HTTPException) as exc:
-                return _unreachable(sink, exc, billable=False)
+                return _unreachable(sink, exc, decided, billable=False)
             try:
                 response = connection.getresponse()
                 if "text/event-stream" in response.getheader("content-type", ""):
-                    return _relay_stream(sink, response)
+                    return _relay_stream(sink, response, decided)
                 raw = response.read()
             except (OSError, http.client.HTTPException) as exc:
-                return _unreachable(sink, exc, billable=True)  # it took the request: it may have billed it
-            sink.send_raw(response.status, _passed_back(response), raw)
+                return _unreachable(sink, exc, decided, billable=True)  # it took the request: it may have billed it
             parsed = _parse(raw)
             usage = metered_usage(parsed.get("usage")) if isinstance(parsed, dict) else None
-            return Relayed(response.status, False, parsed, None, usage, billable=response.status == 200)
+            relayed = Relayed(response.status, False, parsed, None, usage, billable=response.status == 200)
+            decided(relayed)
+            sink.send_raw(response.status, _passed_back(response), raw)
+            return relayed
         finally:
             connection.close()
 
 
-def _unreachable(sink: Sink, exc: Exception, billable: bool) -> Relayed:
+def _unreachable(sink: Sink, exc: Exception, decided: Callable[[Relayed], None], billable: bool) -> Relayed:
     error = api_error("api_error", f"the model endpoint could not be reached: {exc or type(exc).__name__}")
+    relayed = Relayed(502, False, error, None, None, billable=billable, unreachable=True)
+    decided(relayed)
     sink.send_json(502, error)
-    return Relayed(502, False, error, None, None, billable=billable, unreachable=True)
+    return relayed
 
 
-def _relay_stream(sink: Sink, response: http.client.HTTPResponse) -> Relayed:
+def _streamed(status: int, events: Sequence[StreamEvent], cut: bool) -> Relayed:
+    usage = None if cut else _usage_of_stream(events)
+    return Relayed(status, True, assemble_message(events), tuple(events), usage, billable=status == 200)
+
+
+def _relay_stream(sink: Sink, response: http.client.HTTPResponse, decided: Callable[[Relayed], None]) -> Relayed:
     sink.begin_stream(response.status, _passed_back(response))
     decoder = SseDecoder()
     events: list[StreamEvent] = []
-    cut = False
+    told = cut = False
     try:
         while chunk := response.read1(65536):
+            fresh = decoder.feed(chunk)
+            events.extend(fresh)
+            if not told and any(event.event in _ENDING for event in fresh):
+                decided(_streamed(response.status, events, cut=False))  # before the client reads the end
+                told = True
             sink.write(chunk)
-            events.extend(decoder.feed(chunk))
     except (OSError, http.client.HTTPException):
         cut = True  # the provider went away mid-stream: what arrived is relayed and kept, its usage is not final
-    usage = None if cut else _usage_of_stream(events)
-    message = assemble_message(events)
-    return Relayed(response.status, True, message, tuple(events), usage, billable=response.status == 200)
+    relayed = _streamed(response.status, events, cut)
+    if not told:
+        decided(relayed)
+    return relayed

@@ -14,7 +14,7 @@ import json
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -28,9 +28,9 @@ from .errors import GatewayError
 from .exchange import ExchangeRecord, Recorder, Refusal
 from .forward import Relayed, UpstreamProvider
 from .handler import Handler, Server
-from .metering import ArmSpend, ChargeBasis, Meter, Price, TokenUsage
+from .metering import ArmSpend, ArmStop, ChargeBasis, Meter, Price, TokenUsage, within_bounds
 from .policy import Policy, load_policy
-from .stream import StreamEvent, encode_sse, message_events
+from .stream import StreamEvent, encode_sse, message_events, stream_finished
 from .wire import api_error
 
 __all__ = ["Gateway"]
@@ -53,6 +53,7 @@ class _Answer:
     charge: ChargeBasis = ChargeBasis.NOT_BILLED
     refusal: Refusal | None = None
     events: tuple[StreamEvent, ...] | None = None
+    worst_case: Decimal | None = None  # forward mode: what the request could cost, held against the cap or refused
 
 
 def _estimate_tokens(value: Any) -> int:
@@ -76,7 +77,7 @@ class Gateway:
     def __init__(self, config: GatewayConfig, recorder: Recorder, *, policy_root: Path | None = None) -> None:
         self.config = config
         self._recorder = recorder
-        self._meter = Meter([arm.label for arm in config.arms], config.caps)
+        self._meter = Meter([arm.label for arm in config.arms], config.caps, config.provider_error_limit)
         self._labels = {arm.key_sha256: arm.label for arm in config.arms}
         self._sequence = itertools.count()
         self._sequence_lock = threading.Lock()
@@ -174,6 +175,7 @@ class Gateway:
                     refusal=answer.refusal,
                     chain=MessageChain.of(body, answer.body) if is_messages and isinstance(body, dict) else None,
                     client_disconnected=request.client_gone,
+                    worst_case_usd=answer.worst_case,
                 )
             )
 
@@ -247,28 +249,71 @@ class Gateway:
             known = ", ".join(sorted(self.config.prices))
             message = f"model: {body.get('model')!r} is not available; available models: {known}"
             return self._refuse(request, Refusal.UNPRICED_MODEL, 400, "invalid_request_error", message)
-        spend = self._meter.admit(arm)
+        max_tokens = int(body["max_tokens"]) if route == _MESSAGES else 0  # checked a positive int above
+        worst = price.upper_bound(len(raw), max_tokens) if route == _MESSAGES else Decimal(0)
+        spend = self._meter.admit(arm, worst)
         if spend is not None:
-            message = (
-                f"This API key has reached its spending cap: ${spend.spent_usd:.4f} spent of "
-                f"${spend.cap_usd:.4f}. No further requests are accepted."
-            )
-            return self._refuse(request, Refusal.CAP_REACHED, 400, "invalid_request_error", message)
-        relayed = self._upstream.relay(request, "POST", request.path, dict(request.headers.items()), raw)
-        charge, cost = _charge(route, relayed, price, len(raw), body.get("max_tokens"))
-        self._meter.charge(arm, cost, charge)
+            return replace(self._refuse_held(request, spend, worst), worst_case=worst)
+        charged: list[tuple[ChargeBasis, Decimal]] = []
+
+        def decided(relayed: Relayed) -> None:  # before the client has the whole answer: see forward.py
+            charge, cost = _charge(route, relayed, price, len(raw), max_tokens)
+            self._meter.settle(arm, worst, cost, charge, _failed(relayed))
+            charged.append((charge, cost))
+
+        try:
+            relayed = self._upstream.relay(request, "POST", request.path, dict(request.headers.items()), raw, decided)
+        finally:
+            if not charged:  # the relay failed before the answer was decided: sent, so perhaps billed
+                self._meter.settle(arm, worst, worst, ChargeBasis.UPPER_BOUND, provider_error=True)
+        charge, cost = charged[0]
         refusal = Refusal.UPSTREAM_UNREACHABLE if relayed.unreachable else None
         return _Answer(
-            relayed.status, relayed.body, relayed.streamed, None, relayed.usage, cost, charge, refusal, relayed.events
+            relayed.status,
+            relayed.body,
+            relayed.streamed,
+            None,
+            relayed.usage,
+            cost,
+            charge,
+            refusal,
+            relayed.events,
+            worst,
         )
+
+    def _refuse_held(self, request: Handler, spend: ArmSpend, worst: Decimal) -> _Answer:
+        """Refuse a request the meter did not admit: its arm was stopped, or its worst case does not fit the cap."""
+        if spend.stop is ArmStop.PROVIDER_FAILED:
+            message = "The model endpoint failed repeatedly. No further requests are accepted."
+            return self._refuse(request, Refusal.PROVIDER_FAILED, 400, "invalid_request_error", message)
+        if spend.stop is ArmStop.PROVIDER_MALFORMED:
+            message = "The model endpoint reported an impossible usage. No further requests are accepted."
+            return self._refuse(request, Refusal.PROVIDER_MALFORMED, 400, "invalid_request_error", message)
+        message = (
+            f"This API key has reached its spending cap: ${spend.spent_usd:.4f} spent of ${spend.cap_usd:.4f}, "
+            f"and this request could cost up to ${worst:.4f}. No further requests are accepted."
+        )
+        return self._refuse(request, Refusal.CAP_REACHED, 400, "invalid_request_error", message)
 
 
 def _charge(
-    route: str, relayed: Relayed, price: Price, request_bytes: int, max_tokens: Any
+    route: str, relayed: Relayed, price: Price, request_bytes: int, max_tokens: int
 ) -> tuple[ChargeBasis, Decimal]:
-    """What one relayed answer costs: its usage, or its upper bound when it may be billed but reports none."""
+    """What one relayed answer costs: its usage, or its upper bound when it may be billed but reports no usage, or
+    a usage its request cannot have produced."""
     if route != _MESSAGES or not relayed.billable:
         return ChargeBasis.NOT_BILLED, Decimal(0)  # count_tokens is free; an error answer is not billed
+    bound = price.upper_bound(request_bytes, max_tokens)
     if relayed.usage is None:
-        return ChargeBasis.UPPER_BOUND, price.upper_bound(request_bytes, int(max_tokens))
+        return ChargeBasis.UPPER_BOUND, bound
+    if not within_bounds(relayed.usage, request_bytes, max_tokens):
+        return ChargeBasis.OUT_OF_BOUNDS, bound
     return ChargeBasis.USAGE, price.cost(relayed.usage)
+
+
+def _failed(relayed: Relayed) -> bool:
+    """The provider failed this request: it refused the key or the rate, erred, could not be reached, or cut its
+    stream short. A refusal of the request itself (400, 404, 413) is the client's, not the provider's."""
+    if relayed.unreachable or relayed.status in (401, 403, 429) or relayed.status >= 500:
+        return True
+    return relayed.status == 200 and relayed.streamed and not stream_finished(relayed.events or ())

@@ -1,8 +1,9 @@
 """Layer one, delivered: did the memory reach the model, and through which channel.
 
 The gateway log is the source, since the agent cannot write it: only the harness's own conversation counts
-(:mod:`.chain`; a request the agent crafts with the key from its environment does not), and injected context only
-where and how the harness places it (:mod:`.gateway_view`), from a hook the runner installed. A phrase is delivered
+(:mod:`.chain`; a request the agent crafts with the key from its environment does not), only its requests the model
+answered (a request the provider refused, or the gateway refused for it, reached no model), and injected context
+only where and how the harness places it (:mod:`.gateway_view`), from a hook the runner installed. A phrase is delivered
 through a channel when such context of that channel, or a result of the memory system's own declared MCP tool,
 carried it.
 
@@ -39,7 +40,7 @@ from .memory import MemoryDeclaration
 from .tamper import tamper_findings
 from .transcript import Channel, StepSource, Transcript
 
-__all__ = ["ChannelDelivery", "DeliveryGrade", "grade_delivery", "received_contexts", "state_reads"]
+__all__ = ["ChannelDelivery", "DeliveryGrade", "answered", "grade_delivery", "received_contexts", "state_reads"]
 
 
 class ChannelDelivery(ContractModel):
@@ -98,11 +99,17 @@ def state_reads(conversation: Conversation, memory: MemoryDeclaration) -> tuple[
     )
 
 
+def answered(conversation: Conversation) -> Conversation:
+    """The conversation's requests a model answered: what a model never received was never delivered to it."""
+    members = [member for member in conversation.members if member.status == 200 and member.refusal is None]
+    return Conversation(members=members)
+
+
 def grade_delivery(
     transcript: Transcript, exchanges: Sequence[ExchangeRecord], memory: MemoryDeclaration
 ) -> DeliveryGrade:
     conversation = harness_conversation(exchanges)
-    received = received_contexts(conversation, memory)
+    received = received_contexts(answered(conversation), memory)
     delivering = delivering_steps(transcript, memory)
     channels = []
     for channel in Channel:

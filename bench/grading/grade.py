@@ -12,7 +12,7 @@ from typing import Literal
 from ..contracts import ContractModel, Document
 from ..gateway.exchange import ExchangeRecord
 from .chain import harness_conversation
-from .delivery import DeliveryGrade, grade_delivery, received_contexts
+from .delivery import DeliveryGrade, answered, grade_delivery, received_contexts
 from .effort import ExplorationEffort, measure_effort
 from .memory import MemoryDeclaration
 from .transcript import StepSource, Transcript
@@ -60,7 +60,7 @@ def grade(
         session_id=transcript.session_id,
         delivered=grade_delivery(transcript, exchanges, memory),
         hook_errors=hook_errors(transcript),
-        used=grade_use(transcript, memory, received_contexts(harness_conversation(exchanges), memory)),
+        used=grade_use(transcript, memory, received_contexts(answered(harness_conversation(exchanges)), memory)),
         outcome=outcome,
         effort=measure_effort(transcript),
     )

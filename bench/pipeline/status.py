@@ -111,8 +111,11 @@ def _short(value: object) -> str:
 def _explain(
     store: Store, key: ActionKey, key_digest: Digest, recorded: list[ActionKey], modules: Mapping[str, BlobDigest]
 ) -> list[str]:
-    if results_for(store, key_digest):
-        return ["its recorded outputs are no longer in the store (collected by gc?)"]
+    results = results_for(store, key_digest)
+    if results:
+        retry = store.get_document(results[0], ActionResult).retry
+        missing = "its recorded outputs are no longer in the store (collected by gc?)"
+        return [f"to be run again: {retry}" if retry else missing]
     if not recorded:
         return ["never run"]
     closest = min(recorded, key=lambda old: len(_differences(store, old, key, modules)))

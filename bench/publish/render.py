@@ -188,17 +188,35 @@ def _comparisons(summary: StatisticsSummary) -> str:
 
 
 def _continuous_text(measure: ContinuousSummary) -> str:
+    bounded = (
+        f"; {measure.bounded_arms} arm(s) whose usage was bounded, not reported, left out with their pairs"
+        if measure.bounded_arms
+        else ""
+    )
     if measure.status is ContinuousStatus.NOT_TESTED:
         return "not tested (policy mode: the stand-in model's tokens are estimates and it spends nothing)"
     if measure.status is ContinuousStatus.EXPLORATORY:
         return (
             f"exploratory ({measure.nonzero_pairs} non-zero differences, {measure.zero_pairs} zero: fewer than 5 "
-            "non-zero, no test computed)"
+            f"non-zero, no test computed{bounded})"
         )
     return (
         f"median difference {measure.median_difference:.4g}; sign test p {measure.sign_test_p:.4g}; "
-        f"signed-rank p {measure.signed_rank_p:.4g} ({measure.nonzero_pairs} non-zero pairs)"
+        f"signed-rank p {measure.signed_rank_p:.4g} ({measure.nonzero_pairs} non-zero pairs{bounded})"
     )
+
+
+def _unobserved(records: Mapping[Digest, tuple[PortablePath, PairedAttempt]]) -> str:
+    """The records whose attempt ran without a fence check it could not observe (a drain check fails open)."""
+    named = sorted(
+        f"{escape(record.key.challenge)} attempt {record.attempt} ({escape(record.key.treatment_condition)}): "
+        f"{', '.join(record.unobserved_checks)}"
+        for _, record in records.values()
+        if record.unobserved_checks
+    )
+    if not named:
+        return ""
+    return f'<p class="note">Money-fence checks not observed, the pair going on without them: {"; ".join(named)}.</p>'
 
 
 def _continuous(summary: StatisticsSummary) -> str:
@@ -300,7 +318,7 @@ def render_report(
         ("comparisons", "Effects across challenges, with the power to find them", _comparisons(summary)),
         ("layers", "Grading layers: delivered, used, outcome", _layers(summary)),
         ("continuous", "Continuous measures", _continuous(summary)),
-        ("admissions", "Admission decisions", _admissions(records, admissions, pages)),
+        ("admissions", "Admission decisions", _admissions(records, admissions, pages) + _unobserved(records)),
         ("trends", "Trends per comparability key across builds", _trends(summary)),
         ("verification", "What a reader re-derives, and what rests on the signature", _VERIFICATION),
     ]

@@ -111,7 +111,7 @@ class AdmitOutputs(Ports):
     admission: Ref[AdmissionDecision]
 
 
-@stage("admit", version=4, kind=StageKind.DETERMINISTIC)
+@stage("admit", version=5, kind=StageKind.DETERMINISTIC)
 def admit(context: StageContext, inputs: AdmitInputs, params: AdmitParams) -> AdmitOutputs:
     store = context.store
     record = store.get_document(inputs.record, PairedAttempt)

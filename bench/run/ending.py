@@ -14,6 +14,7 @@ from ..agent.arm_record import ArmRecord
 from ..analysis.admission import ReasonCode
 from ..analysis.attempt_record import ArmEnding, ArmResult
 from ..analysis.prereg import Budget
+from ..gateway.metering import ArmStop
 
 __all__ = ["Ending", "arm_ending", "not_completed"]
 
@@ -25,8 +26,15 @@ class Ending:
 
 
 def arm_ending(arm: ArmRecord, budget: Budget | None, tokens: int) -> Ending:
-    """The arm's ending; the first that applies of crashed, timed out, capped, harness failed, finished."""
+    """The arm's ending; the first that applies of the provider's stop, crashed, timed out, capped, harness failed,
+    finished. The provider's stop comes first: what the harness did after its model stopped answering is the
+    provider's doing."""
     exits = [(step.exit_code, step.timed_out) for step in arm.steps]
+    if arm.stop is not None:
+        ending = _PROVIDER_STOPS[arm.stop]
+        if not arm.started:
+            return Ending(ending, f"not started: an earlier arm of the attempt ended {arm.stop.value}")
+        return Ending(ending, f"the gateway stopped the arm: {_STOP_NOTES[arm.stop]} (steps: {exits})")
     if arm.session is None:
         return Ending(ArmEnding.CRASHED, f"no session was written (steps' exits and timeouts: {exits})")
     if any(step.timed_out for step in arm.steps):
@@ -35,8 +43,9 @@ def arm_ending(arm: ArmRecord, budget: Budget | None, tokens: int) -> Ending:
     wall = sum(step.seconds for step in arm.steps)
     caps = [
         (
-            arm.cap_usd is not None and arm.spent_usd >= arm.cap_usd,
-            f"spent {arm.spent_usd} USD, reaching the arm's cap {arm.cap_usd}",
+            arm.cap_refusals > 0 or (arm.cap_usd is not None and arm.spent_usd >= arm.cap_usd),
+            f"spent {arm.spent_usd} USD, reaching the arm's cap {arm.cap_usd} "
+            f"({arm.cap_refusals} request(s) refused for want of room under it)",
         )
     ]
     if budget is not None:  # None: a reader without the preregistration (the gateway's own cap still shows)
@@ -56,21 +65,32 @@ def arm_ending(arm: ArmRecord, budget: Budget | None, tokens: int) -> Ending:
     return Ending(ArmEnding.FINISHED, "every step exited 0 in time")
 
 
+_PROVIDER_STOPS = {
+    ArmStop.PROVIDER_FAILED: ArmEnding.PROVIDER_FAILED,
+    ArmStop.PROVIDER_MALFORMED: ArmEnding.PROVIDER_MALFORMED,
+}
+_STOP_NOTES = {
+    ArmStop.PROVIDER_FAILED: "the provider failed its consecutive requests up to the preregistered limit",
+    ArmStop.PROVIDER_MALFORMED: "an answer reported a usage beyond its request's bounds, charged the bound",
+}
 _REASONS = {
     ArmEnding.CRASHED: ReasonCode.APPARATUS_FAULT,
     ArmEnding.TIMED_OUT: ReasonCode.AGENT_TIMEOUT,
     ArmEnding.HARNESS_FAILED: ReasonCode.HARNESS_FAILED,
     ArmEnding.CAPPED: ReasonCode.CAPPED,
+    ArmEnding.PROVIDER_FAILED: ReasonCode.PROVIDER_FAILED,
+    ArmEnding.PROVIDER_MALFORMED: ReasonCode.PROVIDER_MALFORMED,
 }
 
 
 def not_completed(arms: dict[str, ArmResult | None]) -> tuple[ReasonCode, str] | None:
-    """The reason code of a pair an arm of which did not finish (the first such arm's), or None when both did."""
+    """The reason code of a pair an arm of which did not finish, or None when both did: the provider's stop, if
+    either arm has one (the other arm's ending follows from it), else the first such arm's."""
     missing = [name for name, arm in arms.items() if arm is None]
     if missing:
         return ReasonCode.NOT_COMPLETED, f"the runner recorded no result for the {', '.join(missing)} arm"
-    for name, arm in arms.items():
-        assert arm is not None
-        if arm.ending is not ArmEnding.FINISHED:
-            return _REASONS[arm.ending], f"the {name} arm {arm.ending.value}: {arm.ending_note}"
-    return None
+    unfinished = [(name, arm) for name, arm in arms.items() if arm is not None and arm.ending is not ArmEnding.FINISHED]
+    if not unfinished:
+        return None
+    name, arm = min(unfinished, key=lambda found: found[1].ending not in _PROVIDER_STOPS.values())
+    return _REASONS[arm.ending], f"the {name} arm {arm.ending.value}: {arm.ending_note}"

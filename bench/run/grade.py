@@ -49,8 +49,8 @@ class ArmGrade(Document):
     condition: ConditionName
     transcript: Ref[Transcript]
     steps: int
-    scored_step: int  # index of the step whose final tree the outcome judges: always the last
-    scored_prompt: PromptKind
+    scored_step: int | None  # index of the step whose final tree the outcome judges: always the last
+    scored_prompt: PromptKind | None  # None with scored_step: the arm never started (its attempt was stopped)
     grade: Grade
 
 
@@ -87,14 +87,14 @@ def grade_arm(
         verifier_passed=verifier.outcome is ProcessOutcome.SUCCEEDED, audit_clean=not audit.reward_forced_zero
     )
     graded = grade(transcript, read_exchange_log(store, arm.exchanges), memory, outcome)
-    scored = arm.scored_step
+    scored = arm.steps[arm.scored_step] if arm.steps else None
     return ArmGrade(
         arm=arm_digest,
         condition=arm.condition,
         transcript=store.put_document(transcript),
         steps=len(arm.steps),
-        scored_step=scored,
-        scored_prompt=arm.steps[scored].prompt,
+        scored_step=None if scored is None else arm.scored_step,
+        scored_prompt=None if scored is None else scored.prompt,
         grade=graded,
     )
 
@@ -125,6 +125,7 @@ def arm_result(store: Store, graded: ArmGrade, budget: Budget | None = None) -> 
         tokens=tokens,
         wall_seconds=sum(step.seconds for step in arm.steps),
         spent_usd=arm.spent_usd,
+        usage_bounded=arm.usage_bounded,
     )
 
 
@@ -139,7 +140,7 @@ class GradeOutputs(Ports):
     transcript: Ref[Transcript]
 
 
-@stage("grade", version=5, kind=StageKind.DETERMINISTIC)
+@stage("grade", version=6, kind=StageKind.DETERMINISTIC)
 def grade_stage(context: StageContext, inputs: GradeInputs, params: GradeParams) -> GradeOutputs:
     store = context.store
     verifier = store.get_document(inputs.verifier, VerifierResult)

@@ -3,7 +3,8 @@
 The comparability key, the build under test and the preregistered budget come in as params (the plan derives them
 from the suite and the preregistration); everything measured comes in as inputs, so the record can be re-derived
 from them. The record is completed only when both arms finished (:mod:`.ending`); otherwise it is aborted, kept
-whole, and admission excludes it with the reason its arms' endings give.
+whole, and admission excludes it with the reason its arms' endings give. The fence checks of the attempt that went
+unobserved are named in it, so the report can say which pairs ran without them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from ..analysis.attempt_record import ArmEnding, Build, ComparabilityKey, Comple
 from ..analysis.prereg import Budget
 from ..contracts import ContractModel, Ref
 from ..errors import StageError
+from ..fence import CheckVerdict, read_record
 from ..stages import Ports, StageContext, StageKind, stage
 from ..suite.memory_system import CONTROL
 from .grade import ArmGrade, arm_result
@@ -36,7 +38,7 @@ class RecordOutputs(Ports):
     record: Ref[PairedAttempt]
 
 
-@stage("paired-record", version=4, kind=StageKind.DETERMINISTIC)
+@stage("paired-record", version=5, kind=StageKind.DETERMINISTIC)
 def paired_record(context: StageContext, inputs: RecordInputs, params: RecordParams) -> RecordOutputs:
     store = context.store
     pair = store.get_document(inputs.pair, PairRecord)
@@ -47,6 +49,7 @@ def paired_record(context: StageContext, inputs: RecordInputs, params: RecordPar
             raise StageError(f"the {condition} grade does not grade the {condition} arm of pair {inputs.pair}")
     arms = (arm_result(store, control, params.budget), arm_result(store, treatment, params.budget))
     finished = all(arm.ending is ArmEnding.FINISHED for arm in arms)
+    _, checks = read_record(store, pair.fence)
     record = PairedAttempt(
         key=params.key,
         build=params.build,
@@ -54,5 +57,6 @@ def paired_record(context: StageContext, inputs: RecordInputs, params: RecordPar
         completion=Completion.COMPLETED if finished else Completion.ABORTED,
         control=arms[0],
         treatment=arms[1],
+        unobserved_checks=tuple(check.check.value for check in checks if check.verdict is CheckVerdict.UNOBSERVED),
     )
     return RecordOutputs(record=store.put_document(record))

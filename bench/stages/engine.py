@@ -1,13 +1,14 @@
 """The one place that decides "cached or run", and runs.
 
 A stage invocation is cached exactly when the action cache holds a result for its key and every output of that
-result is present. Otherwise the worker claims the key (:mod:`bench.store.claims`), so however many workers ask
-for one key at once, on one machine or a cluster, one computes it and the others wait for its result; the stage
-runs and its result is recorded before anything else happens, so a run killed halfway loses no finished action.
-A key has one result: a result whose outputs are gone is replaced by naming it, and a worker that finds the key
-recorded by another (one judged dead while it was not) takes that result, so every reader sees one. What a stage
-returns is checked against its declaration: every output is stored, and a tree or document output is the kind of
-object its port says.
+result is present, and that result is not one its stage marked for retry (``Stage.retry``: recorded and used by
+the run that made it, executed again by the next). Otherwise the worker claims the key (:mod:`bench.store.claims`),
+so however many workers ask for one key at once, on one machine or a cluster, one computes it and the others wait
+for its result; the stage runs and its result is recorded before anything else happens, so a run killed halfway
+loses no finished action. A key has one result: a result whose outputs are gone, or that its stage marked for
+retry, is replaced by naming it, and a worker that finds the key recorded by another (one judged dead while it was
+not) takes that result, so every reader sees one. What a stage returns is checked against its declaration: every
+output is stored, and a tree or document output is the kind of object its port says.
 """
 
 from __future__ import annotations
@@ -74,7 +75,9 @@ def cached_results(store: Store, keys: Sequence[Digest]) -> dict[Digest, tuple[D
     found: dict[Digest, tuple[Digest, ActionResult]] = {}
     for key, result in recorded.items():
         document = documents.get(result)
-        if document is not None and all(output in present for output in document.outputs.values()):
+        if document is None or document.retry is not None:
+            continue  # a result its stage marked for retry is no hit: the next run executes the action again
+        if all(output in present for output in document.outputs.values()):
             found[key] = (result, document)
     return found
 
@@ -126,6 +129,7 @@ def _run(context: StageContext, stage: AnyStage, typed: Ports, params: ContractM
         ended=ended,
         duration_seconds=round(ended - started, 6),
         host=socket.gethostname(),
+        retry=None if stage.retry is None else stage.retry(store, produced),
     )
     recorded = record(store, result, replacing=replacing)
     if recorded != Digest.of(canonical_bytes(result)):

@@ -206,6 +206,8 @@ StageFunction = Callable[[StageContext, I, P], O]
 # What of an observed action's outputs can be re-derived from its outputs alone (a pair's spec-diff from its arms'
 # container specs): given the store and the outputs by port, each way they disagree, said in one line.
 OutputCheck = Callable[[Store, Mapping[str, Digest]], list[str]]
+# Given a stage's outputs, why its result must be run again by a later run (None: it is kept, as every result is).
+RetryJudge = Callable[[Any, Any], str | None]
 
 
 @dataclass(frozen=True)
@@ -221,6 +223,7 @@ class Stage(Generic[I, P, O]):
     run: StageFunction[I, P, O]
     trees: TreeReads = TreeReads.FILES  # what it reads of its tree inputs (a bundle holds listings only)
     checks: OutputCheck | None = None  # for an observed stage: what verify re-derives of its outputs
+    retry: RetryJudge | None = None  # (store, outputs) -> why a later run must execute this action again, or None
 
     @property
     def module(self) -> str:
@@ -265,10 +268,14 @@ def stage(
     kind: StageKind,
     trees: TreeReads = TreeReads.FILES,
     checks: OutputCheck | None = None,
+    retry: RetryJudge | None = None,
 ) -> Callable[[StageFunction[I, P, O]], Stage[I, P, O]]:
     """Declare a stage from its function's annotations: ``(context, inputs: Ports, params: Contract) -> Ports``;
     ``trees`` says whether it reads its tree inputs' files or only their listings, ``checks`` what of an observed
-    stage's outputs can be re-derived from them."""
+    stage's outputs can be re-derived from them.
+
+    ``retry(store, outputs)`` may judge a result not to be kept: it is recorded and used by the run that made it,
+    with the reason, and a later run executes the action again (an observed stage whose provider failed it)."""
 
     def declare(function: StageFunction[I, P, O]) -> Stage[I, P, O]:
         try:
@@ -295,6 +302,7 @@ def stage(
             run=function,
             trees=trees,
             checks=checks,
+            retry=retry,
         )
 
     return declare

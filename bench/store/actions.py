@@ -59,6 +59,9 @@ class ActionResult(Document):
     ended: float
     duration_seconds: float
     host: str
+    # Set when the stage judged its own result not to be kept (a paid attempt its provider failed): the result
+    # stands for the run that recorded it, and a later run executes the action again (bench.stages.engine).
+    retry: str | None = None
 
 
 class RunActions(Document):

@@ -19,7 +19,7 @@ from pydantic import Field, StringConstraints, model_validator
 
 from ..contracts import ContractModel, Sha256
 from ..gateway.config import UpstreamAuth
-from ..gateway.metering import Price
+from ..gateway.metering import DEFAULT_PROVIDER_ERROR_LIMIT, Price
 
 __all__ = ["FenceDeclaration", "ForwardSettings"]
 
@@ -39,10 +39,12 @@ class ForwardSettings(ContractModel):
     key_env: EnvName  # the variable holding the provider key
     upstream_auth: UpstreamAuth = UpstreamAuth.X_API_KEY  # how the provider takes it: x-api-key, or bearer (OpenRouter)
     prices: Annotated[dict[Annotated[str, StringConstraints(min_length=1)], Price], Field(min_length=1)]
-    arm_cap_usd: Usd  # the gateway refuses an arm's requests once its metered cost reaches this
+    arm_cap_usd: Usd  # the gateway forwards a request only if the arm's spending plus its worst case fits this
     pair_cap_usd: Usd  # control plus one treatment; an arm's cap shrinks by what its pairs already spent
     fence: FenceDeclaration | None = None
     unfenced: Annotated[str, StringConstraints(min_length=10, max_length=500)] | None = None
+    # consecutive provider errors (401/403/429, 5xx, unreachable, a broken stream) that end an arm provider-failed
+    provider_error_limit: int = Field(default=DEFAULT_PROVIDER_ERROR_LIMIT, ge=1, le=100)
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -54,3 +56,12 @@ class ForwardSettings(ContractModel):
         if self.arm_cap_usd > self.pair_cap_usd:
             raise ValueError(f"arm_cap_usd {self.arm_cap_usd} exceeds pair_cap_usd {self.pair_cap_usd}")
         return self
+
+    def attempt_bound_usd(self, treatments: int) -> Decimal:
+        """The most an attempt of the control and ``treatments`` treatment arms can spend, whatever their order.
+
+        The gateway never lets an arm pass its cap, and each arm's cap is lowered so that the control and any one
+        treatment stay within the pair cap (``bench.agent.attempt.arm_caps``). So the control spends some c up to
+        the arm cap and each treatment up to min(arm cap, pair cap - c): at most every treatment at the arm cap
+        and the control at what the pair cap leaves beside one of them."""
+        return treatments * self.arm_cap_usd + min(self.arm_cap_usd, self.pair_cap_usd - self.arm_cap_usd)

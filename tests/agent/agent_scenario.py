@@ -16,10 +16,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.agent import ArmRecord
 from bench.agent.paired_attempt import PairedAttemptParams
 from bench.contracts import Digest, PortablePath, Sha256
 from bench.gateway import Mode, Policy
-from bench.grading import MemoryDeclaration
+from bench.grading import MemoryDeclaration, Transcript
 from bench.memory import HOOK_PATH, STATE_PATH, hook_settings
 from bench.memory.corpus import read_corpus
 from bench.packaging.certify import CertifyInputs, CertifyParams, certify
@@ -28,9 +29,12 @@ from bench.provision import artifact_sha256
 from bench.provision.code import store_code
 from bench.provision.fixture import load_fixture
 from bench.run.catalogue import services
+from bench.run.grade import ArmGrade, GradeParams, grade_stage
+from bench.sandbox.audit import AuditParams, audit_stage
 from bench.sandbox.backends import SandboxBackend
 from bench.sandbox.calibrate import calibrate_start
 from bench.sandbox.layout import WORKSPACE
+from bench.sandbox.verify import VerifyParams, verify_stage
 from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import EntryKind, FileEntry, Store, export_tree, tree_from_entries
@@ -213,6 +217,18 @@ class Inputs:
         calibration = calibrate_start(backend, store, self.challenge_dir, challenge, image_id, start)
         return {"certification": report, "calibration": store.put_document(calibration.report)}
 
+    def stage_inputs(self, backend: SandboxBackend, image_id: str, policy: bool = True) -> dict[str, Digest]:
+        """The ``paired-attempt`` stage's inputs: the start tree, the challenge, the fixture, the gates, and the
+        policy in policy mode."""
+        start = workspace_tree(self.store)
+        return {
+            "start": start,
+            "challenge": self.store.put_document(challenge()),
+            "fixture": self.fixture,
+            **({"policy": self.policy} if policy else {}),
+            **self.gates(backend, challenge(), start, image_id),
+        }
+
 
 def neutral_dir() -> Path:
     """A fresh directory whose path names nothing: restored state under it is mounted, and mount sources are
@@ -255,3 +271,30 @@ def attempt_params(agent_image: str) -> PairedAttemptParams:
         systems=(reference_system(neutral_dir()),),
         gateway_mode=Mode.POLICY,
     )
+
+
+@dataclass(frozen=True)
+class Graded:
+    record: ArmRecord
+    grade: ArmGrade
+    transcript: Transcript
+
+
+def grade_arm_stages(inputs: Inputs, agent_image: str, start: Digest, arm: Digest) -> Graded:
+    """The arm through the real audit, verify and grade stages, as a run grades it."""
+    store = inputs.store
+    record = store.get_document(arm, ArmRecord)
+    allowed = AuditParams(allowed_output_paths=(PortablePath("out"),))
+    audit = execute(StageContext(store, services()), audit_stage, {"start": start, "final": record.final}, allowed)
+    pin = VerifyParams(
+        challenge_dir=str(inputs.challenge_dir), verifier_sha256=challenge().verifier.asset.sha256, image_id=agent_image
+    )
+    verified = execute(StageContext(store, services()), verify_stage, {"final": record.final}, pin)
+    graded = execute(
+        StageContext(store, services()),
+        grade_stage,
+        {"arm": arm, **verified.outputs, **audit.outputs},
+        GradeParams(memory=memory_declaration(store, inputs.fixture)),
+    )
+    grade = store.get_document(graded.outputs["grade"], ArmGrade)
+    return Graded(record, grade, store.get_document(graded.outputs["transcript"], Transcript))

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import docker
 import pytest
 from agent_scenario import Inputs, policy_bytes, write_challenge_dir, write_fixture
+from forward_scenario import ENDLESS, Provider, serve_provider
 
 from bench.sandbox.backends import OWNER_LABEL, Lease
 from bench.sandbox.backends.docker import DockerBackend, docker_client
@@ -60,3 +61,10 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
 def backend(inputs: Inputs, engine: docker.DockerClient) -> DockerBackend:
     """The sandbox backend on the shared engine connection, over the scenario's store."""
     return DockerBackend(inputs.store, engine)
+
+
+@pytest.fixture
+def provider(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Provider]:
+    """The paid provider on loopback (forward_scenario.py); ``indirect`` param ``endless`` for a never-ending model."""
+    with serve_provider(getattr(request, "param", None) == ENDLESS, monkeypatch.setenv) as served:
+        yield served

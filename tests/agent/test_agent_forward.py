@@ -1,138 +1,38 @@
 """Forward mode end to end, with the real CLI in real containers: the gateway relays each arm to a provider on a
-loopback socket, meters it per arm in exact decimals and caps it; the money fence reads an OpenRouter-shaped quota
-API on another loopback socket.
-
-The provider is ``tests/gateway/loopback.py``'s AnthropicDouble (the Messages API as documented, its own key only),
-its model scripted by a policy or by a tool loop; each amount it bills moves the balance of the OpenRouter-shaped
-quota API (``tests/fence/fence_provider_double.py``) the fence reads. Neither URL nor key is in the settings: they
-name the environment variables that hold them.
+loopback socket, meters it per arm in exact decimals and holds it under its cap; the money fence reads an
+OpenRouter-shaped quota API on another loopback socket (forward_scenario.py).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from collections.abc import Iterator
 from decimal import Decimal
-from pathlib import Path, PurePosixPath
-from typing import Any
 
 import pytest
-from agent_scenario import MODEL, Inputs, challenge, neutral_dir, policy_bytes, reference_system, workspace_tree
+from agent_scenario import RECALL_PHRASE, Inputs, memory_declaration, neutral_dir
+from forward_scenario import ENDLESS, PROVIDER_KEY, CountingBackend, Provider, attempt, settings
 
-from bench.agent import ArmRecord, ArmRun, AttemptSetup, PairRecord, read_exchange_log, run_attempt
+from bench.agent import read_exchange_log
 from bench.analysis.attempt_record import ArmEnding
 from bench.analysis.prereg import Budget
-from bench.contracts import Digest, Sha256
-from bench.fence import FenceStopped
+from bench.cli import main
+from bench.errors import FenceError
+from bench.fence import AccountStopped, FenceStopped, resume_account, stopped_accounts
 from bench.fence.fence import read_record
 from bench.fence.fence_record import CheckName, CheckVerdict, FenceOutcome
-from bench.gateway import Mode, Policy, Price
-from bench.provision import load_fixture
+from bench.gateway import ArmStop, ChargeBasis, Refusal
+from bench.grading import grade_delivery, parse_claude_session
 from bench.run.ending import arm_ending
-from bench.sandbox.backends import ModelNetwork, Session
-from bench.sandbox.backends.docker import DockerBackend
-from bench.sandbox.spec import ContainerSpec
 from bench.store import Store
-from bench.suite.forward import FenceDeclaration, ForwardSettings
 from bench.suite.memory_system import CONTROL
-from tests.fence.fence_provider_double import CREDITS_PATH, Account, Failure, serve
-from tests.gateway.loopback import AnthropicDouble, Reply, serve_double, tool_loop
-
-PROVIDER_KEY = "sk-ant-api03-planted-provider-key-0123456789abcdef"
-PRICE = Price(
-    input=Decimal("3"), output=Decimal("15"), cache_write=Decimal("3.75"), cache_read=Decimal("0.30")
-)  # its RATES
-UPSTREAM_ENV, KEY_ENV, QUOTA_ENV = "TEST_PROVIDER_URL", "TEST_PROVIDER_KEY", "TEST_QUOTA_URL"
-ENDLESS = "endless"  # a model that keeps asking for more turns: every answer is another tool call
-
-
-class CountingBackend(DockerBackend):
-    """The real Docker backend, counting the containers it is asked to start."""
-
-    sessions = 0
-
-    def session(
-        self,
-        spec: ContainerSpec,
-        workspace: Digest,
-        home_dirs: tuple[PurePosixPath, ...] = (),
-        network: ModelNetwork | None = None,
-    ) -> AbstractContextManager[Session]:
-        type(self).sessions += 1
-        return super().session(spec, workspace, home_dirs, network)
-
-
-@dataclass
-class Provider:
-    double: AnthropicDouble
-    account: Account
-
-    def requests(self) -> int:
-        return len(self.double.received)
-
-
-def scripted(policy: bytes) -> Callable[[dict[str, Any]], Reply]:
-    """A model that answers as ``policy`` does: the policy engine reads the request, the double sends the reply."""
-    chosen = Policy.model_validate_json(policy)
-    return lambda body: Reply(tuple(chosen.answer(body)[1]["content"]))
-
-
-@pytest.fixture
-def provider(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Provider]:
-    """The provider's Messages API and its quota API on loopback; what the provider bills drains the balance."""
-    account = Account(key=PROVIDER_KEY)
-    model = tool_loop if getattr(request, "param", None) == ENDLESS else scripted(policy_bytes())
-    double = AnthropicDouble(keys=frozenset({PROVIDER_KEY}), model=model, on_bill=lambda cost: account.spend(str(cost)))
-    with serve_double(double) as upstream, serve(account) as quota:
-        monkeypatch.setenv(UPSTREAM_ENV, upstream)
-        monkeypatch.setenv(QUOTA_ENV, quota)
-        monkeypatch.setenv(KEY_ENV, PROVIDER_KEY)
-        yield Provider(double, account)
-
-
-def settings(arm_cap: str = "1", pair_cap: str = "2") -> ForwardSettings:
-    return ForwardSettings(
-        upstream_env=UPSTREAM_ENV,
-        key_env=KEY_ENV,
-        prices={MODEL: PRICE},
-        arm_cap_usd=Decimal(arm_cap),
-        pair_cap_usd=Decimal(pair_cap),
-        fence=FenceDeclaration(
-            quota_url_env=QUOTA_ENV,
-            key_sha256=Sha256(hashlib.sha256(PROVIDER_KEY.encode()).hexdigest()),
-            production_reserve_usd=Decimal("5"),
-            timeout_seconds=5,
-        ),
-    )
-
+from tests.fence.fence_provider_double import CREDITS_PATH, Failure
+from tests.gateway.loopback import Fault, Usage
 
 BUDGET = Budget(
-    attempts=1, max_usd_cents_per_pair=40, max_usd_cents_per_arm=25, max_tokens_per_arm=2_000_000,
+    attempts=1, max_usd_cents_per_pair=300, max_usd_cents_per_arm=200, max_tokens_per_arm=2_000_000,
     max_wall_seconds_per_arm=120,
 )  # fmt: skip
-
-
-def attempt(inputs: Inputs, agent_image: str, forward: ForwardSettings, home: Path, timeout: int = 120) -> dict:
-    backend = CountingBackend(inputs.store)
-    run = ArmRun(
-        backend, workspace_tree(inputs.store), challenge(timeout=timeout), MODEL, Mode.FORWARD, forward=forward
-    )
-    setup = AttemptSetup(
-        suite_root=Path("."),
-        fixture_root=inputs.fixture_root,
-        fixture=load_fixture(inputs.fixture_root),
-        graph_arm="plain",
-        image_id=agent_image,
-        systems=(reference_system(home),),
-    )
-    done = run_attempt(run, setup, attempt=1)
-    store = inputs.store
-    arms = {CONTROL: store.get_document(done.control, ArmRecord)}
-    arms["reference"] = store.get_document(done.treatments["reference"], ArmRecord)
-    return {"done": done, "arms": arms, "pair": store.get_document(done.pairs["reference"], PairRecord)}
 
 
 def _stored_bytes(store: Store) -> Iterator[bytes]:
@@ -144,20 +44,22 @@ def _stored_bytes(store: Store) -> Iterator[bytes]:
 def test_spending_is_metered_per_arm_and_the_caps_stop_an_endless_model(
     provider: Provider, inputs: Inputs, agent_image: str
 ) -> None:
-    forward = settings(arm_cap="0.25", pair_cap="0.40")
-    ran = attempt(inputs, agent_image, forward, neutral_dir())
-    control, treatment = ran["arms"][CONTROL], ran["arms"]["reference"]
+    ran = attempt(inputs, agent_image, settings(arm_cap="1.2", pair_cap="1.5"), neutral_dir())
+    control, treatment = ran.arms[CONTROL], ran.arms["reference"]
     for record in (control, treatment):
         exchanges = read_exchange_log(inputs.store, record.exchanges)
         assert record.spent_usd == sum((e.cost_usd for e in exchanges), Decimal(0)) > 0  # exact, per arm
-        assert record.cap_usd is not None and record.spent_usd >= record.cap_usd  # it ran into its cap...
-        assert exchanges[-1].status == 400 and "spending cap" in json.dumps(exchanges[-1].response_body)
-        assert max(e.cost_usd for e in exchanges) + record.cap_usd >= record.spent_usd  # ...overshooting by < 1 answer
+        assert record.cap_usd is not None and record.spent_usd <= record.cap_usd  # a hard bound...
+        last = exchanges[-1]
+        assert last.refusal is Refusal.CAP_REACHED and "spending cap" in json.dumps(last.response_body)
+        assert last.worst_case_usd is not None and record.spent_usd + last.worst_case_usd > record.cap_usd  # ...hit
+        assert record.cap_refusals >= 1 and record.stop is None and record.bounded_answers == 0
         ended = arm_ending(record, BUDGET, tokens=0)
         assert ended.ending is ArmEnding.CAPPED and "reaching the arm's cap" in ended.note  # recorded as capped
-    assert control.cap_usd == Decimal("0.25")  # the control ran first (attempt 1): the per-arm cap
-    assert treatment.cap_usd == Decimal("0.40") - control.spent_usd  # the pair cap lowered the second arm's cap
-    assert ran["pair"].order == (CONTROL, "reference")
+    assert control.cap_usd == Decimal("1.2")  # the control ran first (attempt 1): the per-arm cap
+    assert treatment.cap_usd == Decimal("1.5") - control.spent_usd  # the pair cap lowered the second arm's cap
+    assert control.spent_usd + treatment.spent_usd <= Decimal("1.5")  # so the pair stays within the pair cap
+    assert ran.pair.order == (CONTROL, "reference")
     planted = PROVIDER_KEY.encode()
     assert not any(planted in data for data in _stored_bytes(inputs.store)), "the provider key reached the store"
 
@@ -178,6 +80,7 @@ def test_a_401_at_preflight_stops_the_attempt_before_any_container_or_restore(
         (CheckName.KEY_BUDGET, CheckVerdict.FAILED),
     ]
     assert "401" in checks[-1].reason
+    resume_account(inputs.store, settings().fence.key_sha256, "the test restored the key")  # type: ignore[union-attr]
 
 
 def test_a_429_between_the_arms_is_recorded_unobserved_and_the_pair_goes_on(
@@ -186,8 +89,8 @@ def test_a_429_between_the_arms_is_recorded_unobserved_and_the_pair_goes_on(
     provider.account.failures[CREDITS_PATH] = Failure.RATE_LIMITED
     provider.account.healthy[CREDITS_PATH] = 1  # preflight reads the balance; the drain check gets 429
     ran = attempt(inputs, agent_image, settings(), neutral_dir())
-    assert set(ran["arms"]) == {CONTROL, "reference"} and all(arm.steps for arm in ran["arms"].values())
-    record, checks = read_record(inputs.store, ran["pair"].fence)
+    assert set(ran.arms) == {CONTROL, "reference"} and all(arm.steps for arm in ran.arms.values())
+    record, checks = read_record(inputs.store, ran.fence)
     assert record.outcome is FenceOutcome.CLEARED
     assert [(c.check, c.verdict) for c in checks] == [
         (CheckName.KEY_IDENTITY, CheckVerdict.PASSED),
@@ -196,5 +99,112 @@ def test_a_429_between_the_arms_is_recorded_unobserved_and_the_pair_goes_on(
         (CheckName.OBSERVED_DRAIN, CheckVerdict.UNOBSERVED),
     ]
     assert "429" in checks[-1].reason
-    assert all(arm.spent_usd > 0 for arm in ran["arms"].values())
-    assert sum(arm.spent_usd for arm in ran["arms"].values()) == provider.double.billed_usd  # metered what was billed
+    assert all(arm.spent_usd > 0 for arm in ran.arms.values())
+    assert sum(arm.spent_usd for arm in ran.arms.values()) == provider.double.billed_usd  # metered what was billed
+
+
+def test_an_answer_with_absurd_usage_cannot_take_an_arm_past_its_cap(
+    provider: Provider, inputs: Inputs, agent_image: str
+) -> None:
+    """The issue's finding: 10,000,000 output tokens against max_tokens 32,000 metered 150 USD on a 2 USD cap."""
+    provider.double.usage = Usage.ABSURD
+    CountingBackend.sessions = 0
+    ran = attempt(inputs, agent_image, settings(arm_cap="2", pair_cap="3"), neutral_dir())
+    control, treatment = ran.arms[CONTROL], ran.arms["reference"]
+    exchanges = read_exchange_log(inputs.store, control.exchanges)
+    first = exchanges[0]
+    assert first.charge is ChargeBasis.OUT_OF_BOUNDS and first.usage is not None and first.usage.output_tokens == 10**7
+    assert control.spent_usd == first.cost_usd == first.worst_case_usd <= Decimal("2")  # charged its bound
+    assert control.stop is ArmStop.PROVIDER_MALFORMED and control.bounded_answers == 1 and control.usage_bounded
+    assert all(e.refusal is Refusal.PROVIDER_MALFORMED for e in exchanges[1:] if e.method == "POST")
+    assert provider.requests() == 1  # nothing after the malformed answer reached the provider
+    assert not treatment.started and treatment.steps == () and CountingBackend.sessions == 1  # no treatment started
+    ended = {name: arm_ending(arm, BUDGET, tokens=0) for name, arm in ran.arms.items()}
+    assert {e.ending for e in ended.values()} == {ArmEnding.PROVIDER_MALFORMED}
+    assert "not started" in ended["reference"].note
+
+
+@pytest.mark.parametrize("status", [401, 429, 529, 500])
+def test_a_provider_failing_every_request_ends_the_control_provider_failed_within_three_requests(
+    status: int, provider: Provider, inputs: Inputs, agent_image: str
+) -> None:
+    if status == 401:
+        provider.double.keys = frozenset({"sk-ant-api03-a-key-the-gateway-does-not-hold"})
+    else:
+        fault = {429: Fault.RATE_LIMITED, 529: Fault.OVERLOADED, 500: Fault.SERVER_ERROR}[status]
+        provider.double.faults = [fault] * 50
+    CountingBackend.sessions = 0
+    ran = attempt(inputs, agent_image, settings(), neutral_dir())
+    control, treatment = ran.arms[CONTROL], ran.arms["reference"]
+    assert provider.requests() == 3  # the fourth request was the gateway's to refuse
+    exchanges = read_exchange_log(inputs.store, control.exchanges)
+    relayed = [e.status for e in exchanges if e.method == "POST" and e.refusal is None]
+    assert relayed == [status] * 3 and exchanges[-1].refusal is Refusal.PROVIDER_FAILED
+    assert control.stop is ArmStop.PROVIDER_FAILED and control.spent_usd == 0
+    assert not treatment.started and CountingBackend.sessions == 1  # no treatment arm started
+    assert arm_ending(control, BUDGET, tokens=0).ending is ArmEnding.PROVIDER_FAILED
+    assert arm_ending(treatment, BUDGET, tokens=0).ending is ArmEnding.PROVIDER_FAILED
+
+
+def test_a_treatment_whose_provider_failed_is_not_graded_delivered(
+    provider: Provider, inputs: Inputs, agent_image: str
+) -> None:
+    """Attempt 2 runs the treatment first: its hook put the memory into every request the gateway received, but no
+    model answered one, so nothing was delivered (the issue's run graded it "memory delivered")."""
+    provider.double.faults = [Fault.OVERLOADED] * 50
+    ran = attempt(inputs, agent_image, settings(), neutral_dir(), number=2)
+    treatment, control = ran.arms["reference"], ran.arms[CONTROL]
+    assert ran.pair.order == ("reference", CONTROL) and not control.started
+    assert treatment.stop is ArmStop.PROVIDER_FAILED and treatment.session is not None
+    exchanges = read_exchange_log(inputs.store, treatment.exchanges)
+    assert any(RECALL_PHRASE in json.dumps(e.request_body) for e in exchanges)  # it reached the gateway...
+    transcript = parse_claude_session(
+        inputs.store.get_bytes(treatment.session), [inputs.store.get_bytes(step.stream) for step in treatment.steps]
+    )
+    graded = grade_delivery(transcript, exchanges, memory_declaration(inputs.store, inputs.fixture))
+    assert not graded.delivered and not any(channel.gateway_phrases for channel in graded.channels)  # ...no model
+
+
+def test_an_arm_whose_answers_report_no_usage_is_marked_bounded(
+    provider: Provider, inputs: Inputs, agent_image: str
+) -> None:
+    provider.double.usage = Usage.OMITTED
+    ran = attempt(inputs, agent_image, settings(arm_cap="5", pair_cap="10"), neutral_dir())
+    for arm in ran.arms.values():
+        answered = [e for e in read_exchange_log(inputs.store, arm.exchanges) if e.status == 200]
+        assert answered and all(e.charge is ChargeBasis.UPPER_BOUND for e in answered)
+        assert arm.usage_bounded and arm.bounded_answers == len(answered) and arm.bounded_usd == arm.spent_usd
+        assert arm.spent_usd <= (arm.cap_usd or 0) and arm.stop is None
+    _, checks = read_record(inputs.store, ran.fence)
+    drain = checks[-1].observed_usd
+    assert drain["declared_bounded_usd"] == ran.arms[CONTROL].spent_usd  # the drain check says how loose it is
+
+
+def test_a_drain_stop_latches_the_account_and_a_rerun_refuses_until_the_operator_resumes(
+    provider: Provider, inputs: Inputs, agent_image: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    provider.account.limit = Decimal("100")
+    provider.double.on_bill = lambda cost: provider.account.spend(str(cost * 40))  # the account drains faster
+    home = neutral_dir()
+    with pytest.raises(FenceStopped, match="fence resume --reason") as stopped:
+        attempt(inputs, agent_image, settings(), home)
+    record, checks = read_record(inputs.store, stopped.value.record)
+    assert record.outcome is FenceOutcome.STOPPED and checks[-1].check is CheckName.OBSERVED_DRAIN
+    assert checks[-1].checked_at is not None and checks[-1].observed_usd["drained_usd"] > 0  # figures and time
+    account = settings().fence.key_sha256  # type: ignore[union-attr]
+    assert stopped_accounts(inputs.store) == {account: stopped.value.record}
+
+    CountingBackend.sessions, before = 0, (provider.requests(), len(provider.account.requests))
+    with pytest.raises(AccountStopped) as refused:
+        attempt(inputs, agent_image, settings(), home)
+    assert isinstance(refused.value, FenceError) and refused.value.exit_code == 12
+    assert "stele-bench fence resume --reason TEXT" in str(refused.value)
+    assert CountingBackend.sessions == 0 and (provider.requests(), len(provider.account.requests)) == before
+
+    argv = ["--store", str(inputs.store.location), "--json", "fence", "resume", "--reason", "the drain was a test"]
+    assert main(argv) == 0
+    decision = json.loads(capsys.readouterr().out)["decision"]
+    provider.double.on_bill = lambda cost: provider.account.spend(str(cost))
+    ran = attempt(inputs, agent_image, settings(), home)
+    assert all(arm.started and arm.steps for arm in ran.arms.values())
+    assert read_record(inputs.store, ran.fence)[0].resumed == decision  # the decision travels with the records

@@ -16,30 +16,27 @@ from agent_scenario import (
     ANCHOR_PHRASE,
     FOLLOW_UP,
     RECALL_PHRASE,
+    Graded,
     Inputs,
     attempt_params,
-    challenge,
-    memory_declaration,
+    grade_arm_stages,
     provisioner_inputs,
-    workspace_tree,
 )
 from docker import DockerClient
 
-from bench.agent import ArmRecord, PairRecord, PromptKind, read_exchange_log
+from bench.agent import PairRecord, PromptKind, read_exchange_log
 from bench.agent.paired_attempt import PairedAttemptParams, paired_attempt
 from bench.analysis.attempt_record import ArmEnding, Outcome
 from bench.analysis.prereg import Budget
-from bench.contracts import Digest, PortablePath
+from bench.contracts import Digest
 from bench.fence.fence_record import FenceOutcome, FenceRecord
 from bench.gateway.wire import Part, RequestView
-from bench.grading import Channel, StepSource, Transcript
+from bench.grading import Channel, StepSource
 from bench.provision import PairVerdict, SnapshotReceipt
 from bench.run.catalogue import services
-from bench.run.grade import ArmGrade, GradeParams, arm_result, grade_stage
+from bench.run.grade import arm_result
 from bench.sandbox import ProcessOutcome, SpecDiffReceipt
-from bench.sandbox.audit import AuditParams, audit_stage
 from bench.sandbox.backends.docker import DockerBackend
-from bench.sandbox.verify import VerifyParams, verify_stage
 from bench.stages import StageContext
 from bench.stages.engine import ActionOutcome, execute
 from bench.store import Store
@@ -47,13 +44,6 @@ from bench.suite.memory_system import CONTROL
 
 TREATMENT = "reference"
 CONDITIONS = (CONTROL, TREATMENT)
-
-
-@dataclass(frozen=True)
-class Graded:
-    record: ArmRecord
-    grade: ArmGrade
-    transcript: Transcript
 
 
 @dataclass(frozen=True)
@@ -69,41 +59,16 @@ class Pair:
         return self.store.get_document(self.outcome.outputs[f"pairs/{TREATMENT}"], PairRecord)
 
 
-def _grade(inputs: Inputs, agent_image: str, start: Digest, arm: Digest) -> Graded:
-    store = inputs.store
-    record = store.get_document(arm, ArmRecord)
-    allowed = AuditParams(allowed_output_paths=(PortablePath("out"),))
-    audit = execute(StageContext(store, services()), audit_stage, {"start": start, "final": record.final}, allowed)
-    pin = VerifyParams(
-        challenge_dir=str(inputs.challenge_dir), verifier_sha256=challenge().verifier.asset.sha256, image_id=agent_image
-    )
-    verified = execute(StageContext(store, services()), verify_stage, {"final": record.final}, pin)
-    graded = execute(
-        StageContext(store, services()),
-        grade_stage,
-        {"arm": arm, **verified.outputs, **audit.outputs},
-        GradeParams(memory=memory_declaration(store, inputs.fixture)),
-    )
-    grade = store.get_document(graded.outputs["grade"], ArmGrade)
-    return Graded(record, grade, store.get_document(graded.outputs["transcript"], Transcript))
-
-
 @pytest.fixture(scope="module")
 def pair(inputs: Inputs, engine: DockerClient, agent_image: str) -> Pair:
     store = inputs.store
-    start = workspace_tree(store)
-    stage_inputs = {
-        "start": start,
-        "challenge": store.put_document(challenge()),
-        "fixture": inputs.fixture,
-        "policy": inputs.policy,
-        **inputs.gates(DockerBackend(store, engine), challenge(), start, agent_image),
-    }
+    stage_inputs = inputs.stage_inputs(DockerBackend(store, engine), agent_image)
+    start = stage_inputs["start"]
     params = attempt_params(agent_image)
     stage_inputs |= provisioner_inputs(store, params)
     outcome = execute(StageContext(store, services()), paired_attempt, stage_inputs, params)
     arm_of = {CONTROL: outcome.outputs["control"], TREATMENT: outcome.outputs[f"treatments/{TREATMENT}"]}
-    arms = {condition: _grade(inputs, agent_image, start, arm_of[condition]) for condition in CONDITIONS}
+    arms = {condition: grade_arm_stages(inputs, agent_image, start, arm_of[condition]) for condition in CONDITIONS}
     return Pair(store, outcome, params, stage_inputs, arms)
 
 

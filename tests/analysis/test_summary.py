@@ -99,3 +99,22 @@ def test_zero_differences_are_reported_and_never_count_toward_five() -> None:
     tested = summarize(_by_digest(six)).cells[0].tokens
     assert (tested.status, tested.nonzero_pairs, tested.zero_pairs) == (ContinuousStatus.TESTED, 5, 1)
     assert tested.sign_test_p == pytest.approx(stats.binomtest(0, 5).pvalue)
+
+
+def test_bounded_usage_is_left_out_of_token_and_dollar_statistics_and_counted() -> None:
+    """An arm charged an upper bound for want of a usage report has no measured tokens or dollars: its pair is left
+    out of those two measures (not of the outcomes or wall seconds), and the summary and report say how many."""
+    reported = [attempt(i, arm(False, 1000), arm(True, 900 - i)) for i in range(1, 6)]
+    bounded = arm(True, 0).model_copy(update={"usage_bounded": True})  # tokens 0: the harness counted none
+    attempts = [*reported, attempt(6, arm(False, 1000), bounded), attempt(7, bounded, bounded)]
+    cell = summarize(_by_digest(attempts)).cells[0]
+    for measure in (cell.tokens, cell.dollars):
+        assert measure.bounded_arms == 3
+        assert (measure.nonzero_pairs or 0) + (measure.zero_pairs or 0) == 5  # only the reported pairs
+    assert cell.tokens.status is ContinuousStatus.TESTED and cell.tokens.sign_test_p == pytest.approx(
+        stats.binomtest(0, 5).pvalue
+    )
+    paired = cell.paired
+    assert cell.wall_seconds.bounded_arms == 0 and cell.control.attempts == 7  # the rest counts every pair
+    assert paired.both_pass + paired.treatment_only + paired.control_only + paired.neither == 7
+    assert "3 arm(s) whose usage was bounded, not reported" in render_report(summarize(_by_digest(attempts)), {}, {})

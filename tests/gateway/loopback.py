@@ -13,10 +13,12 @@ the gateway's own encoder, so a test of the gateway against it is not the gatewa
 - The key: ``x-api-key`` (Anthropic) or ``Authorization: Bearer`` (OpenRouter's Anthropic-compatible endpoint,
   ``auth="bearer"``); missing or unknown answers 401 ``authentication_error``. ``anthropic-version`` is required.
 - Errors as ``{"type": "error", "error": {"type": ..., "message": ...}}``: 400 ``invalid_request_error``, 401,
-  404 ``not_found_error``, 429 ``rate_limit_error`` with ``retry-after``, 529 ``overloaded_error``; and the two
-  ways a stream fails: an ``error`` event mid-stream, or the connection cut before ``message_stop``.
+  404 ``not_found_error``, 429 ``rate_limit_error`` with ``retry-after``, 500 ``api_error``, 529
+  ``overloaded_error``; and the two ways a stream fails: an ``error`` event mid-stream, or the connection cut before
+  ``message_stop``.
 - Usage: the system prompt's tokens are a cache write the first time a system prompt is seen and a cache read
-  after; the rest of the request is input. :attr:`AnthropicDouble.usage` can omit usage or send it malformed;
+  after; the rest of the request is input. :attr:`AnthropicDouble.usage` can omit usage, send it malformed, or
+  report a usage no request allows (absurd);
   :attr:`AnthropicDouble.billed_usd` keeps what the account was really billed (at :attr:`rates`) either way,
   and ``on_bill`` lets a test move the same amounts on an OpenRouter-shaped account (the fence's credits API).
 
@@ -96,12 +98,14 @@ class Fault(Enum):
     ERROR_EVENT = auto()  # a stream that starts, then ends with an `error` event
     CUT = auto()  # a stream whose connection closes before message_stop
     SILENT = auto()  # the request is taken (and billed), then the connection closes with no answer
+    SERVER_ERROR = auto()  # 500 api_error
 
 
 class Usage(Enum):
     REPORTED = auto()
     OMITTED = auto()
     MALFORMED = auto()  # counts as strings
+    ABSURD = auto()  # well-formed counts no request allows: 10,000,000 output tokens (billed as really produced)
 
 
 @dataclass(frozen=True)
@@ -179,6 +183,8 @@ def _shown_usage(double: AnthropicDouble, usage: dict[str, int]) -> dict[str, An
         return None
     if double.usage is Usage.MALFORMED:
         return {name: str(value) for name, value in usage.items()}
+    if double.usage is Usage.ABSURD:
+        return {**usage, "output_tokens": 10_000_000}
     return usage
 
 
@@ -271,6 +277,8 @@ def _handler(double: AnthropicDouble) -> type[BaseHTTPRequestHandler]:
                 return self._send(429, _error("rate_limit_error", message), {"retry-after": "7"})
             if fault is Fault.OVERLOADED:
                 return self._send(529, _error("overloaded_error", "Overloaded"))
+            if fault is Fault.SERVER_ERROR:
+                return self._send(500, _error("api_error", "Internal server error"))
             reply = double.model(body)
             usage = {**counts, "output_tokens": max(1, len(json.dumps(list(reply.content))) // 4)}
             double.bill(usage)  # what the account is charged, whatever the answer shows

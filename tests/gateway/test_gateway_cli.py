@@ -55,10 +55,11 @@ def test_serve_refuses_a_policy_that_changed_after_pinning(tmp_path: Path) -> No
 
 def test_serve_forward_mode_from_a_config_file_that_names_the_key_and_holds_the_caps(tmp_path: Path) -> None:
     double = AnthropicDouble()
+    worst = PRICE.upper_bound(len(json.dumps(request_body("hi")).encode()), 1024)  # the cap fits one request exactly
     with serve_double(double) as url:
         config = GatewayConfig(
             mode=Mode.FORWARD, arms=(arm("one", KEY),), upstream=url, upstream_key_env=KEY_ENV,
-            prices={MODEL: PRICE}, caps=caps(one="0.000001"),
+            prices={MODEL: PRICE}, caps=caps(one=str(worst)),
         )  # fmt: skip
         (tmp_path / "gateway.json").write_text(config.model_dump_json())
         argv = [sys.executable, "-m", "bench", "--json", "gateway", "serve"]
@@ -73,7 +74,7 @@ def test_serve_forward_mode_from_a_config_file_that_names_the_key_and_holds_the_
             finally:
                 process.send_signal(signal.SIGTERM)
                 out, err = process.communicate(timeout=10)
-    assert process.returncode == 0 and statuses == [200, 400]  # the cap from the file stops the second request
+    assert process.returncode == 0 and statuses == [200, 400]  # the cap from the file holds one worst case
     records = read_exchanges(tmp_path / "log")
     assert [r.refusal for r in records] == [None, Refusal.CAP_REACHED]
     assert PROVIDER_KEY not in (tmp_path / "gateway.json").read_text() + out.decode() + err.decode()

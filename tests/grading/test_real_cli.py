@@ -91,7 +91,8 @@ def test_missing_cli_fails_with_the_install_command(monkeypatch: pytest.MonkeyPa
 
 
 def test_forward_mode_relays_for_the_real_cli_and_its_cap_stops_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Provider stand-in: a policy-mode gateway. The cap lets the first request through and refuses the second."""
+    """Provider stand-in: a policy-mode gateway. The cap lets requests through while their worst case (about $0.93
+    each: the CLI's max_tokens 32,000 of output and its ~110 KB requests) fits, then refuses one: here the second."""
     require_claude()
     monkeypatch.setenv("PROVIDER_KEY", "sk-provider")
     sonnet = Price(
@@ -108,7 +109,7 @@ def test_forward_mode_relays_for_the_real_cli_and_its_cap_stops_it(monkeypatch: 
             config = GatewayConfig(
                 mode=Mode.FORWARD,
                 arms=(ArmKey(label="arm", key_sha256=key_digest),),
-                caps=PairCaps(arms=(ArmCap(arm="arm", cap_usd=Decimal("0.05")),)),
+                caps=PairCaps(arms=(ArmCap(arm="arm", cap_usd=Decimal("1.0")),)),
                 upstream=provider.url,
                 upstream_key_env="PROVIDER_KEY",
                 prices={"claude-sonnet-4-5": sonnet},
@@ -123,4 +124,5 @@ def test_forward_mode_relays_for_the_real_cli_and_its_cap_stops_it(monkeypatch: 
     assert run.returncode == 1 and result["is_error"] and result["api_error_status"] == 400
     assert "spending cap" in result["result"]
     assert spent == records[0].cost_usd  # exact: the meter and the record add the same Decimals
+    assert records[1].worst_case_usd is not None and spent <= Decimal("1.0") < spent + records[1].worst_case_usd
     assert float(spent) == pytest.approx(result["total_cost_usd"])  # the CLI reports its own cost as a float
