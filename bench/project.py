@@ -22,6 +22,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .contracts.reading import read_bounded, resolved
 from .errors import ContractError, ProjectNotFound, SourceError
 
 __all__ = [
@@ -43,6 +44,7 @@ _MARKER_TEXT = f"""\
 [project]
 format = {FORMAT}
 """
+_MARKER_LIMIT = 64 * 1024  # the marker holds one line; a large one is not a marker
 _IGNORED = "store/\n.doit.sqlite*\npublished/\n"
 _PACKAGE = Path(__file__).resolve().parent
 _EXAMPLE_SUITE = Path("challenges/example")
@@ -75,9 +77,8 @@ class Project:
 
     def relative(self, path: Path) -> Path:
         """``path`` relative to the root; refused when it lies outside (plans keep no host paths)."""
-        resolved = path.resolve()
         try:
-            return resolved.relative_to(self.root)
+            return resolved(path, "the path").relative_to(self.root)
         except ValueError:
             raise ContractError(
                 f"{path} lies outside the project {self.root}",
@@ -90,7 +91,7 @@ class Project:
 def _read_marker(marker: Path) -> None:
     """Refuse a marker this version cannot read, naming it; a marker it can read says nothing else yet."""
     try:
-        data = tomllib.loads(marker.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_bounded(marker, "the project marker", max_bytes=_MARKER_LIMIT).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ContractError(f"cannot read the project marker {marker}: {exc}", path=str(marker)) from None
     section = data.get("project")
