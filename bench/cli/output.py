@@ -15,21 +15,9 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["Output", "printable"]
+from ..errors import printable
 
-
-def printable(text: str) -> str:
-    """``text`` as UTF-8 can carry it: a byte the system decoded to a lone surrogate shown as ``\\xNN``, any other
-    lone surrogate as ``\\uNNNN``."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        pass
-    try:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+__all__ = ["Output"]
 
 
 def _printable_json(value: Any) -> Any:

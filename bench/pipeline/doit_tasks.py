@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..errors import BenchError
 from .executor import Executor, LocalExecutor
-from .plan import Plan
+from .failure import record_failure
+from .plan import Invocation, Plan
 from .runtime import Runtime
 from .uptodate import ActionCached, PlanLookup
 
@@ -20,8 +22,14 @@ __all__ = ["doit_tasks", "perform", "run_invocation"]
 
 
 def perform(executor: Executor, runtime: Runtime, invocation_json: str, **upstream: str) -> dict[str, str]:
-    """The doit action: the executor runs (or finds cached) one invocation; its outputs become the task's values."""
-    ran = executor.run(runtime, invocation_json, upstream)
+    """The doit action: the executor runs (or finds cached) one invocation; its outputs become the task's values.
+    Its error is also recorded as what stopped the run (:mod:`.failure`), for the command that started it."""
+    try:
+        ran = executor.run(runtime, invocation_json, upstream)
+    except BenchError as exc:
+        invocation = Invocation.model_validate_json(invocation_json)
+        record_failure(invocation.name, invocation.stage, exc)
+        raise
     if ran.node is not None:  # the progress reporter cannot see where a cluster ran it: said here
         print(ran.line(), flush=True)
     # `_executed` tells the progress reporter whether the stage ran or its result was found cached (doit's own

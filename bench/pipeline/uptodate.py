@@ -30,6 +30,7 @@ from ..stages.code import store_code_manifest
 from ..stages.engine import cached_results, key_document
 from ..store import Store
 from .executor import invocation_inputs
+from .failure import record_failure
 from .plan import Invocation, Plan
 from .runtime import Runtime
 
@@ -146,7 +147,13 @@ class ActionCached(UptodateCalculator):  # type: ignore[misc]
         upstream = upstream_values(self.dep_manager, self.invocation)
         if upstream is None:
             return False
-        cached = self.lookup.cached_outputs(self.dep_manager, self.invocation, upstream)
+        try:
+            cached = self.lookup.cached_outputs(self.dep_manager, self.invocation, upstream)
+        except BenchError as exc:
+            # Raised here, it would crash doit with a traceback and no FAILED line. Recorded as what stopped the
+            # run and answered "not up to date", the task runs, meets the same error and fails with its line.
+            record_failure(self.invocation.name, self.invocation.stage, exc)
+            return False
         # doit also keeps `_result:<task>` entries of its own among the values; only the outputs matter here.
         saved = {name: value for name, value in values.items() if not name.startswith("_")}
         return cached is not None and saved == cached
