@@ -22,7 +22,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .contracts.reading import read_bounded, resolved
+from .contracts.checked_files import describe, read_bounded, resolved
 from .errors import ContractError, ProjectNotFound, SourceError
 
 __all__ = [
@@ -150,6 +150,8 @@ def init_project(directory: Path) -> tuple[Project, bool]:
     if marker.is_file():
         _read_marker(marker)
         return Project(directory.resolve()), False
+    if marker.exists() or marker.is_symlink():
+        raise ContractError(f"the project marker {marker} is {describe(marker)}, not a file", path=str(marker))
     if directory.exists() and not directory.is_dir():
         raise ContractError(f"{directory} exists and is not a directory", path=str(directory))
     directory.mkdir(parents=True, exist_ok=True)

@@ -30,6 +30,8 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
+from ..stop_deferral import deferring, note_stop
+
 __all__ = ["STOP_SIGNALS", "Interrupted", "end_child", "install_stop_signals", "stop_signals", "stop_with_parent"]
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
@@ -51,6 +53,9 @@ class Interrupted(KeyboardInterrupt):
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
+    if deferring():  # the engine is making something: raised once its handle is held (bench.stop_deferral)
+        note_stop(signum)
+        return
     # One stop is enough: a second signal during the cleanup it started must not cut that cleanup short. A
     # Python-level no-op rather than SIG_IGN, because an ignored disposition would be inherited through exec.
     for number in STOP_SIGNALS:

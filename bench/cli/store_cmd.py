@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from ..contracts import Digest
-from ..contracts.reading import read_bounded
+from ..contracts.checked_files import read_bounded
 from ..errors import SourceError, StoreCorrupt
 from ..store import export_tree, tree_from_directory
 from ..store.fsck import FsckStatus, fsck
 from ..store.gc import DEFAULT_GRACE_SECONDS, gc
-from .digests import digest_argument, resolve_digest
+from .digests import digest_argument, ref_argument, resolve_digest
 from .locate import open_store, store_path
 from .numbers import seconds
 from .output import Output
@@ -50,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing.set_defaults(handler=_ls)
     put = verbs.add_parser("put", help="store a file's bytes, or a directory as a tree")
     put.add_argument("path", type=Path, help="a file (stored as its bytes) or a directory (stored as a tree)")
-    put.add_argument("--ref", help="also point this ref at the result")
+    put.add_argument("--ref", type=ref_argument, help="also point this ref at the result")
     put.set_defaults(handler=_put)
     export = verbs.add_parser("export", help="write a tree into a new directory")
     export.add_argument("digest", type=digest_argument, help=f"the tree: {_DIGEST_HELP}")

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ContractError
-from .reading import read_bounded
+from .checked_files import read_bounded
 from .strict_json import parse_json_object
 
 __all__ = ["collection_paused", "field_path", "parse_contract", "read_contract", "validation_summary"]

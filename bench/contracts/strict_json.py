@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ContractError
-from .reading import MAX_DOCUMENT_BYTES, read_bounded
+from .checked_files import MAX_DOCUMENT_BYTES, read_bounded
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "parse_json", "parse_json_object", "read_json_object"]
 

@@ -23,8 +23,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, JsonValue
 
 from ..contracts import ContractModel, Document, Sha256, canonical_json
+from ..contracts.checked_files import read_bounded
 from ..contracts.files import parse_contract
-from ..contracts.reading import read_bounded
 from ..errors import ContractError
 from .errors import GatewayError, PolicyDigestMismatch
 from .wire import Part, RequestView

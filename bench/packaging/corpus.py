@@ -26,8 +26,8 @@ from dulwich.objects import Blob, Commit, Tree, object_class
 from pydantic import StringConstraints
 
 from ..contracts import BlobDigest, ContractModel, Document, GitObjectId, PortablePath, Ref, TreeDigest
-from ..contracts.reading import read_bounded
-from ..contracts.reading import resolved as resolved_path
+from ..contracts.checked_files import read_bounded
+from ..contracts.checked_files import resolved as resolved_path
 from ..errors import ContractError, SourceError
 from ..stages import LOCATOR, NoInputs, Ports, StageContext, StageKind, stage
 from ..store import EntryKind, FileEntry, Store, tree_from_entries

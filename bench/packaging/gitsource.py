@@ -31,7 +31,7 @@ from dulwich.pack import Pack, PackData, PackFileDisappeared, UnpackedObject, fu
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
-from ..contracts.reading import describe, opened_regular
+from ..contracts.checked_files import describe, opened_regular
 from ..errors import SourceError
 from ..forking import fork_is_safe
 from .forkedreads import interleaved, read_forked

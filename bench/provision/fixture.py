@@ -29,8 +29,8 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from bench.contracts import ContractModel, Document, PortablePath, Sha256
+from bench.contracts.checked_files import opened_regular, resolved
 from bench.contracts.files import read_contract
-from bench.contracts.reading import opened_regular, resolved
 from bench.errors import ContractError
 
 from .errors import ProvisionRefused, RefusalReason

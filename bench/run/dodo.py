@@ -36,6 +36,7 @@ from doit.exceptions import InvalidTask
 
 from ..cli.signals import Interrupted, install_stop_signals, stop_with_parent
 from ..errors import BenchError, UsageError
+from ..pipeline.doit_db import DOIT_BACKENDS
 from ..pipeline.doit_tasks import doit_tasks
 from ..pipeline.executor import Executor, parse_executor
 from ..pipeline.failure import PipelineStopped, read_failure, set_failure_file
@@ -144,7 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="stele-bench-failure-") as scratch:
             recorded = Path(reported) if reported else Path(scratch) / "failure.json"
             set_failure_file(recorded)
-            code: int = DoitMain(ModuleTaskLoader({"DOIT_CONFIG": DOIT_CONFIG, "task_plan": task_plan})).run(arguments)
+            loader = ModuleTaskLoader({"DOIT_CONFIG": DOIT_CONFIG, "task_plan": task_plan})
+            code: int = DoitMain(loader, extra_config=DOIT_BACKENDS).run(arguments)
             failure = read_failure(recorded) if code != 0 else None
             if failure is not None:
                 raise PipelineStopped(failure, code)

@@ -29,7 +29,7 @@ from ..agent.paired_attempt import AttemptOutputs, PairedAttemptParams, paired_a
 from ..analysis.attempt_record import Build, ComparabilityKey
 from ..analysis.prereg import FrozenInputs
 from ..contracts import Digest, ImageId, TreeDigest
-from ..contracts.reading import read_bounded
+from ..contracts.checked_files import read_bounded
 from ..errors import SandboxError, UsageError
 from ..gateway.config import Mode
 from ..grading.memory import MemoryDeclaration, installed_hooks

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..contracts.reading import resolved
+from ..contracts.checked_files import resolved
 from ..errors import ContractError, SourceError
 from ..packaging.gitsource import write_commit_bundle
 from ..provision.fixture import artifact_sha256, load_fixture

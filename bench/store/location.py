@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from ..contracts.reading import resolved
+from ..contracts.checked_files import resolved
 from ..errors import SourceError, StoreError
 from .backends import SqliteBackend, StoreBackend
 from .backends.cache import default_cache_root

@@ -19,8 +19,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from ..contracts import ContractModel, Document, PortablePath, Sha256
+from ..contracts.checked_files import read_bounded, resolved
 from ..contracts.files import read_contract
-from ..contracts.reading import read_bounded, resolved
 from ..errors import ContractError
 
 __all__ = [

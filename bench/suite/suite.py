@@ -24,8 +24,8 @@ from typing import Annotated, Literal, Self
 from pydantic import Field, StringConstraints, model_validator
 
 from ..contracts import ContractModel, Document, PortablePath
+from ..contracts.checked_files import resolved
 from ..contracts.files import read_contract
-from ..contracts.reading import resolved
 from ..errors import ContractError
 from ..gateway.config import Mode
 from ..grading.memory import MemoryDeclaration

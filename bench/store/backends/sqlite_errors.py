@@ -17,6 +17,7 @@ import contextlib
 import errno
 import functools
 import inspect
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -50,7 +51,7 @@ def _translated(backend: Any, exc: sqlite3.Error | OSError) -> StoreError | Syst
     where = str(root / "index.sqlite")
     refused = _SQLITE_REFUSED.get(getattr(exc, "sqlite_errorcode", 0) & 0xFF)
     if refused is not None:
-        return SystemRefused.of(OSError(refused, str(exc)), where)
+        return SystemRefused.of(OSError(refused, os.strerror(refused)), where)  # SQLite says "database or disk"
     damaged = type(exc) is sqlite3.DatabaseError or any(word in str(exc) for word in _DAMAGE)
     if damaged:
         return StoreCorrupt(where, str(exc))

@@ -31,7 +31,16 @@ from ....store import Store
 from ...layout import USER_GID, USER_UID
 from ...spec import ContainerSpec
 from ..base import STDERR_LIMIT, ExecResult, Session
-from .engine import Client, Container, create_container, engine_errors, put_workspace, read_workspace, remove_container
+from .engine import (
+    Client,
+    Container,
+    create_container,
+    created,
+    engine_errors,
+    put_workspace,
+    read_workspace,
+    remove_container,
+)
 
 __all__ = ["DockerSession", "docker_session"]
 
@@ -139,8 +148,7 @@ def docker_session(
     labels: Mapping[str, str],
 ) -> Iterator[DockerSession]:
     """Start ``spec`` idle on ``network`` with ``workspace`` and ``home_dirs`` in place; remove it on exit."""
-    container = create_container(client, spec, network, labels)
-    try:
+    with created(lambda: create_container(client, spec, network, labels), remove_container) as container:
         put_workspace(container, store, workspace)
         if home_dirs:
             with engine_errors("making the home directories"):
@@ -148,5 +156,3 @@ def docker_session(
         with engine_errors("starting the container"):
             container.start()
         yield DockerSession(store, container, spec)
-    finally:
-        remove_container(container)

@@ -1,4 +1,5 @@
-"""Reading a file from outside: opened once, checked to be what was asked for, read with a bound.
+"""Files named from outside: read once, checked to be what was asked for, with a bound; written only where a file
+can be written without waiting.
 
 A path named on the command line or inside a suite can be anything: a FIFO (opening it waits for a writer, reading
 it for the writer to go), a device (``/dev/zero`` reads for ever), a symlink loop, a directory, or a file far larger
@@ -6,6 +7,10 @@ than any document. Each is refused here naming the path, before a byte is used. 
 blocking (``O_NONBLOCK``: a FIFO opens at once, and a terminal is not made the controlling one), checked on that
 descriptor to be a regular file, so what was checked is what is read, and read up to its bound: a file that grows
 past it while being read is refused too.
+
+Writing to a path a user named (an output file, a project's marker) opens it without blocking too: a FIFO nobody
+reads would otherwise hold the command for ever; a device such as ``/dev/null`` and a FIFO with a reader take the
+bytes, a directory or a symlink loop is refused.
 
 The refusal is the caller's family: a document's reader refuses with :class:`~bench.errors.ContractError` (exit 6),
 an outside input's with :class:`~bench.errors.SourceError` (exit 9).
@@ -31,6 +36,7 @@ __all__ = [
     "opened_regular",
     "read_bounded",
     "resolved",
+    "write_checked",
 ]
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # no document this package reads comes near it; a manifest of 1e5 files is 20 MB
@@ -143,3 +149,22 @@ def checked_directory(path: Path, what: str, *, error: Refusal = ContractError) 
     if not stat.S_ISDIR(mode):
         raise error(f"{what} {path} is {kind_of(mode)}, not a directory", path=str(path))
     return path
+
+
+def write_checked(path: Path, data: bytes, what: str, *, error: Refusal = ContractError) -> None:
+    """Write ``data`` to ``path`` (created, or truncated if it is a regular file), refusing a FIFO with no reader,
+    a directory and a symlink loop by name instead of waiting or failing half-way."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise error(f"{what} {path} is a FIFO nobody reads; remove it or read it", path=str(path)) from None
+        if exc.errno in (errno.ELOOP, errno.EISDIR):
+            raise error(f"{what} {path} is {describe(path)}, not a file to write", path=str(path)) from None
+        raise
+    with os.fdopen(descriptor, "wb") as handle:
+        mode = os.fstat(descriptor).st_mode
+        if stat.S_ISREG(mode):
+            os.ftruncate(descriptor, 0)
+        os.set_blocking(descriptor, True)
+        handle.write(data)
