@@ -50,8 +50,10 @@ class PipelineStopped(StageError):
                 f"the pipeline stopped (doit exit {exit_status}); the line marked FAILED above names the stage"
             )
             return
-        cause = str(failure.error.get("message", "(no message)"))
-        super().__init__(f"{failure.stage} {failure.task}: {cause}", hint=failure.error.get("hint"))
+        said = str(failure.error.get("message", "(no message)"))
+        cause = "; ".join(line.strip() for line in said.splitlines() if line.strip())  # one line, as every refusal
+        where = failure.stage if failure.task == failure.stage else f"{failure.task} ({failure.stage})"
+        super().__init__(f"{where}: {cause}", hint=failure.error.get("hint"))
         self.stage = failure.stage
         self.task = failure.task
         self.cause = failure.error

@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +73,8 @@ def _run_until_an_arm_starts(project: Path, leases: Path, fault: Callable[[subpr
         rest, out = process.stderr.read(), process.stdout.read()
         code = process.wait(timeout=600)
     lines = out.splitlines()
+    if code == -signal.SIGKILL:  # killed outright: it could print nothing
+        return Stopped(code, {}, "".join(seen) + rest)
     assert len(lines) == 1, out  # one JSON object, refusal or not
     return Stopped(code, json.loads(lines[0]), "".join(seen) + rest)
 
@@ -212,3 +215,60 @@ def test_a_full_disk_mid_attempt_exits_74_naming_the_file_being_written(
     assert written.is_relative_to(small_disk) and written != project / "store", failed  # the file, not the store
     assert str(written) in line and "No space left on device" in line
     assert _left_behind(leases) == []
+
+
+def _gone(group: int) -> None:
+    """Wait for every process of ``group`` to end (the pipeline outlives its command by its cleanup)."""
+    for _ in range(1200):
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.25)
+    pytest.fail(f"processes of group {group} still run five minutes after the command was killed")
+
+
+def _sigkill(group: bool) -> Callable[[subprocess.Popen[str]], None]:
+    def kill(process: subprocess.Popen[str]) -> None:
+        if group:
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+        process.wait()  # reaped, so only the pipeline's processes can keep the group alive
+        _gone(process.pid)
+
+    return kill
+
+
+def test_a_command_killed_outright_stops_its_pipeline_which_cleans_up(demo_runs: DemoRuns, tmp_path: Path) -> None:
+    leases = tmp_path / "leases"
+    stopped = _run_until_an_arm_starts(_copy(demo_runs, tmp_path), leases, _sigkill(group=False))
+    assert stopped.code == -signal.SIGKILL
+    assert "Traceback" not in stopped.stderr, stopped.stderr[-4000:]
+    assert _left_behind(leases) == []  # the pipeline got SIGTERM as its command died, and took its arms with it
+
+
+def test_the_next_run_sweeps_what_a_killed_run_left(demo_runs: DemoRuns, tmp_path: Path) -> None:
+    leases = tmp_path / "leases"
+    project = _copy(demo_runs, tmp_path)
+
+    def kill_once_it_holds_something(process: subprocess.Popen[str]) -> None:
+        for _ in range(600):  # the arm's networks and containers appear as it starts
+            if _left_behind(leases):
+                break
+            time.sleep(0.2)
+        _sigkill(group=True)(process)  # nothing can clean up
+
+    stopped = _run_until_an_arm_starts(project, leases, kill_once_it_holds_something)
+    assert stopped.code == -signal.SIGKILL
+    assert _left_behind(leases), "SIGKILL to the whole group should have left the arm's resources behind"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--project", str(project), "demo", "--attempts", "1"],
+        cwd=REPO,
+        env=_environment(leases),
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert _left_behind(leases) == []  # swept before the run started: their lease died with their runner
