@@ -41,6 +41,8 @@ from bench.suite.memory_system import CONTROL
 from tests.fence.fence_provider_double import CREDITS_PATH, Account, Failure, serve
 from tests.gateway.loopback import AnthropicDouble, Reply, serve_double, tool_loop
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 PROVIDER_KEY = "sk-ant-api03-planted-provider-key-0123456789abcdef"
 PRICE = Price(
     input=Decimal("3"), output=Decimal("15"), cache_write=Decimal("3.75"), cache_read=Decimal("0.30")

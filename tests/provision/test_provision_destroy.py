@@ -198,7 +198,7 @@ def test_ctrl_c_destroys(fake, tiny_fixture, tmp_path: Path, during: str) -> Non
         assert not f.alive(during)  # the interrupted provisioner was killed, not left sleeping
 
 
-def _wait_for(condition, seconds: float = 10.0) -> None:
+def _wait_for(condition, seconds: float = 120.0) -> None:  # a guard against a hang on a busy machine
     deadline = time.monotonic() + seconds
     while not condition():
         assert time.monotonic() < deadline, "condition not reached in time"

@@ -32,6 +32,8 @@ from bench.store import Store, export_tree
 from bench.store.actions import ActionKey, ActionResult, recorded_from, results_for
 from bench.store.backends.s3 import S3Backend
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 REPO = Path(__file__).resolve().parents[2]
 PLAN = "manifests/plans/example.json"
 RUN_TIMEOUT = 1800.0

@@ -6,6 +6,7 @@ off a terminal."""
 from __future__ import annotations
 
 import gc
+import io
 import os
 import re
 import subprocess
@@ -143,3 +144,38 @@ def test_a_no_op_rerun_leaves_its_tasks_to_reference_counting_not_to_the_collect
         assert [ref() for ref in seen] == [None, None]
     finally:
         gc.enable()
+
+
+class _Task:
+    """What the reporter reads of a doit task."""
+
+    def __init__(self, name: str, stage: str, labels: dict[str, str]) -> None:
+        self.name, self.actions, self.meta, self.values = name, ["run"], {"stage": stage, "labels": labels}, {}
+
+
+def test_a_stage_running_long_gets_a_line_at_ten_seconds_and_a_reminder_each_minute() -> None:
+    """Driven by the reporter's own clock, so nothing here waits on time: a stage is announced once it has run ten
+    seconds, reminded of every minute after, and a stage that lands first is never announced."""
+    out = io.StringIO()
+    now = [100.0]
+    reporter = ProgressReporter(out, {})
+    reporter.clock = lambda: now[0]
+    reporter.total = 2
+    reporter.execute_task(_Task("pair", "paired-attempt", {"challenge": "harbor-holds", "attempt": "1"}))
+    now[0] += 9.9
+    reporter.tick()
+    assert out.getvalue() == ""  # not yet ten seconds
+    now[0] += 0.1
+    reporter.tick()
+    assert out.getvalue() == "[1/2] paired-attempt harbor-holds #1 running ...\n"
+    now[0] += 59.0
+    reporter.tick()
+    assert out.getvalue().count("\n") == 1  # a minute since its line has not passed
+    now[0] += 1.0
+    reporter.tick()
+    assert out.getvalue().splitlines()[-1] == "        ... paired-attempt harbor-holds #1 still running · 1m10s"
+    reporter.execute_task(_Task("grade", "grade", {}))
+    now[0] += 2.0
+    reporter.add_success(_Task("grade", "grade", {}))
+    reporter.tick()
+    assert out.getvalue().splitlines()[-1] == "[2/2] grade · 2.0s done"  # landed before ten seconds: one line
