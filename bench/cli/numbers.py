@@ -10,8 +10,12 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+from typing import TypeVar
 
-__all__ = ["seconds", "whole_number"]
+__all__ = ["seconds", "usd", "whole_number"]
+
+N = TypeVar("N", float, Decimal)
 
 _INT64 = 2**63 - 1  # what a document's integer may hold (bench.contracts.strict_json)
 
@@ -33,15 +37,21 @@ def whole_number(low: int, high: int = _INT64) -> Callable[[str], int]:
 
 def seconds(low: float, high: float) -> Callable[[str], float]:
     """A finite number of seconds from ``low`` to ``high``; NaN and infinity are refused."""
+    refusal = f"expected a number of seconds from {low:g} to {high:g}"
+    return lambda text: _finite(text, float, lambda value: math.isfinite(value) and low <= value <= high, refusal)
 
-    def parse(text: str) -> float:
-        refusal = argparse.ArgumentTypeError(f"expected a number of seconds from {low:g} to {high:g}, got {text!r}")
-        try:
-            value = float(text)
-        except ValueError:
-            raise refusal from None
-        if not (math.isfinite(value) and low <= value <= high):
-            raise refusal
-        return value
 
-    return parse
+def usd(text: str) -> Decimal:
+    """An amount in USD, parsed straight to Decimal (a cap is compared exactly, never through a float)."""
+    refusal = "expected a non-negative amount in USD such as 12.50"
+    return _finite(text, Decimal, lambda amount: amount.is_finite() and amount >= 0, refusal)
+
+
+def _finite(text: str, parse: Callable[[str], N], fits: Callable[[N], bool], refusal: str) -> N:
+    try:
+        value = parse(text)
+    except (ValueError, InvalidOperation):
+        raise argparse.ArgumentTypeError(f"{refusal}, got {text!r}") from None
+    if not fits(value):
+        raise argparse.ArgumentTypeError(f"{refusal}, got {text!r}")
+    return value
