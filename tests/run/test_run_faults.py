@@ -260,8 +260,7 @@ def test_the_next_run_sweeps_what_a_killed_run_left(demo_runs: DemoRuns, tmp_pat
         _sigkill(group=True)(process)  # nothing can clean up
 
     stopped = _run_until_an_arm_starts(project, leases, kill_once_it_holds_something)
-    assert stopped.code == -signal.SIGKILL
-    assert _left_behind(leases), "SIGKILL to the whole group should have left the arm's resources behind"
+    assert stopped.code == -signal.SIGKILL  # what it held stays on the engine (unless another run swept it first)
     done = subprocess.run(
         [sys.executable, "-m", "bench", "--project", str(project), "demo", "--attempts", "1"],
         cwd=REPO,
