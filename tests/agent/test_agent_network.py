@@ -26,11 +26,11 @@ from bench.sandbox.backends import OWNER_LABEL, ProcessOutcome
 from bench.sandbox.backends.docker import DockerBackend, DockerModelNetwork
 from bench.sandbox.layout import GATEWAY_ALIAS
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 # Run inside the arm container: try every way out and print what answered.
 PROBE = """
 import json, os, socket, sys, threading, urllib.error, urllib.request
-
-pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 try:
     found = {"relay": urllib.request.urlopen("http://api:8080/", timeout=5).status}
 except urllib.error.HTTPError as exc:  # the gateway answers a keyless request as the provider does: 401

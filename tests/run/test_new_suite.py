@@ -15,11 +15,11 @@ from demo_runs import REPO, bench_command
 
 from bench.suite.suite import open_suite
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 EXAMPLE = REPO / "challenges" / "example"
 VERIFIER = """import pathlib
 import sys
-
-pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 
 answer = pathlib.Path("ANSWER.md")
 sys.exit(0 if answer.is_file() and "ledger" in answer.read_text().lower() else 1)
