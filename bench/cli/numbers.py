@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import TypeVar
 
-__all__ = ["seconds", "usd", "whole_number"]
+__all__ = ["confidence", "seconds", "usd", "whole_number"]
 
 N = TypeVar("N", float, Decimal)
 
 _INT64 = 2**63 - 1  # what a document's integer may hold (bench.contracts.strict_json)
+_PROBABILITY = re.compile(r"0\.[0-9]*[1-9]")  # bench.analysis.prereg's Probability
 
 
 def whole_number(low: int, high: int = _INT64) -> Callable[[str], int]:
@@ -45,6 +47,13 @@ def usd(text: str) -> Decimal:
     """An amount in USD, parsed straight to Decimal (a cap is compared exactly, never through a float)."""
     refusal = "expected a non-negative amount in USD such as 12.50"
     return _finite(text, Decimal, lambda amount: amount.is_finite() and amount >= 0, refusal)
+
+
+def confidence(text: str) -> str:
+    """A confidence level as a preregistration writes it (``0.95``): a decimal between 0 and 1, kept as text."""
+    if not _PROBABILITY.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"expected a confidence level such as 0.95 (above 0, below 1), got {text!r}")
+    return text
 
 
 def _finite(text: str, parse: Callable[[str], N], fits: Callable[[N], bool], refusal: str) -> N:

@@ -18,7 +18,7 @@ from ..publish.bundle import bundle_files, check_layout, load_records
 from ..run.prereg import BudgetChoice, correction_moves, freeze, record_correction, record_supersession
 from ..suite.suite import open_suite
 from .locate import project_of
-from .numbers import whole_number
+from .numbers import confidence, whole_number
 from .output import Output
 
 __all__ = ["register"]
@@ -44,7 +44,7 @@ def _budget_options(parser: argparse.ArgumentParser) -> None:
         type=whole_number(1, _MOST_WALL_SECONDS),
         help="wall-time cap of each arm (default: the timeout)",
     )
-    parser.add_argument("--confidence", help="the analysis's confidence level, e.g. 0.95")
+    parser.add_argument("--confidence", type=confidence, help="the analysis's confidence level, e.g. 0.95")
     parser.add_argument(
         "--undelivered",
         choices=[rule.value for rule in UndeliveredRule],
