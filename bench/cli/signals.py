@@ -30,30 +30,24 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
-from ..stop_deferral import deferring, note_stop
+from ..stopping import Interrupted, deferring, note_stop
 
-__all__ = ["STOP_SIGNALS", "Interrupted", "end_child", "install_stop_signals", "stop_signals", "stop_with_parent"]
+__all__ = [
+    "STOP_SIGNALS",
+    "Interrupted",
+    "end_child",
+    "install_stop_signals",
+    "stop_signals",
+    "stop_with_parent",
+]
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 _GRACE_SECONDS = 30.0
 _PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
-class Interrupted(KeyboardInterrupt):
-    """The runner was asked to stop by ``signum``; raised where it was, so every cleanup on the way out runs."""
-
-    def __init__(self, signum: int) -> None:
-        self.signum = signum
-        self.signal_name = signal.Signals(signum).name
-        super().__init__(f"interrupted by {self.signal_name}")
-
-    @property
-    def exit_code(self) -> int:
-        return 128 + self.signum
-
-
 def _stop(signum: int, frame: FrameType | None) -> None:
-    if deferring():  # the engine is making something: raised once its handle is held (bench.stop_deferral)
+    if deferring():  # the engine is making something: raised once its handle is held (bench.stopping)
         note_stop(signum)
         return
     # One stop is enough: a second signal during the cleanup it started must not cut that cleanup short. A

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import BenchError
+from ..stopping import stopped
 from .executor import Executor, LocalExecutor
 from .failure import record_failure
 from .plan import Invocation, Plan
@@ -26,9 +27,13 @@ def perform(executor: Executor, runtime: Runtime, invocation_json: str, **upstre
     Its error is also recorded as what stopped the run (:mod:`.failure`), for the command that started it."""
     try:
         ran = executor.run(runtime, invocation_json, upstream)
-    except BenchError as exc:
-        invocation = Invocation.model_validate_json(invocation_json)
-        record_failure(invocation.name, invocation.stage, exc)
+    except Exception as exc:
+        stop = stopped()
+        if stop is not None:  # a cleanup after a stop signal failed: still a stop, which ends the worker too
+            raise stop from exc
+        if isinstance(exc, BenchError):
+            invocation = Invocation.model_validate_json(invocation_json)
+            record_failure(invocation.name, invocation.stage, exc)
         raise
     if ran.node is not None:  # the progress reporter cannot see where a cluster ran it: said here
         print(ran.line(), flush=True)

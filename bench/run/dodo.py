@@ -22,9 +22,11 @@ ends the run the same way: one line (``interrupted by SIGTERM``), exit 128 + the
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,7 @@ from .narrate import SuiteNarrator
 __all__ = ["DOIT_CONFIG", "SuiteProgress", "main", "plan_variables", "task_plan"]
 
 EXAMPLE_PLAN = Path("manifests/plans/example.json")
+WORKER_GRACE_SECONDS = 25.0  # within the 30 s the command gives this process (bench.cli.signals.end_child)
 
 
 class SuiteProgress(ProgressReporter):
@@ -152,6 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise PipelineStopped(failure, code)
         return code
     except Interrupted as stop:  # every cleanup ran on the way here; doit's reporter said what had run
+        _workers_ended()
         if not reported:
             print(f"stele-bench: interrupted by {stop.signal_name}", file=sys.stderr, flush=True)
         return stop.exit_code
@@ -159,6 +163,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not reported or not isinstance(exc, PipelineStopped):
             print(f"stele-bench: error: {exc}", file=sys.stderr, flush=True)
         return exc.exit_code
+
+
+def _workers_ended() -> None:
+    """Wait for doit's worker processes to finish the cleanup their own stop started (doit sent them SIGTERM and
+    returned without waiting), so that when this process ends, their containers and networks are gone; one that
+    outlives :data:`WORKER_GRACE_SECONDS` is killed, and what it held is left to the next run's sweep."""
+    deadline = time.monotonic() + WORKER_GRACE_SECONDS
+    for worker in multiprocessing.active_children():
+        worker.join(max(0.0, deadline - time.monotonic()))
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
 
 
 if __name__ == "__main__":

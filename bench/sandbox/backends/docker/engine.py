@@ -22,7 +22,7 @@ from docker.types import LogConfig, Mount  # type: ignore[import-untyped]
 
 from ....contracts import Digest
 from ....errors import SandboxError
-from ....stop_deferral import stop_deferred
+from ....stopping import stop_deferred
 from ....store import Store, tree_from_tar
 from ...layout import USER_GID, USER_UID, WORKSPACE
 from ...spec import ContainerSpec
@@ -95,7 +95,7 @@ def docker_client() -> Client:
 @contextmanager
 def created(make: Callable[[], R], remove: Callable[[R], None]) -> Iterator[R]:
     """What ``make()`` makes on the engine, removed on every way out. A stop signal that arrives while the engine
-    makes it takes effect once it is made and held here (:mod:`bench.stop_deferral`), so it is removed too."""
+    makes it takes effect once it is made and held here (:mod:`bench.stopping`), so it is removed too."""
     held: list[R] = []
     try:
         with stop_deferred():

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ....errors import SandboxError
-from ....stop_deferral import stop_deferred
+from ....stopping import stop_deferred
 from ...layout import GATEWAY_ALIAS, RELAY_PORT, USER
 from ..base import ModelNetwork
 from .engine import NO_HOST_ADDRESS, Client, Container, created, engine_errors, remove_container, remove_network
