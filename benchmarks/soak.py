@@ -55,6 +55,7 @@ class Kill:
     traceback: bool
     refusal_lines: int
     left: int
+    tail: str  # the end of its stderr, shown with a finding
 
     def findings(self) -> list[str]:
         found = []
@@ -75,17 +76,18 @@ def _environment(leases: Path) -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if k not in named}, "SANDBOX_LEASE_DIR": str(leases)}
 
 
-def _left_on_engine(leases: Path) -> int:
-    count = 0
+def _on_engine(leases: Path) -> set[str]:
+    """The containers and networks on the engine whose lease lies in ``leases``: the soak's runs'."""
+    found = set()
     for kind in (["ps", "-a"], ["network", "ls"]):
         listed = subprocess.run(
-            ["docker", *kind, "--filter", "label=sandbox.lease", "--format", '{{.Label "sandbox.lease"}}'],
+            ["docker", *kind, "--filter", "label=sandbox.lease", "--format", '{{.ID}} {{.Label "sandbox.lease"}}'],
             capture_output=True,
             text=True,
             check=True,
         ).stdout
-        count += sum(str(leases) in line for line in listed.splitlines())
-    return count
+        found |= {line.split()[0] for line in listed.splitlines() if str(leases) in line}
+    return found
 
 
 def _processes_of(project: Path) -> list[str]:
@@ -113,6 +115,8 @@ def _wait_gone(group: int, limit: float) -> None:
 
 
 def _killed_run(number: int, project: Path, leases: Path, rng: random.Random, longest: float) -> Kill:
+    """One run; what it left is what is on the engine after it and was not before (it sweeps the dead first)."""
+    before = _on_engine(leases)
     signum, group = rng.choice(KILLS)
     delay, attempts = rng.uniform(1.0, longest), rng.choice((1, 2))
     command = [sys.executable, "-m", "bench", "--project", str(project), "demo", "--attempts", str(attempts)]
@@ -142,9 +146,9 @@ def _killed_run(number: int, project: Path, leases: Path, rng: random.Random, lo
         err.seek(0)
         stderr = err.read().decode("utf-8", "replace")
     said = [line for line in stderr.splitlines() if line.startswith("stele-bench: ")]
-    return Kill(
-        number, signum, group, delay, attempts, code, gone, "Traceback" in stderr, len(said), _left_on_engine(leases)
-    )
+    tail = " | ".join(stderr.strip().splitlines()[-3:])
+    left = len(_on_engine(leases) - before)
+    return Kill(number, signum, group, delay, attempts, code, gone, "Traceback" in stderr, len(said), left, tail)
 
 
 def _paid_twice(store: Store) -> list[str]:
@@ -172,9 +176,9 @@ def _clean_run(project: Path, leases: Path) -> list[str]:
         summary = {key: report.get(key) for key in ("status", "missing", "corrupt") if key in report}
         findings.append(f"store fsck exited {checked.returncode}: {json.dumps(summary)[:600]}")
     findings += [f"paid twice: {line}" for line in _paid_twice(Store(project / "store"))]
-    left = _left_on_engine(leases)
+    left = _on_engine(leases)
     if left:
-        findings.append(f"{left} containers or networks left on the engine")
+        findings.append(f"{len(left)} containers or networks left on the engine")
     findings += [f"process left: {line}" for line in _processes_of(project)]
     findings += [f"lease left: {path.name}" for path in leases.glob("*.json")]
     return findings
@@ -206,7 +210,7 @@ def main() -> None:
             f"engine{'; ' + '; '.join(kill.findings()) if kill.findings() else ''}",
             flush=True,
         )
-        findings += [f"run {number}: {finding}" for finding in kill.findings()]
+        findings += [f"run {number}: {finding} (stderr ends: {kill.tail[-400:]})" for finding in kill.findings()]
     findings += _clean_run(project, leases)
     print("clean run: " + ("verified, nothing left over, fsck clean, no pair paid twice" if not findings else ""))
     for finding in findings:
