@@ -66,11 +66,14 @@ class DockerSession(Session):
         out, err = bytearray(), bytearray()
 
         def pump() -> None:
-            for stream, data in frames_iter(raw, tty=False):
-                if stream == STDOUT:
-                    out.extend(data)
-                else:
-                    err.extend(data[: max(0, STDERR_LIMIT - len(err))])
+            # The connection is closed under this thread when the caller stops early (a deadline, a stop signal):
+            # its read then fails, which ends the thread quietly instead of printing a traceback over the stop.
+            with suppress(OSError, ValueError):
+                for stream, data in frames_iter(raw, tty=False):
+                    if stream == STDOUT:
+                        out.extend(data)
+                    else:
+                        err.extend(data[: max(0, STDERR_LIMIT - len(err))])
 
         reader = threading.Thread(target=pump, name="exec-reader", daemon=True)
         reader.start()
