@@ -2,8 +2,8 @@
 one clean run that must finish and verify with nothing left over (issue 36, build item 6). Not a timed test: it
 prints what each kill came to and a verdict, and exits 1 on any finding.
 
-Each killed run is ``stele-bench demo --attempts A`` (A from 1 to 2, so later runs reach new attempts) killed after a
-random delay with SIGTERM, SIGHUP or SIGKILL to the command, SIGINT or SIGKILL to its whole process group (Ctrl-C,
+Each killed run is ``stele-bench demo --attempts A``, A rising by one every fourth run (1 to 5, the most the
+example's preregistration allows), so every run has attempts still to do when it is killed after a random delay with SIGTERM, SIGHUP or SIGKILL to the command, SIGINT or SIGKILL to its whole process group (Ctrl-C,
 or a terminal that vanished). After each: the exit code (128 + the signal, or killed), a traceback on stderr, more
 than one line of refusal, how long its processes took to be gone (the pipeline cleans up after its command), and
 what it left on the engine (only a group killed outright may leave anything: the next run sweeps it).
@@ -34,6 +34,7 @@ from bench.store import Store
 from bench.store.actions import ActionKey, recorded_from
 
 REPO = Path(__file__).resolve().parent.parent
+MOST_ATTEMPTS = 5  # the example's preregistration
 KILLS = (
     (signal.SIGTERM, False),
     (signal.SIGHUP, False),
@@ -118,7 +119,7 @@ def _killed_run(number: int, project: Path, leases: Path, rng: random.Random, lo
     """One run; what it left is what is on the engine after it and was not before (it sweeps the dead first)."""
     before = _on_engine(leases)
     signum, group = rng.choice(KILLS)
-    delay, attempts = rng.uniform(1.0, longest), rng.choice((1, 2))
+    delay, attempts = rng.uniform(1.0, longest), min(MOST_ATTEMPTS, 1 + (number - 1) // 4)
     command = [sys.executable, "-m", "bench", "--project", str(project), "demo", "--attempts", str(attempts)]
     with (
         tempfile.TemporaryFile() as err,
@@ -163,7 +164,8 @@ def _paid_twice(store: Store) -> list[str]:
 
 def _clean_run(project: Path, leases: Path) -> list[str]:
     findings = []
-    command = [sys.executable, "-m", "bench", "--project", str(project), "--json", "demo", "--attempts", "2"]
+    command = [sys.executable, "-m", "bench", "--project", str(project), "--json", "demo"]
+    command += ["--attempts", str(MOST_ATTEMPTS)]
     done = subprocess.run(command, cwd=REPO, env=_environment(leases), capture_output=True, text=True)
     result = json.loads(done.stdout.splitlines()[-1]) if done.stdout.strip() else {}
     if done.returncode != 0 or not result.get("verified"):
@@ -189,7 +191,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--project", type=Path, default=None, help="default: a fresh project in a temporary directory")
-    parser.add_argument("--longest", type=float, default=150.0, help="the longest a run lives before its kill")
+    parser.add_argument("--longest", type=float, default=100.0, help="the longest a run lives before its kill")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)

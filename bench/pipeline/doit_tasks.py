@@ -30,6 +30,9 @@ def perform(executor: Executor, runtime: Runtime, invocation_json: str, **upstre
     except Exception as exc:
         stop = stopped()
         if stop is not None:  # a cleanup after a stop signal failed: still a stop, which ends the worker too
+            print(
+                f"note: cleaning up after {stop.signal_name} met: {exc}; the next run sweeps what is left", flush=True
+            )
             raise stop from exc
         if isinstance(exc, BenchError):
             invocation = Invocation.model_validate_json(invocation_json)

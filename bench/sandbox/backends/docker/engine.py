@@ -185,7 +185,17 @@ def remove_container(container: Container) -> None:
 
 def remove_network(network: Any) -> None:
     with engine_errors(f"removing network {network.name}"), suppress(docker.errors.NotFound):
-        network.remove()
+        try:
+            network.remove()
+        except docker.errors.APIError as error:
+            # A container still attached (its own removal cut short by a stop) keeps the network: detach it first.
+            if "active endpoints" not in str(error.explanation):
+                raise
+            network.reload()
+            for attached in network.attrs.get("Containers") or {}:
+                with suppress(docker.errors.NotFound, docker.errors.APIError):
+                    network.disconnect(attached, force=True)
+            network.remove()
 
 
 def sweep(client: Client, lease: Lease) -> SweepReport:
