@@ -3,8 +3,9 @@ one clean run that must finish and verify with nothing left over (issue 36, buil
 prints what each kill came to and a verdict, and exits 1 on any finding.
 
 Each killed run is ``stele-bench demo --attempts A``, A rising by one every fourth run (1 to 5, the most the
-example's preregistration allows), so every run has attempts still to do when it is killed after a random delay with SIGTERM, SIGHUP or SIGKILL to the command, SIGINT or SIGKILL to its whole process group (Ctrl-C,
-or a terminal that vanished). After each: the exit code (128 + the signal, or killed), a traceback on stderr, more
+example's preregistration allows), so every run has attempts still to do when it is killed after a random delay
+with SIGTERM, SIGHUP or SIGKILL to the command, SIGINT or SIGKILL to its whole process group (Ctrl-C, or a terminal
+that vanished). After each: the exit code (128 + the signal, or killed), a traceback on stderr, more
 than one line of refusal, how long its processes took to be gone (the pipeline cleans up after its command), and
 what it left on the engine (only a group killed outright may leave anything: the next run sweeps it).
 
