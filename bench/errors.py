@@ -19,6 +19,7 @@ lives::
      |    +-- RunLeaseHeld              (bench.run_lease) another `demo` or `run` holds the project (`--no-wait`)
      +-- StageError                     a stage was declared or invoked wrongly
      |    +-- MissingSurface            (bench.packaging.certify) certification was not given a surface
+     |    +-- PipelineStopped           (bench.pipeline.failure) the pipeline stopped; exits as the stage's own error
      +-- SourceError                    an input from outside the store (git repository, directory) is refused
      |    +-- CorpusError               (bench.packaging.corpus) a commit's tree is refused at a path
      |    +-- CommitNotFound            (bench.packaging.gitsource) a commit or ref is not in the repository
@@ -38,6 +39,7 @@ lives::
      +-- GatewayError                   (bench.gateway.errors) the gateway cannot start or serve as configured
      |    +-- PolicyDigestMismatch      a policy file's bytes are not the pinned ones
      +-- PublicationRefused             (bench.publish.checks) a publication check failed; lists the findings
+     +-- SystemRefused                  the operating system refused (a full disk, a permission); names the file
 
 User and configuration mistakes raise; a stage that ran and failed is a recorded result, not an exception.
 Errors keep their inputs as attributes (``path``, ``field``, ``expected``, ``actual``, ``hint`` here, and each
@@ -62,6 +64,7 @@ Exception`` and runs every cleanup on the way out.
 
 from __future__ import annotations
 
+import errno
 import functools
 import re
 from collections.abc import Callable
@@ -70,6 +73,8 @@ from typing import Any, ClassVar
 
 __all__ = [
     "EXIT_CODES",
+    "NO_SPACE",
+    "REFUSED_BY_SYSTEM",
     "BenchError",
     "ContractError",
     "ExecutorError",
@@ -85,8 +90,10 @@ __all__ = [
     "StoreCorrupt",
     "StoreError",
     "StoreNotFound",
+    "SystemRefused",
     "UsageError",
     "json_ready",
+    "printable",
 ]
 
 _WORD_START = re.compile(r"(?<!^)(?=[A-Z])")
@@ -97,18 +104,36 @@ def _code_of(name: str) -> str:
     return _WORD_START.sub("-", stem).lower()
 
 
+def printable(text: str) -> str:
+    """``text`` as UTF-8 can carry it. A path that is not UTF-8 reaches Python as text holding lone surrogates
+    (one per undecodable byte): each such byte is shown as ``\\xNN``, any other lone surrogate as ``\\uNNNN``,
+    never written raw, so a message or a ``--json`` object stays valid UTF-8 whatever bytes an argument held."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def json_ready(value: object) -> Any:
-    """``value`` as JSON can carry it: containers element by element, enums by value, anything else as text."""
-    if value is None or isinstance(value, str | int | float | bool):
+    """``value`` as JSON can carry it: containers element by element, enums by value, text as UTF-8 can carry it
+    (:func:`printable`), anything else as text."""
+    if isinstance(value, str):
+        return printable(value)
+    if value is None or isinstance(value, int | float | bool):
         return value
     if isinstance(value, Enum):
         return json_ready(value.value)
     if isinstance(value, dict):
-        return {str(key): json_ready(item) for key, item in value.items()}
+        return {printable(str(key)): json_ready(item) for key, item in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
         items = [json_ready(item) for item in value]
         return sorted(items, key=str) if isinstance(value, set | frozenset) else items
-    return str(value)
+    return printable(str(value))
 
 
 class BenchError(Exception):
@@ -154,7 +179,7 @@ class BenchError(Exception):
 
     def as_json(self) -> dict[str, Any]:
         """The error object ``--json`` prints: code, type, message and exit code, then the details."""
-        return {"code": self.code, "message": self.message, "exit_code": self.exit_code, **self.details()}
+        return {"code": self.code, "message": printable(self.message), "exit_code": self.exit_code, **self.details()}
 
 
 class ContractError(BenchError, ValueError):
@@ -315,6 +340,29 @@ class FenceError(BenchError):
     def __init__(self, check: str, message: str) -> None:
         super().__init__(f"money fence, {check}: {message}")
         self.check = check
+
+
+class SystemRefused(BenchError):
+    """The operating system refused what was asked (a full disk, a quota, a permission, a read-only filesystem);
+    ``path`` is the file being read or written, so the message says which disk or directory to look at."""
+
+    exit_code = 74
+
+    @classmethod
+    def of(cls, exc: OSError, path: object = None) -> SystemRefused:
+        """The refusal ``exc`` reports, naming ``path`` (default: the file the error names)."""
+        where = path if path is not None else exc.filename
+        problem = exc.strerror or str(exc)
+        return cls(
+            f"{problem}: {where}" if where is not None else problem,
+            path=None if where is None else str(where),
+            hint="free space on that disk" if exc.errno in NO_SPACE else "check that file's permissions",
+        )
+
+
+NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})  # what a full disk (or quota) answers
+# What the operating system answers when it, not the file's content, refuses: space, quotas and permissions.
+REFUSED_BY_SYSTEM = NO_SPACE | {errno.EACCES, errno.EPERM, errno.EROFS}
 
 
 # What each exit code means, for the README's table and `stele-bench --help`; a test keeps the three in step.

@@ -25,6 +25,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .contracts.checked_files import describe, read_bounded, resolved
 from .errors import ContractError, ProjectNotFound, SourceError
 
 __all__ = [
@@ -46,6 +47,7 @@ _MARKER_TEXT = f"""\
 [project]
 format = {FORMAT}
 """
+_MARKER_LIMIT = 64 * 1024  # the marker holds one line; a large one is not a marker
 _IGNORED = "store/\n.doit.sqlite*\npublished/\nkeys/\n.run-lease\n"
 _PACKAGE = Path(__file__).resolve().parent
 _EXAMPLE_SUITE = Path("challenges/example")
@@ -83,9 +85,8 @@ class Project:
 
     def relative(self, path: Path) -> Path:
         """``path`` relative to the root; refused when it lies outside (plans keep no host paths)."""
-        resolved = path.resolve()
         try:
-            return resolved.relative_to(self.root)
+            return resolved(path, "the path").relative_to(self.root)
         except ValueError:
             raise ContractError(
                 f"{path} lies outside the project {self.root}",
@@ -98,7 +99,7 @@ class Project:
 def _read_marker(marker: Path) -> None:
     """Refuse a marker this version cannot read, naming it; a marker it can read says nothing else yet."""
     try:
-        data = tomllib.loads(marker.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_bounded(marker, "the project marker", max_bytes=_MARKER_LIMIT).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ContractError(f"cannot read the project marker {marker}: {exc}", path=str(marker)) from None
     section = data.get("project")
@@ -157,6 +158,8 @@ def init_project(directory: Path) -> tuple[Project, bool]:
     if marker.is_file():
         _read_marker(marker)
         return Project(directory.resolve()), False
+    if marker.exists() or marker.is_symlink():
+        raise ContractError(f"the project marker {marker} is {describe(marker)}, not a file", path=str(marker))
     if directory.exists() and not directory.is_dir():
         raise ContractError(f"{directory} exists and is not a directory", path=str(directory))
     directory.mkdir(parents=True, exist_ok=True)

@@ -26,6 +26,7 @@ TRUSTED = {
     "pipeline/status.py": "the kind of a store document",
     "stages/stage.py": "params re-read from this package's own canonical JSON",
     "pipeline/executor.py": "an invocation the plan wrote and doit hands back",
+    "pipeline/doit_tasks.py": "an invocation the plan wrote, read back to name the stage that failed",
     "pipeline/ray_executor.py": "an invocation the plan wrote, handed to a Ray task",
     "sandbox/backends/launch.py": "the launcher's own argv, written by the process backend",
     "sandbox/backends/lease.py": "lease files the runners write",

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..contracts.files import validation_summary
-from ..errors import EXIT_CODES, BenchError, StoreError, UsageError
+from ..errors import EXIT_CODES, BenchError, StoreError, SystemRefused, UsageError
 from ..store.location import store_location
 from .locate import store_path_or_none
 from .output import Output
@@ -34,7 +34,6 @@ EXIT_INTERRUPTED = 130  # SIGINT; a stop signal exits 128 + its number (SIGTERM:
 EXIT_INTERNAL = 70  # EX_SOFTWARE: an exception that is not a refusal, so a bug
 _DEBUG_HINT = "rerun with --debug for the traceback"
 _EXIT_CONTRACT = 6  # ContractError's: a pydantic error that escaped its reader is still a contract refusal
-_EXIT_OS = 74  # EX_IOERR: the operating system refused (permissions, a full disk)
 
 DESCRIPTION = """\
 Paired benchmarks of coding-agent memory systems: each task runs twice, with and without the memory, in
@@ -241,10 +240,8 @@ def _unexpected(out: Output, exc: Exception, debug: bool) -> int:
         error = {"code": "contract", "type": "ValidationError", "message": message, "exit_code": _EXIT_CONTRACT}
         return out.error(error, f"error: {message}{hint}", _EXIT_CONTRACT)
     if isinstance(exc, OSError):  # the machine refused (permissions, a full disk): say which file
-        where = f" ({exc.filename})" if exc.filename else ""
-        message = f"{exc.strerror or exc}{where}"
-        error = {"code": "os", "type": type(exc).__name__, "message": message, "exit_code": _EXIT_OS}
-        return out.error(error, f"error: {message}{hint}", _EXIT_OS)
+        refusal = SystemRefused.of(exc)
+        return out.error(refusal.as_json(), f"error: {refusal}", refusal.exit_code)
     first = str(exc).splitlines()[0][:300] if str(exc) else ""
     message = f"internal error: {type(exc).__name__}{': ' + first if first else ''}"
     error = {"code": "internal", "type": type(exc).__name__, "message": message, "exit_code": EXIT_INTERNAL}

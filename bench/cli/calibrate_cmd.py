@@ -14,6 +14,7 @@ from ..store import tree_from_directory
 from ..suite.challenge import load_challenge
 from .digests import digest_argument, resolve_digest
 from .locate import open_store
+from .numbers import whole_number
 from .output import Output
 
 __all__ = ["register"]
@@ -29,7 +30,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     source.add_argument("--workspace", type=Path, help="a directory to hash into the store as the redacted tree")
     parser.add_argument("--image", help="image ID to run in (default: the newest base image)")
     parser.add_argument(
-        "--repeats", type=int, default=DEFAULT_REPEATS, help=f"verifier runs per tree (default {DEFAULT_REPEATS})"
+        "--repeats",
+        type=whole_number(1, 50),
+        default=DEFAULT_REPEATS,
+        help=f"verifier runs per tree (default {DEFAULT_REPEATS})",
     )
     parser.set_defaults(handler=_calibrate)
 

@@ -8,13 +8,13 @@ records name, so it is published with them.
 from __future__ import annotations
 
 import argparse
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from ..contracts import Digest
 from ..errors import FenceError, UsageError
 from ..fence import Fence, FenceOutcome, FenceStopped, load_config, read_record, resume_account, stopped_accounts
 from .locate import open_store
+from .numbers import usd
 from .output import Output
 
 __all__ = ["register"]
@@ -22,24 +22,12 @@ __all__ = ["register"]
 EXIT_STOPPED = FenceError.exit_code
 
 
-def _usd(text: str) -> Decimal:
-    """Parsed straight to Decimal: the cap is compared exactly, never through a float."""
-    refusal = argparse.ArgumentTypeError(f"expected a non-negative amount in USD such as 12.50, got {text!r}")
-    try:
-        amount = Decimal(text)
-    except InvalidOperation:
-        raise refusal from None
-    if not amount.is_finite() or amount < 0:
-        raise refusal
-    return amount
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("fence", help="the money fence that guards paid pairs")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     check = verbs.add_parser("check", help="run the preflight (key identity, key budget, headroom); exit 12 if stopped")
     check.add_argument("--config", type=Path, required=True, help="fence config JSON file")
-    check.add_argument("--pair-cap", type=_usd, required=True, help="the pair cap to acknowledge, in USD")
+    check.add_argument("--pair-cap", type=usd, required=True, help="the pair cap to acknowledge, in USD")
     check.add_argument("--pair", default="preflight-check", help="the pair the records belong to")
     check.set_defaults(handler=_check)
     resume = verbs.add_parser("resume", help="lift a stopped account's latch, recording why; no paid run starts before")

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..contracts.files import read_contract
 from ..gateway import DirectoryRecorder, Gateway, GatewayConfig
+from .numbers import whole_number
 from .output import Output
 
 __all__ = ["register"]
@@ -25,7 +26,7 @@ def register(subparsers: Any) -> None:
     )
     serve.add_argument("--log-dir", type=Path, required=True, help="directory for the exchange log (exchanges.jsonl)")
     serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    serve.add_argument("--port", type=whole_number(0, 65535), default=0, help="0 picks a free port")
     serve.set_defaults(handler=_serve)
 
 

@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +31,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..analysis.prereg import load_preregistrations
 from ..contracts import TreeDigest, canonical_bytes
-from ..errors import EXIT_CODES, ContractError, StageError, UsageError
+from ..errors import ContractError, StageError, UsageError
 from ..pipeline.executor import parse_executor
+from ..pipeline.failure import PipelineStopped, read_failure
 from ..project import Project
 from ..provision.code import require_code_pin
 from ..publish.manifest import MANIFEST_NAME
@@ -42,6 +44,7 @@ from ..results import load_bundle
 from ..run.dodo import plan_variables
 from ..run.run_record import RunRecord, record_run
 from ..run_lease import run_lease
+from ..sandbox import default_backend
 from ..sandbox.images import ImageName, build_image
 from ..sandbox.images.build import build_layer
 from ..scaffold.unwritten import refuse_unwritten
@@ -52,7 +55,7 @@ from ..suite.suite import Suite, open_suite
 from .locate import open_store
 from .output import Output
 from .publish_cmd import verification_json, verification_lines, verify_bundle
-from .signals import end_child
+from .signals import STOP_SIGNALS, Interrupted, end_child
 
 __all__ = ["SuiteRequest", "add_run_options", "export_published", "positive_int", "run_suite"]
 
@@ -185,7 +188,22 @@ def _images(out: Output, suite: Suite, memory: tuple[str, ...], archive: Store |
 
 
 def _run_doit(request: SuiteRequest, variables: dict[str, str], debug: bool) -> None:
-    """The pipeline process, from ``base``; its output on stderr so that stdout stays the command's result."""
+    """The pipeline process, from ``base``; its output on stderr so that stdout stays the command's result. The
+    error that stopped it is raised here as what it was (:mod:`bench.pipeline.failure`), and a stop signal it alone
+    received as that stop."""
+    with tempfile.TemporaryDirectory(prefix="stele-bench-failure-") as scratch:
+        failure = Path(scratch) / "failure.json"
+        code = _doit_process(request, {**variables, "failure": str(failure)}, debug)
+        if code == 0:
+            return
+        stopped = PipelineStopped(read_failure(failure), code)
+    signals = {128 + number: number for number in STOP_SIGNALS}
+    if stopped.cause is None and code in signals:
+        raise Interrupted(signals[code])
+    raise stopped
+
+
+def _doit_process(request: SuiteRequest, variables: dict[str, str], debug: bool) -> int:
     command = [sys.executable, "-m", "bench.run.dodo", "-n", str(request.jobs)]
     command += ["--db-file", str(_doit_db(request.project))]
     if debug:
@@ -200,14 +218,17 @@ def _run_doit(request: SuiteRequest, variables: dict[str, str], debug: bool) -> 
     environment = {**os.environ, "PYTHONUNBUFFERED": "1", "PATH": os.pathsep.join([here, os.environ.get("PATH", "")])}
     process = subprocess.Popen(command, cwd=request.base, stdout=sys.stderr, env=environment)
     try:
-        code = process.wait()
+        return process.wait()
     finally:
         end_child(process)  # interrupted: doit is asked to stop as this process was, so it ends what it started
-    if code != 0:
-        stopped = StageError(f"the pipeline stopped (doit exit {code}); the line marked FAILED above names the stage")
-        if code in EXIT_CODES and code not in (1, 2):  # the failed stage's own family: a refused publication is 14
-            stopped.exit_code = code
-        raise stopped
+
+
+def _sweep(out: Output) -> None:
+    """What a killed run left on this machine's engine (its lease is dead) goes before this run starts."""
+    with default_backend() as backend:
+        report = backend.sweep()
+    if report.removed:
+        out.progress(f"removed {report.removed} containers and networks a stopped run left behind")
 
 
 def _doit_db(project: Project) -> Path:
@@ -251,7 +272,7 @@ def project_key(project: Project, out: Output) -> tuple[Ed25519PrivateKey, Publi
 
 
 def run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next_step: str) -> int:
-    parse_executor(request.executor)  # a misspelled executor is refused before any image is built
+    parse_executor(request.executor).check_reachable()  # refused before any image is built
     with run_lease(request.project, f"stele-bench {args.command}", request.wait, out.progress):
         return _run_suite(args, out, request, next_step)
 
@@ -265,6 +286,8 @@ def _run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, nex
     with contextlib.chdir(request.base):  # the plan the pipeline process will build, checked here first
         plan_variables(variables)
     private, public = project_key(request.project, out)  # made (and said) before the stages, read or refused
+    if request.executor == "local":  # a cluster's nodes each sweep before an invocation (the runtime's recover)
+        _sweep(out)
     started = time.time()
     _run_doit(request, variables, args.debug)
     executed = [store.get_document(result.key, ActionKey).stage for result in recorded_from(store, started)]

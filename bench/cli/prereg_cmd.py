@@ -18,9 +18,13 @@ from ..publish.bundle import bundle_files, check_layout, load_records
 from ..run.prereg import BudgetChoice, correction_moves, freeze, record_correction, record_supersession
 from ..suite.suite import open_suite
 from .locate import project_of
+from .numbers import confidence, whole_number
 from .output import Output
 
 __all__ = ["register"]
+
+_MOST_ATTEMPTS = 1000  # paid pairs per challenge; the stated power is computed exactly for this many
+_MOST_WALL_SECONDS = 30 * 86400
 
 
 def _budget_options(parser: argparse.ArgumentParser) -> None:
@@ -31,10 +35,16 @@ def _budget_options(parser: argparse.ArgumentParser) -> None:
         help="where preregistrations go, as DIR/<suite id>/<challenge>/v<N>.json (default: the project's manifests/, "
         "which is where `run` reads them)",
     )
-    parser.add_argument("--attempts", type=int, help="the most attempts a run may make (default 5)")
-    parser.add_argument("--max-tokens-per-arm", type=int, help="token cap of each arm (default 2,000,000)")
-    parser.add_argument("--max-wall-seconds-per-arm", type=int, help="wall-time cap of each arm (default: the timeout)")
-    parser.add_argument("--confidence", help="the analysis's confidence level, e.g. 0.95")
+    parser.add_argument(
+        "--attempts", type=whole_number(1, _MOST_ATTEMPTS), help="the most attempts a run may make (default 5)"
+    )
+    parser.add_argument("--max-tokens-per-arm", type=whole_number(1), help="token cap of each arm (default 2,000,000)")
+    parser.add_argument(
+        "--max-wall-seconds-per-arm",
+        type=whole_number(1, _MOST_WALL_SECONDS),
+        help="wall-time cap of each arm (default: the timeout)",
+    )
+    parser.add_argument("--confidence", type=confidence, help="the analysis's confidence level, e.g. 0.95")
     parser.add_argument(
         "--undelivered",
         choices=[rule.value for rule in UndeliveredRule],
@@ -63,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _challenge_arguments(supersede_parser)
     supersede_parser.add_argument("--published", type=Path, required=True, help="a published bundle directory")
     supersede_parser.add_argument(
-        "--version", type=int, help="the replaced version (default: the one before the newest)"
+        "--version", type=whole_number(1), help="the replaced version (default: the one before the newest)"
     )
     supersede_parser.add_argument(
         "--into",

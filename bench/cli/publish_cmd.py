@@ -13,6 +13,7 @@ from ..publish.signing import SIGNATURE_NAME, load_private_key, load_public_key
 from ..publish.verify import Trust
 from ..run.catalogue import STAGES
 from ..run.publish import publish_directory
+from .numbers import confidence
 from .output import Output
 
 __all__ = ["register", "trust_of", "verification_json", "verification_lines", "verify_bundle"]
@@ -23,7 +24,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "publish", help="derive the summary and report of a bundle, run the publication checks, write its manifest"
     )
     parser.add_argument("bundle", type=Path, help="bundle directory (records/, admissions/, manifests/)")
-    parser.add_argument("--confidence", default="0.95", help="confidence level of every interval (default 0.95)")
+    parser.add_argument(
+        "--confidence", type=confidence, default="0.95", help="confidence level of every interval (default 0.95)"
+    )
     parser.add_argument(
         "--check",
         action="store_true",

@@ -7,39 +7,49 @@ running (a provisioner runs in its own session, so it would not even see the sig
 :class:`Interrupted`, a ``KeyboardInterrupt`` of their own, so they take exactly the same way out, and the command
 line reports each stop as what it was: ``interrupted by SIGTERM`` with exit 143, not a timeout or a crash.
 
-The one stop nothing can intercept is SIGKILL: containers are then left to ``stele-bench sandbox sweep`` (their
-runner's lease expires), and a provisioner to its own lifetime.
+SIGINT takes the same handler, for one reason: a stop starts a cleanup that must not be cut short. Ctrl-C reaches
+every process of the terminal's group at once, and the command line then asks the pipeline process to stop
+(SIGTERM) as it unwinds; with Python's own SIGINT handling that second signal raised again inside the pipeline's
+cleanup and left a container network behind. Here the first stop signal of any kind starts the one way out and
+every later one is ignored.
+
+The one stop nothing can intercept is SIGKILL: containers are then left to the sweep the next run makes before it
+starts (``stele-bench sandbox sweep`` by hand; their runner's lease is dead), and a provisioner to its own lifetime.
+A pipeline process asks the kernel for SIGTERM when the command that started it dies (:func:`stop_with_parent`), so
+a command killed outright does not leave its pipeline running on unattended.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import os
 import signal
 import subprocess
 import threading
 from collections.abc import Iterator
 from types import FrameType
 
-__all__ = ["STOP_SIGNALS", "Interrupted", "end_child", "install_stop_signals", "stop_signals"]
+from ..stopping import Interrupted, deferring, note_stop
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+__all__ = [
+    "STOP_SIGNALS",
+    "Interrupted",
+    "end_child",
+    "install_stop_signals",
+    "stop_signals",
+    "stop_with_parent",
+]
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 _GRACE_SECONDS = 30.0
-
-
-class Interrupted(KeyboardInterrupt):
-    """The runner was asked to stop by ``signum``; raised where it was, so every cleanup on the way out runs."""
-
-    def __init__(self, signum: int) -> None:
-        self.signum = signum
-        self.signal_name = signal.Signals(signum).name
-        super().__init__(f"interrupted by {self.signal_name}")
-
-    @property
-    def exit_code(self) -> int:
-        return 128 + self.signum
+_PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
+    if deferring():  # the engine is making something: raised once its handle is held (bench.stopping)
+        note_stop(signum)
+        return
     # One stop is enough: a second signal during the cleanup it started must not cut that cleanup short. A
     # Python-level no-op rather than SIG_IGN, because an ignored disposition would be inherited through exec.
     for number in STOP_SIGNALS:
@@ -52,7 +62,7 @@ def _already_stopping(signum: int, frame: FrameType | None) -> None:
 
 
 def install_stop_signals() -> bool:
-    """Make SIGTERM and SIGHUP raise :class:`Interrupted` in this process; False off the main thread, where
+    """Make SIGTERM, SIGHUP and SIGINT raise :class:`Interrupted` in this process; False off the main thread, where
     Python cannot install signal handlers (the caller's own process then decides)."""
     if threading.current_thread() is not threading.main_thread():
         return False
@@ -85,3 +95,15 @@ def end_child(process: subprocess.Popen[bytes], grace: float = _GRACE_SECONDS) -
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+def stop_with_parent() -> None:
+    """SIGTERM to this process when its parent dies (Linux's ``PR_SET_PDEATHSIG``): a stop like any other, so its
+    cleanup runs. A parent that died before the request took effect (this process was reparented) is a stop now."""
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: the parent's own stop still reaches this process
+        return
+    if os.getppid() != parent or parent == 1:
+        os.kill(os.getpid(), signal.SIGTERM)

@@ -12,18 +12,22 @@ from pathlib import Path
 from typing import Any
 
 from ..contracts import Digest
-from ..errors import ContractError, StoreCorrupt, UsageError
+from ..contracts.checked_files import read_bounded
+from ..errors import SourceError, StoreCorrupt, UsageError
 from ..store import Store, export_tree, tree_from_directory
 from ..store.fsck import FsckStatus, fsck
 from ..store.gc import DEFAULT_GRACE_SECONDS, gc
 from ..store.location import store_location
 from ..store.repair import DirectorySource, RepairSource, StoreSource, repair
-from .digests import digest_argument, resolve_digest
+from .digests import digest_argument, ref_argument, resolve_digest
 from .locate import holds_store, open_store, store_path
+from .numbers import seconds
 from .output import Output
 
 __all__ = ["register"]
 
+_MOST_GRACE_SECONDS = 10 * 365 * 86400.0
+_PUT_LIMIT = 1 << 30  # a put holds the file in memory whole, as the store hashes and writes it
 _DIGEST_HELP = "a digest, a unique prefix of its hex (at least 4 digits, as progress lines print) or a ref name"
 
 
@@ -48,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     collect = verbs.add_parser("gc", help="delete what no ref reaches, past a grace period")
     collect.add_argument(
         "--grace-seconds",
-        type=float,
+        type=seconds(0, _MOST_GRACE_SECONDS),
         default=DEFAULT_GRACE_SECONDS,
         help=f"spare objects younger than this, which a running writer may be about to refer to "
         f"(default {DEFAULT_GRACE_SECONDS:g})",
@@ -62,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing.set_defaults(handler=_ls)
     put = verbs.add_parser("put", help="store a file's bytes, or a directory as a tree")
     put.add_argument("path", type=Path, help="a file (stored as its bytes) or a directory (stored as a tree)")
-    put.add_argument("--ref", help="also point this ref at the result")
+    put.add_argument("--ref", type=ref_argument, help="also point this ref at the result")
     put.set_defaults(handler=_put)
     export = verbs.add_parser("export", help="write a tree into a new directory")
     export.add_argument("digest", type=digest_argument, help=f"the tree: {_DIGEST_HELP}")
@@ -185,10 +189,8 @@ def _put(args: argparse.Namespace, out: Output) -> int:
     digest: Digest
     if args.path.is_dir():
         digest = tree_from_directory(store, args.path)
-    elif args.path.is_file():
-        digest = store.put_bytes(args.path.read_bytes())
-    else:
-        raise ContractError(f"{args.path} is neither a file nor a directory")
+    else:  # a regular file: a FIFO, a device or a symlink loop is refused naming it
+        digest = store.put_bytes(read_bounded(args.path, "the file to store", max_bytes=_PUT_LIMIT, error=SourceError))
     if args.ref:
         store.set_ref(args.ref, digest)
     out.progress(f"stored in {store.location}")

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ContractError
+from .checked_files import read_bounded
 from .strict_json import parse_json_object
 
 __all__ = ["collection_paused", "field_path", "parse_contract", "read_contract", "validation_summary"]
@@ -92,10 +93,7 @@ def parse_contract(data: bytes, model: type[M], what: str) -> M:
 def read_contract(path: Path, model: type[M], what: str, hint: str = "") -> M:
     """``path`` parsed through ``model``; ``what`` names the document in errors ("the fence config"), ``hint``
     says what to do when the file cannot be read. Errors name the file and, for a broken contract, each field."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ContractError(f"cannot read {what} {path}: {exc.strerror}", path=str(path), hint=hint or None) from exc
+    data = read_bounded(path, what, hint=hint or None)  # a regular file, read with a bound
     try:
         return parse_contract(data, model, f"{what} {path}")
     except ContractError as exc:

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ContractError
+from .checked_files import MAX_DOCUMENT_BYTES, read_bounded
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "parse_json", "parse_json_object", "read_json_object"]
 
 MAX_DEPTH = 64
-MAX_BYTES = 64 * 1024 * 1024
+MAX_BYTES = MAX_DOCUMENT_BYTES
 _INT_LIMIT = 2**63
 # A string: the unrolled form, where each character can be taken one way only. The alternation
 # '"(?:[^"\\]|\\.)*"' matches the same strings but stepped through them a character at a time, and was three
@@ -154,11 +155,8 @@ def parse_json_object(data: bytes | str, what: str, *, max_bytes: int = MAX_BYTE
 
 
 def read_json_object(path: Path, what: str, hint: str = "") -> dict[str, Any]:
-    """The JSON object in the file ``path``; every refusal names the file."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ContractError(f"cannot read {what} {path}: {exc.strerror}", path=str(path), hint=hint or None) from None
+    """The JSON object in the file ``path`` (a regular file, read with a bound); every refusal names the file."""
+    data = read_bounded(path, what, hint=hint or None)
     try:
         return parse_json_object(data, f"{what} {path}")
     except ContractError as exc:

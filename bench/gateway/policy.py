@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, JsonValue
 
 from ..contracts import ContractModel, Document, Sha256, canonical_json
+from ..contracts.checked_files import read_bounded
 from ..contracts.files import parse_contract
 from ..errors import ContractError
 from .errors import GatewayError, PolicyDigestMismatch
@@ -132,10 +133,7 @@ def offered_tools(body: dict[str, Any]) -> frozenset[str]:
 
 def load_policy(path: Path, sha256: Sha256) -> Policy:
     """Read a pinned policy; refuse it when its bytes are not the pinned ones or it breaks the contract."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise GatewayError(f"cannot read policy {path}: {exc.strerror}; the gateway config names it") from exc
+    data = read_bounded(path, "policy", error=GatewayError, hint="the gateway config names it")
     actual = Sha256.of(data)
     if actual != sha256:
         raise PolicyDigestMismatch(path, sha256, actual)

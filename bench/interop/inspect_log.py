@@ -24,6 +24,7 @@ from typing import Any
 from .. import __version__
 from ..agent.arm_record import PairRecord
 from ..contracts import Digest, PortablePath
+from ..contracts.checked_files import write_checked
 from ..contracts.strict_json import parse_json_object
 from ..errors import ContractError
 from ..grading import StepSource, Transcript
@@ -185,5 +186,7 @@ def write_inspect_log(store: Store, files: Mapping[PortablePath, bytes], task: s
     """Write the log to ``target`` (Inspect reads ``*.json`` logs); returns the number of samples."""
     log = inspect_log(store, files, task)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(log, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(log, indent=1, ensure_ascii=False) + "\n"
+    # A lone surrogate (a bundle directory's name that is not UTF-8) written as its JSON escape, not as raw bytes.
+    write_checked(target, text.encode("utf-8", "backslashreplace"), "the log file")
     return len(log["samples"])

@@ -26,6 +26,8 @@ from dulwich.objects import Blob, Commit, Tree, object_class
 from pydantic import StringConstraints
 
 from ..contracts import BlobDigest, ContractModel, Document, GitObjectId, PortablePath, Ref, TreeDigest
+from ..contracts.checked_files import read_bounded
+from ..contracts.checked_files import resolved as resolved_path
 from ..errors import ContractError, SourceError
 from ..stages import LOCATOR, NoInputs, Ports, StageContext, StageKind, stage
 from ..store import EntryKind, FileEntry, Store, tree_from_entries
@@ -47,6 +49,7 @@ __all__ = [
 
 _TREE, _SYMLINK, _GITLINK = 0o040000, 0o120000, 0o160000
 _LFS_HEADER = b"version https://git-lfs.github.com/spec/v1\n"
+_BUNDLE_LIMIT = 1 << 31  # a bundle is read whole (into memory, as its objects are); none this tool makes nears it
 _LFS_LIMIT = 1024  # git-lfs never writes a pointer this large (its spec)
 _LFS_FIELDS = re.compile(rb"^oid sha256:([0-9a-f]{64})\nsize ([0-9]+)$", re.MULTILINE)
 
@@ -110,11 +113,8 @@ def repository_name(repository: str) -> str:
     own name (a ``.git`` directory by its parent's, a bare ``x.git`` as ``x``)."""
     path = Path(repository)
     if path.is_file():
-        try:
-            return str(BlobDigest.of(path.read_bytes()))
-        except OSError as exc:
-            raise SourceError(f"cannot read {repository}: {exc.strerror}", path=repository) from exc
-    resolved = path.resolve()
+        return str(BlobDigest.of(read_bounded(path, "the git bundle", max_bytes=_BUNDLE_LIMIT, error=SourceError)))
+    resolved = resolved_path(path, "the repository", error=SourceError)
     name = resolved.parent.name if resolved.name == ".git" else resolved.name.removesuffix(".git")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,199}", name):
         raise ContractError(

@@ -31,6 +31,7 @@ from dulwich.pack import Pack, PackData, PackFileDisappeared, UnpackedObject, fu
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
+from ..contracts.checked_files import describe, opened_regular
 from ..errors import SourceError
 from ..forking import fork_is_safe
 from .forkedreads import interleaved, read_forked
@@ -282,12 +283,13 @@ def open_source(repository: str) -> Iterator[GitSource]:
             source.close()
             repo.close()
     else:
-        raise SourceError(f"{repository} does not exist; pass a git repository directory or a git bundle file")
+        what = "does not exist" if describe(path) == "nothing" else f"is {describe(path)}"
+        raise SourceError(f"{repository} {what}; pass a git repository directory or a git bundle file")
 
 
 @contextmanager
 def _bundle(repository: str, path: Path) -> Iterator[GitSource]:
-    with path.open("rb") as handle:
+    with opened_regular(path, "the git bundle", error=SourceError) as handle:
         try:
             bundle = read_bundle(handle)
         except Exception as exc:  # dulwich signals a bad header with AssertionError, ValueError, struct errors...

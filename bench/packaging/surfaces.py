@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..contracts import BlobDigest, PortablePath, Ref, TreeDigest
+from ..contracts.checked_files import read_bounded
 from ..provision.fixture import FIXTURE_FILE, Fixture, verify_artifact
 from ..stages import Ports
 from ..store import EntryKind, FileEntry, Store, tree_from_directory, tree_from_entries
@@ -42,19 +43,20 @@ def fixture_inputs(store: Store, root: Path, fixture: Fixture) -> FixtureSurface
     if evidence.is_dir():
         tree = tree_from_directory(store, evidence)
     else:
-        tree = tree_from_entries(store, [FileEntry(PortablePath(evidence.name), EntryKind.FILE, evidence.read_bytes())])
+        data = read_bounded(evidence, "the evidence corpus")
+        tree = tree_from_entries(store, [FileEntry(PortablePath(evidence.name), EntryKind.FILE, data)])
     graph = {
-        arm.name: store.put_bytes(Path(verify_artifact(root, arm.graph).path).read_bytes())
+        arm.name: store.put_bytes(read_bounded(Path(verify_artifact(root, arm.graph).path), "the graph"))
         for arm in fixture.graph_arms
     }
-    runner = {"fixture-manifest": store.put_bytes((root / FIXTURE_FILE).read_bytes())}
+    runner = {"fixture-manifest": store.put_bytes(read_bounded(root / FIXTURE_FILE, "the fixture manifest"))}
     return FixtureSurfaces(evidence=tree, graph=graph, runner=runner)
 
 
 def challenge_inputs(store: Store, directory: Path, challenge: ChallengeManifest) -> ChallengeSurfaces:
     """The ``challenge`` document, and its manifest file, verifier and oracle as runner-owned blobs."""
     runner = {
-        "challenge-manifest": store.put_bytes((directory / MANIFEST_NAME).read_bytes()),
+        "challenge-manifest": store.put_bytes(read_bounded(directory / MANIFEST_NAME, "the challenge manifest")),
         "verifier": store.put_bytes(read_asset(directory, challenge.verifier.asset)),
     }
     if challenge.oracle is not None:

@@ -11,8 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..errors import BenchError
+from ..stopping import stopped
 from .executor import Executor, LocalExecutor
-from .plan import Plan
+from .failure import record_failure
+from .plan import Invocation, Plan
 from .run_actions import KEY, RAN
 from .runtime import Runtime
 from .uptodate import ActionCached, PlanLookup
@@ -21,8 +24,21 @@ __all__ = ["doit_tasks", "perform", "run_invocation"]
 
 
 def perform(executor: Executor, runtime: Runtime, invocation_json: str, **upstream: str) -> dict[str, str]:
-    """The doit action: the executor runs (or finds cached) one invocation; its outputs become the task's values."""
-    ran = executor.run(runtime, invocation_json, upstream)
+    """The doit action: the executor runs (or finds cached) one invocation; its outputs become the task's values.
+    Its error is also recorded as what stopped the run (:mod:`.failure`), for the command that started it."""
+    try:
+        ran = executor.run(runtime, invocation_json, upstream)
+    except Exception as exc:
+        stop = stopped()
+        if stop is not None:  # a cleanup after a stop signal failed: still a stop, which ends the worker too
+            print(
+                f"note: cleaning up after {stop.signal_name} met: {exc}; the next run sweeps what is left", flush=True
+            )
+            raise stop from exc
+        if isinstance(exc, BenchError):
+            invocation = Invocation.model_validate_json(invocation_json)
+            record_failure(invocation.name, invocation.stage, exc)
+        raise
     if ran.node is not None:  # the progress reporter cannot see where a cluster ran it: said here
         print(ran.line(), flush=True)
     # `_executed` tells the progress reporter whether the stage ran or its result was found cached (doit's own

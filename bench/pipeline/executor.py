@@ -76,6 +76,11 @@ class Executor(abc.ABC):
     def run(self, runtime: Runtime, invocation_json: str, upstream: Mapping[str, str]) -> Ran:
         """Run one invocation and return its outcome; its result is in the store before this returns."""
 
+    def check_reachable(self) -> None:
+        """Refuse (:class:`~bench.errors.ExecutorError`) an executor that cannot be reached, in seconds, before any
+        work is handed to it; this process can always run invocations."""
+        return None
+
 
 @dataclass(frozen=True)
 class LocalExecutor(Executor):

@@ -18,25 +18,17 @@ whole report, as the command line's ``--debug`` asks for).
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
-import re
 import threading
 import time
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, TextIO
 
 from doit.exceptions import UnmetDependency
 
-from ..errors import BenchError
-
-__all__ = ["STOPPED_BY", "Narrator", "ProgressReporter", "TaskView", "elapsed"]
-
-# The exit code of each failed stage's own error, in the order they failed: the pipeline exits with the first.
-STOPPED_BY: list[int] = []
-_RAISED = re.compile(r"^([A-Za-z_][\w.]*)\.([A-Za-z_]\w*): ")
+__all__ = ["Narrator", "ProgressReporter", "TaskView", "elapsed"]
 
 _TICK_SECONDS = 1.0
 _ANNOUNCE_SECONDS = 10.0  # off a terminal, a stage still running after this gets a line of its own
@@ -119,6 +111,7 @@ class ProgressReporter:
     narrator: ClassVar[Narrator | None] = None
 
     def __init__(self, outstream: TextIO, options: Mapping[str, Any]) -> None:
+        self.clock: Callable[[], float] = time.monotonic  # a test drives its own: no assertion waits on time
         self.out = outstream
         self.style = _Style(outstream)
         self.full_failures = int(options.get("failure_verbosity") or 0) > 0
@@ -127,7 +120,7 @@ class ProgressReporter:
         self.position = 0
         self.cached_streak = 0
         self.counts = {"ran": 0, "cached": 0, "failed": 0, "not run": 0}
-        self.started = time.monotonic()
+        self.started = self.clock()
         self.running: dict[str, tuple[int, float, TaskView]] = {}
         self.announced: dict[str, float] = {}  # running stages given a line of their own, and when
         self.views: dict[str, TaskView] = {}
@@ -141,7 +134,7 @@ class ProgressReporter:
         self.tasks = tasks  # doit's own: emptied when the run is complete (see complete_run)
         wanted = selected_tasks or [name for name in tasks if not name.startswith("_")]
         self.total = len(_closure(tasks, wanted))
-        self.started = time.monotonic()
+        self.started = self.clock()
         threading.Thread(target=self._tick, name="progress", daemon=True).start()
 
     def get_status(self, task: Any) -> None:
@@ -154,7 +147,7 @@ class ProgressReporter:
         with self.lock:
             self._flush_cached()
             self.position += 1
-            self.running[task.name] = (self.position, time.monotonic(), view)
+            self.running[task.name] = (self.position, self.clock(), view)
             self._status()
             self.out.flush()
 
@@ -167,7 +160,7 @@ class ProgressReporter:
             said = self.narrator.landed(view) if self.narrator is not None else None
             verb = self.style.paint("done", "32") if view.executed else self.style.paint("cached", "2")
             detail = f" -> {said}" if said else ""
-            self._line(f"{self._place(place)} {view.title()} · {elapsed(time.monotonic() - began)} {verb}{detail}")
+            self._line(f"{self._place(place)} {view.title()} · {elapsed(self.clock() - began)} {verb}{detail}")
 
     def add_failure(self, task: Any, fail: Any) -> None:
         if isinstance(fail, UnmetDependency):  # downstream of a failure: counted, not a line each
@@ -178,10 +171,7 @@ class ProgressReporter:
             place, began, view = self._finish(task)
             self.counts["failed"] += 1
             message = fail.get_msg() if hasattr(fail, "get_msg") else str(fail)
-            family = _family(message)
-            if family is not None:
-                STOPPED_BY.append(family)
-            took = elapsed(time.monotonic() - began)
+            took = elapsed(self.clock() - began)
             failed = self.style.paint("FAILED", "31;1")
             self._line(f"{self._place(place)} {view.title()} · {took} {failed}: {_last_line(message)}")
             if self.full_failures:
@@ -216,7 +206,7 @@ class ProgressReporter:
         with self.lock:
             self._flush_cached()
             counts = self.counts
-            took = elapsed(time.monotonic() - self.started)
+            took = elapsed(self.clock() - self.started)
             not_run = f", {counts['not run']} not run (after the failure)" if counts["not run"] else ""
             self._line(
                 f"{self.total} stages in {took}: {counts['ran']} ran, {counts['cached']} cached, "
@@ -247,7 +237,7 @@ class ProgressReporter:
         self.announced.pop(task.name, None)
         if found is None:  # failed before it started (an unmet dependency): it takes a place of its own
             self.position += 1
-            return self.position, time.monotonic(), self._view(task)
+            return self.position, self.clock(), self._view(task)
         return found
 
     def _place(self, position: int) -> str:
@@ -269,7 +259,7 @@ class ProgressReporter:
     def note(self, text: str) -> None:
         with self.lock:
             if not self.style.live:
-                self._announce(time.monotonic(), 0.0)  # a note belongs under the stage it comes from
+                self._announce(self.clock(), 0.0)  # a note belongs under the stage it comes from
             self._line(self.style.paint(f"        · {text}", "2"))
 
     def _announce(self, now: float, after: float) -> None:
@@ -287,18 +277,22 @@ class ProgressReporter:
     def _status(self) -> None:
         if not (self.style.live and self.running):
             return
-        now = time.monotonic()
+        now = self.clock()
         parts = [f"{view.title()} {elapsed(now - began)}" for _, began, view in self.running.values()]
         self.out.write(f"{_CLEAR}{self._place(self.position)} running: {', '.join(parts)}")
 
     def _tick(self) -> None:
         while not self._stop.wait(_TICK_SECONDS):
-            with self.lock:
-                if self.style.live:
-                    self._status()
-                    self.out.flush()
-                else:
-                    self._announce(time.monotonic(), _ANNOUNCE_SECONDS)
+            self.tick()
+
+    def tick(self) -> None:
+        """What a second's passing shows: the status line redrawn, or the lines of stages running long."""
+        with self.lock:
+            if self.style.live:
+                self._status()
+                self.out.flush()
+            else:
+                self._announce(self.clock(), _ANNOUNCE_SECONDS)
 
 
 class _NoteHandler(logging.Handler):
@@ -349,19 +343,6 @@ def _closure(tasks: Mapping[str, Any], wanted: list[str]) -> set[str]:
 def _outputs(task: Any) -> dict[str, str]:
     values: Mapping[str, Any] = getattr(task, "values", None) or {}
     return {name: str(value) for name, value in values.items() if not name.startswith("_")}
-
-
-def _family(message: str) -> int | None:
-    """The exit code of a failed stage's own error (a refused publication: 14), read from the last line of its
-    traceback: doit keeps a failure's text, not the exception. None for an error outside stele-bench's tree."""
-    raised = _RAISED.match(_last_line(message))
-    if raised is None:
-        return None
-    try:
-        found = getattr(importlib.import_module(raised[1]), raised[2])
-    except (ImportError, AttributeError):
-        return None
-    return found.exit_code if isinstance(found, type) and issubclass(found, BenchError) else None
 
 
 def _last_line(message: str) -> str:

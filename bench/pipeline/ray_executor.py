@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import queue
+import socket
 import threading
 import time
 from collections.abc import Mapping
@@ -32,7 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import ExecutorError
+from ..errors import BenchError, ExecutorError
 from ..stages.engine import action_key, cached_result
 from .executor import Executor, Ran, invocation_inputs, invoke
 from .plan import Invocation
@@ -44,6 +45,7 @@ RESOURCE = "docker"  # the custom resource of a node with a Docker engine; one u
 RETRIES = 3  # re-runs of a task whose worker or node died
 CONNECT_ATTEMPTS = 3  # Ray's client server sometimes fails to start a session (ray-project/ray#63202)
 
+REACH_SECONDS = 5.0  # how long a connection to the cluster's port may take before it is unreachable
 POLL = 0.2  # seconds the dispatcher waits for a finished task before it looks for new submissions
 
 
@@ -132,8 +134,9 @@ class _Dispatcher:
         except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError) as exc:
             lost = ExecutorError(f"invocation {name} was lost with its node {RETRIES + 1} times: {exc}")
             future.set_exception(lost)
-        except Exception as exc:  # the stage's own failure, as Ray raises it: the run's failure
-            future.set_exception(exc)
+        except Exception as exc:  # the stage's own failure: the run's failure, as the stage raised it
+            cause = getattr(exc, "cause", None)  # Ray wraps it in a RayTaskError; its family decides the exit code
+            future.set_exception(cause if isinstance(cause, BenchError) else exc)
 
 
 _dispatchers: dict[tuple[int, str], _Dispatcher] = {}
@@ -184,3 +187,18 @@ class RayExecutor(Executor):
     def run(self, runtime: Runtime, invocation_json: str, upstream: Mapping[str, str]) -> Ran:
         name = Invocation.model_validate_json(invocation_json).name
         return _dispatcher(self.address).submit(name, (runtime, invocation_json, dict(upstream))).result()
+
+    def check_reachable(self) -> None:
+        """A TCP connection to the cluster's address: Ray's own client retries an unreachable one for minutes
+        (a run refused only after 104 s), where a refused or silent port is known here within seconds."""
+        where = self.address.removeprefix("ray://").rstrip("/")
+        host, _, port = where.rpartition(":")
+        if where == "auto" or not port.isdigit():
+            return  # `auto` finds the cluster on this node; Ray names what it cannot find
+        try:
+            socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=REACH_SECONDS).close()
+        except (OSError, OverflowError, ValueError) as exc:
+            raise ExecutorError(
+                f"the Ray cluster at {self.address} cannot be reached: {getattr(exc, 'strerror', None) or exc}",
+                hint="check that the head runs (`ray status` there) and that its client port is open from here",
+            ) from None

@@ -30,6 +30,7 @@ from ..stages.code import store_code_manifest
 from ..stages.engine import cached_results, key_document
 from ..store import Store
 from .executor import invocation_inputs
+from .failure import record_failure
 from .plan import Invocation, Plan
 from .run_actions import KEY, RAN
 from .runtime import Runtime
@@ -161,7 +162,13 @@ class ActionCached(UptodateCalculator):  # type: ignore[misc]
         upstream = upstream_values(self.dep_manager, self.invocation, self.lookup.ancestors(self.invocation))
         if upstream is None:
             return False
-        cached = self.lookup.cached_outputs(self.dep_manager, self.invocation, upstream)
+        try:
+            cached = self.lookup.cached_outputs(self.dep_manager, self.invocation, upstream)
+        except BenchError as exc:
+            # Raised here, it would crash doit with a traceback and no FAILED line. Recorded as what stopped the
+            # run and answered "not up to date", the task runs, meets the same error and fails with its line.
+            record_failure(self.invocation.name, self.invocation.stage, exc)
+            return False
         # doit also keeps `_result:<task>` entries of its own among the values; only the outputs and the action's
         # key matter here (a saved key that is not the current one would hand a publishing stage another action).
         saved = {name: value for name, value in values.items() if not name.startswith("_") or name == KEY}

@@ -29,6 +29,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from bench.contracts import ContractModel, Document, PortablePath, Sha256
+from bench.contracts.checked_files import opened_regular, resolved
 from bench.contracts.files import read_contract
 from bench.errors import ContractError
 
@@ -161,7 +162,7 @@ def artifact_sha256(path: Path, root: Path | None = None) -> str:
 
     With ``root``, a symlink inside a directory whose target resolves outside ``root`` is refused.
     """
-    if path.is_file():
+    if not path.is_dir():  # a file: a FIFO, a device or a symlink loop is refused naming it
         return _file_sha256(path)
     lines: list[str] = []
     for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
@@ -178,7 +179,7 @@ def _entry(full: Path, root: Path | None, rel: str) -> tuple[str, str]:
     mode = full.lstat().st_mode
     if stat.S_ISLNK(mode):
         if root is not None:
-            _check_inside(root, full.resolve(), rel)
+            _check_inside(root, resolved(full, "artifact entry"), rel)
         return "symlink", hashlib.sha256(os.fsencode(os.readlink(full))).hexdigest()
     if stat.S_ISDIR(mode):
         return "directory", _NO_DIGEST
@@ -198,7 +199,7 @@ def _check_inside(root: Path, resolved: Path, label: str) -> None:
 
 def _file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with opened_regular(path, "artifact") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

@@ -27,8 +27,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from pydantic import Field
 
 from ..contracts import ContractModel, canonical_bytes
+from ..contracts.checked_files import read_bounded
 from ..contracts.files import parse_contract
-from ..errors import ContractError, UsageError
+from ..errors import ContractError, SystemRefused, UsageError
 
 __all__ = [
     "PAYLOAD_TYPE",
@@ -120,6 +121,10 @@ def public_key_path(path: Path) -> Path:
 
 def generate_key(path: Path) -> tuple[Path, Path, str]:
     """A new ed25519 key at ``path`` (private, mode 0600) and ``path.pub``; an existing file is never replaced."""
+    if not path.name or path.is_dir():
+        raise UsageError(
+            f"{str(path)!r} is no file name for a key", field="path", hint="name a file, e.g. keys/publisher.key"
+        )
     public_path = public_key_path(path)
     for target in (path, public_path):
         if target.exists():
@@ -129,19 +134,19 @@ def generate_key(path: Path) -> tuple[Path, Path, str]:
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
     public = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(private)
-    public_path.write_bytes(public)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(private)
+        public_path.write_bytes(public)
+    except OSError as exc:
+        raise SystemRefused.of(exc) from exc
     return path, public_path, key_id(key.public_key())
 
 
 def _read(path: Path, what: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise ContractError(f"cannot read the {what} {path}: {exc.strerror}", path=str(path)) from None
+    return read_bounded(path, f"the {what}", max_bytes=64 * 1024)  # a key or a signature file is under a kilobyte
 
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:

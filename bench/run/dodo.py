@@ -1,7 +1,7 @@
 """The doit pipeline, inside the package so an installed stele-bench runs it: one task per stage invocation.
 
     python -m bench.run.dodo [doit options] [suite=DIR | plan=SPEC] [store=DIR] [attempts=N] [memory=A,B]
-                             [executor=ray://HEAD:PORT]
+                             [executor=ray://HEAD:PORT] [failure=FILE]
 
 ``suite=DIR`` plans the suite in DIR (relative to the working directory, which is where the plan's relative paths
 start); ``plan=SPEC`` reads a plan spec (``manifests/plans/*.json``); neither: the bundled example. ``store`` is
@@ -13,13 +13,20 @@ this module, so ``doit`` in a checkout runs the same tasks. `stele-bench demo` a
 module as a process with the project's store and database named explicitly.
 
 The plan is built and checked before doit starts, so a refused input (too many attempts, a moved
-preregistration, a missing image) is one line with its exit code, not a traceback from inside doit.
+preregistration, a missing image) is one line with its exit code, not a traceback from inside doit. A stage's error
+that stops the run decides the exit code too (:mod:`bench.pipeline.failure`): a fence stop exits 12, a store
+outage 8, a full disk 74, as the command that met it alone would. ``failure=FILE`` hands that error to the command
+that started this process (`demo`, `run`), which reports it; without it, it is said here in one line. A stop signal
+ends the run the same way: one line (``interrupted by SIGTERM``), exit 128 + the signal, no traceback.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
+import tempfile
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,13 +36,15 @@ from doit.cmd_base import ModuleTaskLoader
 from doit.doit_cmd import DoitMain
 from doit.exceptions import InvalidTask
 
-from ..cli.signals import install_stop_signals
+from ..cli.signals import Interrupted, install_stop_signals, stop_with_parent
 from ..errors import BenchError, UsageError
+from ..pipeline.doit_db import DOIT_BACKENDS
 from ..pipeline.doit_tasks import doit_tasks
 from ..pipeline.executor import Executor, parse_executor
+from ..pipeline.failure import PipelineStopped, read_failure, set_failure_file
 from ..pipeline.plan import Plan
 from ..pipeline.plans import build_plan, load_plan
-from ..pipeline.progress import STOPPED_BY, ProgressReporter
+from ..pipeline.progress import ProgressReporter
 from ..project import find_project
 from ..store.location import store_location
 from .catalogue import PLAN_BUILDERS, STAGES, runtime
@@ -44,6 +53,7 @@ from .narrate import SuiteNarrator
 __all__ = ["DOIT_CONFIG", "SuiteProgress", "main", "plan_variables", "task_plan"]
 
 EXAMPLE_PLAN = Path("manifests/plans/example.json")
+WORKER_GRACE_SECONDS = 25.0  # within the 30 s the command gives this process (bench.cli.signals.end_child)
 
 
 class SuiteProgress(ProgressReporter):
@@ -126,19 +136,45 @@ def _variables(argv: Sequence[str]) -> dict[str, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Build and check the plan, then hand the tasks to doit; a refused plan is one line on stderr."""
     arguments = list(sys.argv[1:] if argv is None else argv)
+    variables = _variables(arguments)
+    reported = variables.get("failure")  # the starting command reports what stopped the run; else it is said here
     # SIGTERM unwinds a running stage like Ctrl-C, so its containers, provisioner and gateway are ended on the way.
     install_stop_signals()
     try:
-        variables = _variables(arguments)
-        _executor(variables.get("executor"))  # a misspelled executor is refused before doit starts
-        store, plan = plan_variables(variables)
+        if reported:  # started by `demo`/`run`: stop (cleanly) should that command be killed outright
+            stop_with_parent()
+        _executor(variables.get("executor")).check_reachable()  # a misspelled or unreachable one: refused first
+        _PREPARED["run"] = plan_variables(variables)
+        with tempfile.TemporaryDirectory(prefix="stele-bench-failure-") as scratch:
+            recorded = Path(reported) if reported else Path(scratch) / "failure.json"
+            set_failure_file(recorded)
+            loader = ModuleTaskLoader({"DOIT_CONFIG": DOIT_CONFIG, "task_plan": task_plan})
+            code: int = DoitMain(loader, extra_config=DOIT_BACKENDS).run(arguments)
+            failure = read_failure(recorded) if code != 0 else None
+            if failure is not None:
+                raise PipelineStopped(failure, code)
+        return code
+    except Interrupted as stop:  # every cleanup ran on the way here; doit's reporter said what had run
+        _workers_ended()
+        if not reported:
+            print(f"stele-bench: interrupted by {stop.signal_name}", file=sys.stderr, flush=True)
+        return stop.exit_code
     except BenchError as exc:
-        print(f"stele-bench: error: {exc}", file=sys.stderr, flush=True)
+        if not reported or not isinstance(exc, PipelineStopped):
+            print(f"stele-bench: error: {exc}", file=sys.stderr, flush=True)
         return exc.exit_code
-    _PREPARED["run"] = (store, plan)
-    namespace = {"DOIT_CONFIG": DOIT_CONFIG, "task_plan": task_plan}
-    code: int = DoitMain(ModuleTaskLoader(namespace)).run(arguments)
-    return STOPPED_BY[0] if code and STOPPED_BY else code  # a failed stage's own error family, where it has one
+
+
+def _workers_ended() -> None:
+    """Wait for doit's worker processes to finish the cleanup their own stop started (doit sent them SIGTERM and
+    returned without waiting), so that when this process ends, their containers and networks are gone; one that
+    outlives :data:`WORKER_GRACE_SECONDS` is killed, and what it held is left to the next run's sweep."""
+    deadline = time.monotonic() + WORKER_GRACE_SECONDS
+    for worker in multiprocessing.active_children():
+        worker.join(max(0.0, deadline - time.monotonic()))
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
 
 
 if __name__ == "__main__":

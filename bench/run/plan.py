@@ -30,6 +30,7 @@ from ..agent.paired_attempt import AttemptOutputs, PairedAttemptParams, paired_a
 from ..analysis.attempt_record import Build, ComparabilityKey
 from ..analysis.prereg import FrozenInputs
 from ..contracts import Digest, DigestValue, ImageId, TreeDigest
+from ..contracts.checked_files import read_bounded
 from ..errors import SandboxError, UsageError
 from ..gateway.config import Mode
 from ..grading.memory import MemoryDeclaration, installed_hooks
@@ -266,7 +267,7 @@ def _challenge(
             key = _key(run, name, system, policy, prereg.digest, owned.runner["verifier"])
             _record(plan, run, system, key, attempt, pair, grades, audits, gates, published)
     prereg_path = f"{name}/v{prereg.version}.json"
-    frozen = store.put_bytes((run.preregistrations / prereg_path).read_bytes())
+    frozen = store.put_bytes(read_bounded(run.preregistrations / prereg_path, "the preregistration"))
     published.preregistrations[f"{name}/v{prereg.version}"] = frozen
     published.files[f"manifests/{prereg_path}"] = frozen
 

@@ -23,7 +23,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import ContractError
+from ..contracts.checked_files import resolved
+from ..errors import ContractError, SourceError
 from ..packaging.gitsource import write_commit_bundle
 from ..provision.code import code_pin
 from ..provision.fixture import artifact_sha256, load_fixture
@@ -152,8 +153,9 @@ def new_suite(directory: Path, repository: Path, commit: str, name: str | None =
     """Write the skeleton into ``directory`` (which must not exist, or be empty); returns the files written."""
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise ContractError(f"{directory} already exists and is not an empty directory", path=str(directory))
-    suite_id = _name(directory.resolve().name, "the directory name", "DIR")
-    label = _name(name if name is not None else repository.resolve().name.lower(), "the repository name", "--name")
+    suite_id = _name(resolved(directory, "the suite directory").name, "the directory name", "DIR")
+    repository_name = resolved(repository, "the repository", error=SourceError).name.lower()
+    label = _name(name if name is not None else repository_name, "the repository name", "--name")
     directory.mkdir(parents=True, exist_ok=True)
     pinned = write_commit_bundle(str(repository), commit, directory / "project.bundle")
     challenge = directory / CHALLENGE

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ContractError
+from ..suite.challenge import read_asset
 from ..suite.suite import Suite
 
 __all__ = ["UNWRITTEN_MARKER", "refuse_unwritten", "unwritten_assets"]
@@ -20,9 +21,8 @@ def unwritten_assets(suite: Suite) -> list[Path]:
         manifest = loaded.manifest
         assets = [manifest.verifier.asset, *([manifest.oracle.asset] if manifest.oracle else [])]
         for asset in assets:
-            path = loaded.directory / asset.path
-            if UNWRITTEN_MARKER.encode() in path.read_bytes():
-                found.append(path)
+            if UNWRITTEN_MARKER.encode() in read_asset(loaded.directory, asset):
+                found.append(loaded.directory / asset.path)
     return found
 
 

@@ -12,7 +12,8 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import StoreError
+from ..contracts.checked_files import resolved
+from ..errors import SourceError, StoreError
 from .backends import SqliteBackend, StoreBackend
 from .backends.cache import default_cache_root
 
@@ -31,7 +32,7 @@ def store_location(text: str | Path) -> str:
     if _SCHEME.match(spelled):
         _s3_parts(spelled)
         return spelled.rstrip("/")
-    return str(Path(spelled).expanduser().resolve())
+    return str(resolved(Path(spelled), "the store location", error=SourceError))
 
 
 def is_remote(location: str | Path) -> bool:

@@ -24,7 +24,7 @@ def resolve_digest(store: Store, query: str) -> Digest:
     """The one digest ``query`` names: itself when whole, the ref of that name, or the only object whose hex
     starts with it."""
     if Digest.pattern.fullmatch(query):
-        return Digest(query)
+        return _whole(store, Digest(query))
     if REF_PATTERN.match(query):
         ref = store.get_ref(query)
         if ref is not None:
@@ -52,3 +52,21 @@ def resolve_digest(store: Store, query: str) -> Digest:
             hint="give more hex digits",
         )
     return found[0]
+
+
+def _whole(store: Store, digest: Digest) -> Digest:
+    """A whole digest as typed; one whose size disagrees with the object its hash names is a typing mistake,
+    refused as one, not reported as a missing (or damaged) object."""
+    if store.has(digest):
+        return digest
+    for found in store.backend.with_prefix(digest.hex, 2):
+        if found.hex == digest.hex:
+            raise UsageError(
+                f"digest {digest} says {digest.size} bytes, but the object with that hash in the store at "
+                f"{store.location} is {found.size} bytes",
+                field="digest",
+                expected=str(found),
+                actual=str(digest),
+                hint="the size after the last colon is part of the digest; copy it whole",
+            )
+    return digest

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from ..contracts import ContractModel, Document, PortablePath, Sha256
+from ..contracts.checked_files import read_bounded, resolved
 from ..contracts.files import read_contract
 from ..errors import ContractError
 
@@ -113,14 +114,11 @@ def load_challenge(directory: Path) -> ChallengeManifest:
 
 def read_asset(directory: Path, asset: Asset) -> bytes:
     """The bytes of a runner-owned asset, refused when it escapes ``directory`` or its SHA-256 differs."""
-    root = directory.resolve()
-    path = (root / asset.path).resolve()
+    root = resolved(directory, "the challenge directory")
+    path = resolved(root / asset.path, "asset")
     if not path.is_relative_to(root):
         raise ContractError(f"asset {asset.path} resolves to {path}, outside the challenge directory {root}")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ContractError(f"cannot read asset {path}: {exc.strerror}") from exc
+    data = read_bounded(path, "asset")
     actual = Sha256.of(data)
     if actual != asset.sha256:
         raise ContractError(

@@ -24,6 +24,7 @@ from typing import Annotated, Literal, Self
 from pydantic import Field, StringConstraints, model_validator
 
 from ..contracts import ContractModel, Document, PortablePath
+from ..contracts.checked_files import resolved
 from ..contracts.files import read_contract
 from ..errors import ContractError
 from ..gateway.config import Mode
@@ -201,7 +202,7 @@ class Suite:
 def open_suite(path: Path) -> Suite:
     """Load the suite at ``path`` and everything it names, refusing the first part that is missing or off its pin."""
     manifest = load_suite(path)
-    root = (path if path.is_dir() else path.parent).resolve()
+    root = resolved(path if path.is_dir() else path.parent, "the suite directory")
     bundle = root / manifest.project.bundle
     if not bundle.exists():
         raise ContractError(f"suite {manifest.suite_id!r}: the project bundle {bundle} does not exist")

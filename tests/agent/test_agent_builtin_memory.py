@@ -19,6 +19,8 @@ from bench.sandbox.backends import SandboxBackend
 from bench.sandbox.spec import MemoryAttachment, prepare_pair
 from bench.suite.memory_system import Attachment, MemorySystem
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 SECTION = "# auto memory"
 BUILTIN = MemorySystem(
     name="builtin", version="1", provisioner=("true",), attachment=Attachment(settings={"autoMemoryEnabled": True})

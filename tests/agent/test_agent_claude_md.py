@@ -14,6 +14,8 @@ from bench.grading import harness_conversation, received_texts
 from bench.packaging.redact import redact_tree
 from bench.sandbox.backends import SandboxBackend
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 PHRASE = "orchid rotation protocol"
 
 

@@ -38,6 +38,8 @@ from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import Store, tree_from_directory, walk_tree
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 
 def _exchange(sequence: int) -> ExchangeRecord:
     return ExchangeRecord(

@@ -29,6 +29,8 @@ from bench.suite.memory_system import CONTROL
 from tests.fence.fence_provider_double import CREDITS_PATH, Failure
 from tests.gateway.loopback import Fault, Usage
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 BUDGET = Budget(
     attempts=1, max_usd_cents_per_pair=300, max_usd_cents_per_arm=200, max_tokens_per_arm=2_000_000,
     max_wall_seconds_per_arm=120,

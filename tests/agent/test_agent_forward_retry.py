@@ -5,7 +5,16 @@ provider failed every request is recorded for the run that made it (its pairs gr
 
 from __future__ import annotations
 
-from agent_scenario import CHALLENGE_ID, MODEL, Inputs, grade_arm_stages, neutral_dir, reference_system
+import pytest
+from agent_scenario import (
+    CHALLENGE_ID,
+    MODEL,
+    Inputs,
+    grade_arm_stages,
+    neutral_dir,
+    provisioner_inputs,
+    reference_system,
+)
 from docker import DockerClient
 from forward_scenario import Provider, settings
 
@@ -26,6 +35,8 @@ from bench.store.actions import ActionResult
 from bench.suite.memory_system import CONTROL
 from tests.gateway.loopback import Fault
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 BUDGET = Budget(
     attempts=1, max_usd_cents_per_pair=1000, max_usd_cents_per_arm=500, max_tokens_per_arm=2_000_000,
     max_wall_seconds_per_arm=240,
@@ -42,6 +53,7 @@ def test_a_rerun_with_a_good_provider_runs_the_attempt_its_provider_failed(
         challenge_id=CHALLENGE_ID, attempt=1, model=MODEL, image_id=agent_image, suite_dir=".", graph_arm="plain",
         systems=(reference_system(neutral_dir()),), gateway_mode=Mode.FORWARD, forward=settings(),
     )  # fmt: skip
+    stage_inputs |= provisioner_inputs(store, params)
 
     def run() -> tuple[bool, dict[str, str], ActionResult]:
         done = execute(StageContext(store, services()), paired_attempt, stage_inputs, params)

@@ -24,6 +24,8 @@ from bench.sandbox.images import build_layer
 from bench.suite.memory_system import CONTROL, MemorySystem
 from bench.suite.suite import load_suite
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "challenges" / "example"
 SEARCH = "mcp__memory__search_nodes"

@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import pytest
+
 from bench.agent import arm_order
 from bench.suite.memory_system import CONTROL
+
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 
 
 def test_the_arm_order_rotates_so_no_condition_always_runs_first() -> None:

@@ -42,6 +42,8 @@ from bench.stages.engine import ActionOutcome, execute
 from bench.store import Store
 from bench.suite.memory_system import CONTROL
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 TREATMENT = "reference"
 CONDITIONS = (CONTROL, TREATMENT)
 

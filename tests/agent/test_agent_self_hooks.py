@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from agent_scenario import MODEL, RECALL_PHRASE, Inputs, challenge, neutral_dir, workspace_tree
 
 from bench.agent import ArmRun, arm_spec, run_arm
@@ -26,6 +27,8 @@ from bench.grading import (
 )
 from bench.sandbox.backends import SandboxBackend
 from bench.sandbox.layout import USER_HOME, WORKSPACE
+
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 
 HOOKS = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"echo {RECALL_PHRASE}"}]}]}}
 WRITE_BOTH = (

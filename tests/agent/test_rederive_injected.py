@@ -22,6 +22,8 @@ from bench.provision import Provisioner, load_fixture
 from bench.provision.messages import HookEvent, HookEventName
 from tests.grading.exchanges import messages_exchange
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "tests" / "provision" / "data" / "example-evidence"
 PROMPT = "Jobs are delivered twice after a worker restarts. Why does the visibility timeout allow that?"

@@ -134,7 +134,7 @@ def test_the_bash_completion_script_completes_commands_and_their_verbs(tmp_path:
             f"source {completion}; COMP_WORDS=({line}); COMP_CWORD={len(words)}; _stele_bench; "
             'printf "%s\\n" "${COMPREPLY[@]}"'
         )
-        done = subprocess.run(["bash", "-c", program], capture_output=True, text=True, timeout=30, check=True)
+        done = subprocess.run(["bash", "-c", program], capture_output=True, text=True, timeout=120, check=True)
         return set(done.stdout.split())
 
     assert {"status", "store"} <= complete("st") and "demo" not in complete("st")

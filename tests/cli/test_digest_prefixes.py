@@ -88,3 +88,18 @@ def test_an_unknown_prefix_names_the_store_and_a_too_short_one_is_a_usage_error(
     assert code == 2 and "no ref named 'abc'" in result["error"]["message"]  # three digits: read as a ref
     code, result = _run(capsys, "--store", store.location, "store", "cat", "ab:c")
     assert code == 2 and "at least 4 hex digits" in result["error"]["message"]
+
+
+def test_a_whole_digest_whose_size_disagrees_with_its_hash_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], store: Store
+) -> None:
+    """Its hash names a stored object of another size: a typing mistake, refused as one, not reported as missing."""
+    digest = store.put_bytes(b"seven b")
+    wrong = Digest.from_parts(digest.hex, digest.size + 1)
+    code, result = _run(capsys, "--store", store.location, "store", "cat", str(wrong))
+    error = result["error"]
+    assert (code, error["code"], error["field"]) == (2, "usage", "digest")
+    assert (error["expected"], error["actual"]) == (str(digest), str(wrong))
+    absent = Digest.of(b"never stored")  # a whole digest nothing in the store shares a hash with: missing, exit 4
+    code, result = _run(capsys, "--store", store.location, "store", "cat", str(absent))
+    assert (code, result["error"]["code"]) == (4, "object-missing")

@@ -33,6 +33,8 @@ from bench.gateway import (
 sys.path.insert(0, str(Path(__file__).parents[1] / "grading"))
 from claude_host import Home, make_dir, run_claude
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 CAP = Decimal("1.2")
 
 

@@ -40,7 +40,7 @@ def test_serve_prints_its_url_answers_and_stops_on_sigterm_with_a_complete_log(t
             assert post(started["url"], "/v1/messages?beta=true", request_body("hi")).status == 200
         finally:
             process.send_signal(signal.SIGTERM)
-            assert process.wait(timeout=10) == 0
+            assert process.wait(timeout=120) == 0  # the timeout guards against a hang; the exit is the claim
     assert [r.rule for r in read_exchanges(tmp_path / "log")] == ["default"]
 
 
@@ -49,7 +49,7 @@ def test_serve_refuses_a_policy_that_changed_after_pinning(tmp_path: Path) -> No
     (tmp_path / "gateway.json").write_text(config.model_dump_json())
     (tmp_path / "policy.json").write_text("{}")
     argv = [sys.executable, "-m", "bench", "gateway", "serve", "--config", str(tmp_path / "gateway.json")]
-    done = subprocess.run([*argv, "--log-dir", str(tmp_path / "log")], cwd=ROOT, capture_output=True, timeout=30)
+    done = subprocess.run([*argv, "--log-dir", str(tmp_path / "log")], cwd=ROOT, capture_output=True, timeout=120)
     assert done.returncode != 0 and b"re-pin the config" in done.stderr
 
 
@@ -73,7 +73,7 @@ def test_serve_forward_mode_from_a_config_file_that_names_the_key_and_holds_the_
                 statuses = [post(started["url"], "/v1/messages", request_body("hi")).status for _ in range(2)]
             finally:
                 process.send_signal(signal.SIGTERM)
-                out, err = process.communicate(timeout=10)
+                out, err = process.communicate(timeout=120)  # a hang guard, not a measure
     assert process.returncode == 0 and statuses == [200, 400]  # the cap from the file holds one worst case
     records = read_exchanges(tmp_path / "log")
     assert [r.refusal for r in records] == [None, Refusal.CAP_REACHED]

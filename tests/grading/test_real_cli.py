@@ -30,6 +30,8 @@ from bench.gateway import (
 )
 from bench.grading import Channel, MemoryDeclaration, OutcomeGrade, StepSource, grade, parse_claude_session
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 PASSED = OutcomeGrade(verifier_passed=True, audit_clean=True)
 
 

@@ -71,7 +71,7 @@ def test_a_stop_signal_ends_the_provisioner_and_is_reported_as_itself(
         provisioner = _wait_for(fake / "restore.pid")
         helper = _wait_for(fake / "helper.pid")
         runner.send_signal(signum)
-        out, err = runner.communicate(timeout=30)
+        out, err = runner.communicate(timeout=180)  # a hang guard, generous for a busy machine
     finally:
         runner.kill()
     assert runner.returncode == code, err
@@ -83,7 +83,7 @@ def test_a_stop_signal_ends_the_provisioner_and_is_reported_as_itself(
         "exit_code": code,
     }
     assert said in err and "timeout" not in err and "Traceback" not in err
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 120  # a guard against a hang, not a measure: the kill is what is asserted
     while (_alive(provisioner) or _alive(helper)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(provisioner) and not _alive(helper)

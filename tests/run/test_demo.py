@@ -23,6 +23,8 @@ from bench.sandbox.spec import SpecDiffReceipt
 from bench.store import Store
 from bench.store.actions import ActionKey, RunActions, recorded_from
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 MEMORY_CHALLENGES = ("harbor-holds", "transaction-memo", "spreadsheet-export")
 CONTROL_CHALLENGE = "rule-letter-case"
 EXAMPLE = REPO / "challenges" / "example"
@@ -89,7 +91,9 @@ def test_the_demo_shows_k_of_n_progress_each_arms_outcome_and_ends_with_the_head
     places = [int(k) for k, _ in re.findall(r"^\[ *(\d+)/(\d+)\] ", progress, re.M)]
     totals = set(re.findall(r"^\[ *\d+/(\d+)\] ", progress, re.M))
     assert len(totals) == 1 and max(places) == int(totals.pop())  # one N, and the count reaches it
-    assert re.search(r"^\[ *\d+/\d+\] paired-attempt harbor-holds #1 running \.\.\.$", progress, re.M)
+    # A stage gets a "running ..." line only once it has run ten seconds (tests/stages/test_progress.py drives that
+    # clock); what the demo always shows is the pair landing, after the notes from inside it.
+    assert re.search(r"^\[ *\d+/\d+\] paired-attempt harbor-holds #1 · \S+ done -> ", progress, re.M)
     assert re.search(r"^        · control arm: ", progress, re.M)  # what runs inside the pair, as it runs
     outcomes = {
         arm: re.search(rf"^\[ *\d+/\d+\] grade harbor-holds #1 {arm} · \S+ done -> {arm}: (\w+)", progress, re.M)

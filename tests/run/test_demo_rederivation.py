@@ -10,6 +10,7 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 from demo_runs import REPO, DemoRuns
 
 from bench.agent import ArmRecord, PairRecord, read_exchange_log
@@ -22,6 +23,8 @@ from bench.provision import Provisioner, load_fixture
 from bench.store import Store
 from bench.store.actions import ActionKey, ActionResult, recorded_from
 from bench.suite.suite import open_suite
+
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 
 FIXTURE = REPO / "challenges" / "example" / "fixture"
 _PROMPT_BLOCK = re.compile(r"(UserPromptSubmit hook additional context: <!-- recall:prompt -->\n)")

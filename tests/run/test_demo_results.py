@@ -15,6 +15,8 @@ from inspect_ai.log import read_eval_log
 
 from bench.results import load_bundle
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 CHALLENGES = {"harbor-holds", "transaction-memo", "spreadsheet-export", "rule-letter-case"}
 CONDITIONS = {"control", "reference", "server-memory", "static-notes"}
 SYSTEMS = CONDITIONS - {"control"}

@@ -15,6 +15,8 @@ from demo_runs import REPO, bench_command
 
 from bench.suite.suite import open_suite
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 EXAMPLE = REPO / "challenges" / "example"
 VERIFIER = """import pathlib
 import sys

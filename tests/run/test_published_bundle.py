@@ -31,6 +31,8 @@ from bench.run.grade import ArmGrade
 from tests.publish.png import colour_counts
 from tests.run.forge import forge, reseal
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 CHALLENGE, HOOKS = "harbor-holds", "reference"
 
 

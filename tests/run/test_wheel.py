@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from demo_runs import REPO, DemoRuns
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 EXAMPLE = ("challenges/example", "manifests/example", "manifests/plans")
 
 

@@ -24,6 +24,8 @@ from bench.store import Store
 from bench.suite.challenge import Environment, NetworkMode
 from tests.sandbox.sandbox_helpers import make_tree
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 CGROUP_LIMITS = (
     "if [ -f /sys/fs/cgroup/cpu.max ]; then cat /sys/fs/cgroup/cpu.max /sys/fs/cgroup/memory.max; "
     "else echo $(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us); "

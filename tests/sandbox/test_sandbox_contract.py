@@ -21,6 +21,8 @@ from bench.sandbox.backends.process import HOST_IMAGE_ID, ProcessBackend
 from bench.store import Store
 from tests.sandbox.contract import SandboxContract
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 
 @pytest.fixture(scope="session")
 def process_boxes(tmp_path_factory: pytest.TempPathFactory) -> Path:

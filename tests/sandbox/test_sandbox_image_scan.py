@@ -22,6 +22,8 @@ from bench.sandbox.backends.process import ProcessBackend
 from bench.sandbox.images import ImageName, ImageNotNeutral, build_image, require_neutral_image, scan_image
 from bench.sandbox.images.tiny import tiny_rootfs
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 # The kind of line debootstrap wrote when the rootfs was built under the cache directory (recipe 1).
 OLD_LOG = (
     b"2026-12-03 13:24:49 URL:http://deb.debian.org/debian/dists/bookworm/InRelease [151075/151075] -> "

@@ -15,6 +15,8 @@ from bench.sandbox.images.debian import configured_mirror
 from bench.sandbox.images.registry import INPUTS_LABEL, RECIPE_LABEL
 from bench.suite.challenge import Environment
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 
 def test_tiny_build_is_idempotent_and_labelled(
     engine: docker.DockerClient, backend_engine: DockerBackend, tiny_image: str

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import docker
+import pytest
 
 from bench.sandbox import RunRequest, container_spec
 from bench.sandbox.backends.docker import DockerBackend
@@ -13,6 +14,8 @@ from bench.sandbox.images import ImageName, build_image, build_layer, find_image
 from bench.sandbox.images.registry import INPUTS_LABEL, RECIPE_LABEL
 from bench.suite.challenge import Environment
 from bench.suite.memory_system import ImageLayer
+
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 
 LAYER = ImageLayer(debian=("nodejs",), npm=("@modelcontextprotocol/server-memory@2026.8.31",))
 INITIALIZE = {

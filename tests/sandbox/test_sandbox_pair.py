@@ -13,6 +13,8 @@ from bench.store import Store, walk_tree
 from bench.suite.challenge import Environment
 from tests.sandbox.sandbox_helpers import make_tree
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 # Everything a process inside can read about its own container, then every workspace path and file.
 INSPECT = (
     "hostname; env; cat /proc/self/mountinfo /etc/hosts /etc/hostname /proc/1/environ | tr '\\0' '\\n'; "

@@ -16,6 +16,8 @@ from bench.store import Store, walk_tree
 from bench.suite.challenge import Environment, NetworkMode
 from tests.sandbox.sandbox_helpers import make_tree
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 LIMITS = "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes"
 
 

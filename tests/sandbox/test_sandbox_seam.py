@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCKER_PACKAGE = ROOT / "bench" / "sandbox" / "backends" / "docker"
 ENGINE_LIBRARIES = {"docker", "requests"}

@@ -15,9 +15,12 @@ import time
 from pathlib import Path
 
 import docker
+import pytest
 
 from bench.sandbox.backends import OWNER_LABEL
 from tests.sandbox.sandbox_helpers import write_challenge
+
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 
 
 def _runner_owner(leases: Path, seconds: float = 60.0) -> str:

@@ -28,6 +28,8 @@ from bench.store import Store
 from bench.suite.challenge import load_challenge
 from tests.sandbox.sandbox_helpers import make_tree, write_challenge
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 TOKEN = "zq-7731-runner-owned"
 VERIFY = f"# {TOKEN}\ngrep -qx 'hello, world' hello.txt && echo verified\n"
 SOLVE = "printf 'hello, world\\n' > hello.txt\n"

@@ -33,6 +33,8 @@ from bench.store.actions import ActionKey, ActionResult, recorded_from, results_
 from bench.store.backends.s3 import S3Backend
 from bench.store.fsck import FsckStatus, fsck
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 REPO = Path(__file__).resolve().parents[2]
 PLAN = "manifests/plans/example.json"
 RUN_TIMEOUT = 1800.0

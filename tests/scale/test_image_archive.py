@@ -22,6 +22,8 @@ from bench.sandbox.layout import BASE_ENV
 from bench.store import Store
 from bench.suite.challenge import Environment, NetworkMode
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 ENVIRONMENT = Environment(network_mode=NetworkMode.NONE, cpus=1.0, memory_mb=128)
 
 

@@ -6,6 +6,7 @@ off a terminal."""
 from __future__ import annotations
 
 import gc
+import io
 import os
 import re
 import subprocess
@@ -22,7 +23,7 @@ from doit.tools import run_once
 from bench.pipeline.progress import ProgressReporter
 
 DODO = """
-import atexit, logging, os
+import logging, os
 from bench.pipeline.progress import ProgressReporter
 
 class Narrator:
@@ -48,14 +49,6 @@ def attempt():
         from bench.publish.checks import check_leaks, PublicationRefused
         raise PublicationRefused(check_leaks("receipts/x.json", b"made in /home/alice/work"))
     return {"made": "pair-1"}
-
-
-def _stopped_by():
-    from bench.pipeline.progress import STOPPED_BY
-    if STOPPED_BY:
-        print(f"stopped by {STOPPED_BY}")
-
-atexit.register(_stopped_by)
 
 def task_corpus():
     return {"actions": [corpus], "file_dep": ["source.txt"], "meta": {"stage": "corpus", "labels": {}}}
@@ -114,11 +107,11 @@ def test_a_failure_is_one_line_naming_the_stage_and_its_last_words_and_what_did_
     assert re.match(r"3 stages in .*: 1 ran, 0 cached, 1 failed$", lines[-1])  # no headline after a failure
 
 
-def test_a_refused_publication_names_its_file_and_content_and_keeps_its_exit_code(tmp_path: Path) -> None:
+def test_a_refused_publication_names_its_file_and_content(tmp_path: Path) -> None:
+    """Its exit code (14) through the pipeline: tests/run/test_run_exit_families.py."""
     done = doit(tmp_path, REFUSE_PUBLICATION="1", NO_COLOR="1")
     (failed,) = [line for line in done.stdout.splitlines() if "FAILED" in line]
     assert "publication refused: receipts/x.json: host-path: home directory at line 1 (/home/alice)" in failed
-    assert done.stdout.splitlines()[-1] == "stopped by [14]"  # what the pipeline exits with (bench.run.dodo)
 
 
 def test_a_no_op_rerun_leaves_its_tasks_to_reference_counting_not_to_the_collector(tmp_path: Path) -> None:
@@ -161,3 +154,38 @@ def test_a_no_op_rerun_leaves_its_tasks_to_reference_counting_not_to_the_collect
         assert [ref() for ref in seen] == [None, None]
     finally:
         gc.enable()
+
+
+class _Task:
+    """What the reporter reads of a doit task."""
+
+    def __init__(self, name: str, stage: str, labels: dict[str, str]) -> None:
+        self.name, self.actions, self.meta, self.values = name, ["run"], {"stage": stage, "labels": labels}, {}
+
+
+def test_a_stage_running_long_gets_a_line_at_ten_seconds_and_a_reminder_each_minute() -> None:
+    """Driven by the reporter's own clock, so nothing here waits on time: a stage is announced once it has run ten
+    seconds, reminded of every minute after, and a stage that lands first is never announced."""
+    out = io.StringIO()
+    now = [100.0]
+    reporter = ProgressReporter(out, {})
+    reporter.clock = lambda: now[0]
+    reporter.total = 2
+    reporter.execute_task(_Task("pair", "paired-attempt", {"challenge": "harbor-holds", "attempt": "1"}))
+    now[0] += 9.9
+    reporter.tick()
+    assert out.getvalue() == ""  # not yet ten seconds
+    now[0] += 0.1
+    reporter.tick()
+    assert out.getvalue() == "[1/2] paired-attempt harbor-holds #1 running ...\n"
+    now[0] += 59.0
+    reporter.tick()
+    assert out.getvalue().count("\n") == 1  # a minute since its line has not passed
+    now[0] += 1.0
+    reporter.tick()
+    assert out.getvalue().splitlines()[-1] == "        ... paired-attempt harbor-holds #1 still running · 1m10s"
+    reporter.execute_task(_Task("grade", "grade", {}))
+    now[0] += 2.0
+    reporter.add_success(_Task("grade", "grade", {}))
+    reporter.tick()
+    assert out.getvalue().splitlines()[-1] == "[2/2] grade · 2.0s done"  # landed before ten seconds: one line

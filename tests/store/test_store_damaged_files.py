@@ -124,7 +124,7 @@ def test_a_pack_that_cannot_be_written_is_refused_and_nothing_is_stored(tmp_path
     )
     assert "Traceback" not in ran.stderr and len(ran.stdout.splitlines()) == 1, ran.stdout + ran.stderr
     error = json.loads(ran.stdout)["error"]
-    assert (ran.returncode, error["code"]) == (8, "store"), error
+    assert (ran.returncode, error["code"]) == (74, "system-refused"), error  # the system refused, as a full disk
     assert "/packs/" in error["path"] and "File too large" in error["message"]
     store = Store(root)
     assert not any(store.has(Digest.of(data)) for data in files)

@@ -29,6 +29,8 @@ from bench.store.backends.s3 import S3Backend
 from bench.store.gc import gc
 from bench.store.location import store_location
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 REPO = Path(__file__).resolve().parents[2]
 
 

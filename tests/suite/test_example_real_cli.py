@@ -24,6 +24,8 @@ from bench.memory import hook_program, hook_settings
 from bench.suite.suite import Suite
 from tests.grading.claude_host import Home, make_dir, require_claude, run_claude
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 API_KEY = "sk-local-0000"
 OWN_PHRASE = {
     "harbor-holds": "holds are not money that moved",

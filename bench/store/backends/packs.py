@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-__all__ = ["PackReader", "PackWriter", "pack_names"]
+__all__ = ["PackReader", "PackWriter", "naming", "pack_names"]
 
 _SUFFIX = ".pack"
 _IOV_MAX = 1024  # buffers one pwritev may take (Linux's IOV_MAX)
@@ -54,20 +54,20 @@ class PackWriter:
         for data in datas:
             offsets.append(self.size)
             self.size += len(data)
-        with _naming(self.path):
+        with naming(self.path):
             _write_all(self._descriptor, list(datas), offsets[0] if offsets else self.size)
         return offsets
 
     def truncate(self, size: int) -> None:
         """Drop what was appended after ``size`` bytes (a savepoint rolled back)."""
-        with _naming(self.path):
+        with naming(self.path):
             os.ftruncate(self._descriptor, size)
         self.size = size
 
     def seal(self) -> None:
         """Sync the bytes, so no committed row can outlive them; an empty pack is removed."""
         if self.size:
-            with _naming(self.path):
+            with naming(self.path):
                 os.fdatasync(self._descriptor)
         os.close(self._descriptor)
         if not self.size:
@@ -81,8 +81,8 @@ class PackWriter:
 
 
 @contextlib.contextmanager
-def _naming(path: Path | str) -> Iterator[None]:
-    """An ``OSError`` from a call on a pack's descriptor, naming the pack file."""
+def naming(path: Path | str) -> Iterator[None]:
+    """An ``OSError`` from a call on a file's descriptor (a pack's, a loose object's), naming the file."""
     try:
         yield
     except OSError as exc:
@@ -167,14 +167,14 @@ class PackReader:
             return [(index, None) for index in run]
         if len(run) == 1:
             _, offset, size = wanted[run[0]]
-            with _naming(f"{self.directory}/{name}{_SUFFIX}"):
+            with naming(f"{self.directory}/{name}{_SUFFIX}"):
                 return [(run[0], os.pread(descriptor, size, offset))]  # short if the pack was cut: it fails its hash
         length = max(wanted[index][1] + wanted[index][2] for index in run) - start
         if len(self._buffer) < length:
             self._buffer = bytearray(length)
         found: list[tuple[int, bytes | None]] = []
         with memoryview(self._buffer) as view:
-            with _naming(f"{self.directory}/{name}{_SUFFIX}"):
+            with naming(f"{self.directory}/{name}{_SUFFIX}"):
                 got = os.preadv(descriptor, [view[:length]], start)
             for index in run:
                 _, offset, size = wanted[index]

@@ -30,7 +30,7 @@ from pathlib import Path
 from ...contracts import Digest
 from ...errors import StoreError
 from .base import ObjectInfo, StoreBackend
-from .packs import PackReader, pack_names, pack_path
+from .packs import PackReader, naming, pack_names, pack_path
 from .sqlite_errors import translate_sqlite_errors
 from .transactions import Database
 
@@ -184,7 +184,7 @@ class SqliteBackend(StoreBackend):
         final.parent.mkdir(exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=self.root / "tmp", prefix=digest.hex[:16])
         try:
-            with os.fdopen(fd, "wb") as handle:
+            with naming(temporary), os.fdopen(fd, "wb") as handle:  # a full disk names the file being written
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())

@@ -2,10 +2,11 @@
 ``OSError`` from the files beside the index (packs, loose objects) as one naming that file.
 
 A damaged ``index.sqlite`` ("file is not a database", "database disk image is malformed") is
-:class:`~bench.errors.StoreCorrupt` (exit 3, as ``store fsck`` reports corruption); any other SQLite failure
-(a lock held too long, a read-only file, a full disk) is a :class:`~bench.errors.StoreError`. A pack or loose
-file that is not what the store wrote (a directory in its place, an I/O error reading it) is corrupt too; a file
-that cannot be written or opened (a full disk, permissions) is a store error. (A pack cut short or altered reads
+:class:`~bench.errors.StoreCorrupt` (exit 3, as ``store fsck`` reports corruption); a full disk or a permission
+the system refused is :class:`~bench.errors.SystemRefused` (exit 74, as for any file), naming the file being
+written (the index, a pack, a loose object's temporary); any other SQLite failure (a lock held too long) is a
+:class:`~bench.errors.StoreError`. A pack or loose file that is not what the store wrote (a directory in its
+place, an I/O error reading it) is corrupt too. (A pack cut short or altered reads
 back as bytes that fail their hash: the store refuses them as :class:`~bench.errors.ObjectCorrupt`.) Applied to
 the backend class as a whole, so a method added later is covered without anyone remembering to wrap it.
 """
@@ -16,12 +17,13 @@ import contextlib
 import errno
 import functools
 import inspect
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ...errors import StoreCorrupt, StoreError
+from ...errors import REFUSED_BY_SYSTEM, StoreCorrupt, StoreError, SystemRefused
 
 __all__ = ["translate_sqlite_errors"]
 
@@ -30,12 +32,15 @@ _DAMAGE = ("malformed", "not a database", "corrupt")
 # What reading a store file answers when the file is not what the store wrote there.
 _DAMAGED_FILE = {errno.EIO, errno.EISDIR, errno.ENOTDIR, errno.EUCLEAN, errno.EBADMSG}
 _ERRORS = (sqlite3.Error, OSError)
+_SQLITE_REFUSED = {13: errno.ENOSPC, 8: errno.EACCES}  # SQLITE_FULL, SQLITE_READONLY (the file's permissions)
 
 
-def _translated(backend: Any, exc: sqlite3.Error | OSError) -> StoreError:
+def _translated(backend: Any, exc: sqlite3.Error | OSError) -> StoreError | SystemRefused:
     root = Path(getattr(backend, "root", "."))
     if isinstance(exc, OSError):
         where = str(exc.filename or root)
+        if exc.errno in REFUSED_BY_SYSTEM:
+            return SystemRefused.of(exc, where)
         if exc.errno in _DAMAGED_FILE:
             return StoreCorrupt(where, exc.strerror or str(exc), what="file")
         return StoreError(
@@ -44,6 +49,9 @@ def _translated(backend: Any, exc: sqlite3.Error | OSError) -> StoreError:
             hint="check the free space and the permissions of the store directory",
         )
     where = str(root / "index.sqlite")
+    refused = _SQLITE_REFUSED.get(getattr(exc, "sqlite_errorcode", 0) & 0xFF)
+    if refused is not None:
+        return SystemRefused.of(OSError(refused, os.strerror(refused)), where)  # SQLite says "database or disk"
     damaged = type(exc) is sqlite3.DatabaseError or any(word in str(exc) for word in _DAMAGE)
     if damaged:
         return StoreCorrupt(where, str(exc))

@@ -6,6 +6,7 @@ sessions; ``network.py`` the model-only arrangement; ``images.py`` images.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 import threading
 import time
@@ -114,8 +115,8 @@ class DockerBackend(SandboxBackend):
     def run(self, request: RunRequest) -> RunOutcome:
         self._ensure_image(request.spec.image_id)
         network = self._network(request.spec, None)
-        container = engine.create_container(self.client, request.spec, network, self.lease.labels())
-        try:
+        make = functools.partial(engine.create_container, self.client, request.spec, network, self.lease.labels())
+        with engine.created(make, engine.remove_container) as container:
             if request.workspace is not None:
                 engine.put_workspace(container, self.store, request.workspace)
             started = time.monotonic()
@@ -125,8 +126,6 @@ class DockerBackend(SandboxBackend):
             seconds = time.monotonic() - started
             output, printed = engine.read_output(container, request.output_limit)
             tree = engine.read_workspace(container, self.store) if request.read_back else None
-        finally:
-            engine.remove_container(container)
         return RunOutcome(
             timed_out=timed_out, exit_code=exit_code, output=output, output_bytes=printed, seconds=seconds, tree=tree
         )

@@ -2,17 +2,18 @@
 
 Engine and HTTP errors become :class:`SandboxError` here, in :func:`engine_errors`, once; the other modules of this
 package call the engine inside it. Every container and network made here carries the runner's lease labels
-(:mod:`..lease`); labels are engine metadata, invisible from inside a container (a test checks).
+(:mod:`..lease`); labels are engine metadata, invisible from inside a container (a test checks). Each is made
+through :func:`created`, which removes it on every way out, a stop signal's included.
 
 The SDK is untyped: its objects stay inside this package, typed as ``Any`` where they cross a function boundary.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from contextlib import suppress
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import docker  # type: ignore[import-untyped]
 import docker.errors  # type: ignore[import-untyped]
@@ -21,6 +22,7 @@ from docker.types import LogConfig, Mount  # type: ignore[import-untyped]
 
 from ....contracts import Digest
 from ....errors import SandboxError
+from ....stopping import stop_deferred
 from ....store import Store, tree_from_tar
 from ...layout import USER_GID, USER_UID, WORKSPACE
 from ...spec import ContainerSpec
@@ -31,6 +33,7 @@ from ..lease import OWNER_LABEL, Lease, Standing
 __all__ = [
     "NO_HOST_ADDRESS",
     "create_container",
+    "created",
     "docker_client",
     "engine_errors",
     "put_workspace",
@@ -46,6 +49,7 @@ __all__ = [
 # and a container on it reached every host service listening on all addresses (measured, tests/agent).
 NO_HOST_ADDRESS = {"com.docker.network.bridge.inhibit_ipv4": "true"}
 ENGINE_TIMEOUT = 600
+R = TypeVar("R")
 Container = Any  # docker.models.containers.Container
 Client = Any  # docker.DockerClient
 
@@ -86,6 +90,20 @@ def docker_client() -> Client:
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
         raise SandboxError(f"no Docker engine answers ({exc}); run `scripts/ensure-docker.sh` to start one") from exc
     return client
+
+
+@contextmanager
+def created(make: Callable[[], R], remove: Callable[[R], None]) -> Iterator[R]:
+    """What ``make()`` makes on the engine, removed on every way out. A stop signal that arrives while the engine
+    makes it takes effect once it is made and held here (:mod:`bench.stopping`), so it is removed too."""
+    held: list[R] = []
+    try:
+        with stop_deferred():
+            held.append(make())
+        yield held[0]
+    finally:
+        if held:
+            remove(held[0])
 
 
 def create_container(client: Client, spec: ContainerSpec, network: str, labels: Mapping[str, str]) -> Container:
@@ -167,7 +185,17 @@ def remove_container(container: Container) -> None:
 
 def remove_network(network: Any) -> None:
     with engine_errors(f"removing network {network.name}"), suppress(docker.errors.NotFound):
-        network.remove()
+        try:
+            network.remove()
+        except docker.errors.APIError as error:
+            # A container still attached (its own removal cut short by a stop) keeps the network: detach it first.
+            if "active endpoints" not in str(error.explanation):
+                raise
+            network.reload()
+            for attached in network.attrs.get("Containers") or {}:
+                with suppress(docker.errors.NotFound, docker.errors.APIError):
+                    network.disconnect(attached, force=True)
+            network.remove()
 
 
 def sweep(client: Client, lease: Lease) -> SweepReport:

@@ -18,7 +18,7 @@ from ....errors import SandboxError
 from ...layout import WORKSPACE
 from ...tarpipe import CHUNK, chunk_stream
 from ..base import ImageInfo
-from .engine import Client, engine_errors, remove_container
+from .engine import Client, created, engine_errors, remove_container
 
 __all__ = [
     "build_layer",
@@ -111,12 +111,12 @@ def load_archive(client: Client, archive: Path) -> list[str]:
 def export_filesystem(client: Client, image_id: str, labels: Mapping[str, str]) -> Iterator[BinaryIO]:
     """``docker export`` of a container created from ``image_id`` and never started, streamed; the container
     carries the lease ``labels`` (a sweep removes it should this process die) and is removed on every way out."""
-    with engine_errors(f"creating a container of {image_id} to export its filesystem"):
-        container = client.containers.create(
-            image=image_id, command=["true"], labels=dict(labels), network_disabled=True
-        )
-    try:
-        with engine_errors(f"exporting the filesystem of {image_id}"):
-            yield chunk_stream(container.export(chunk_size=CHUNK))
-    finally:
-        remove_container(container)
+
+    def make() -> Any:
+        with engine_errors(f"creating a container of {image_id} to export its filesystem"):
+            return client.containers.create(
+                image=image_id, command=["true"], labels=dict(labels), network_disabled=True
+            )
+
+    with created(make, remove_container) as container, engine_errors(f"exporting the filesystem of {image_id}"):
+        yield chunk_stream(container.export(chunk_size=CHUNK))

@@ -28,9 +28,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from ....errors import SandboxError
+from ....stopping import stop_deferred
 from ...layout import GATEWAY_ALIAS, RELAY_PORT, USER
 from ..base import ModelNetwork
-from .engine import NO_HOST_ADDRESS, Client, Container, engine_errors, remove_container, remove_network
+from .engine import NO_HOST_ADDRESS, Client, Container, created, engine_errors, remove_container, remove_network
 
 __all__ = ["DockerModelNetwork", "docker_model_network"]
 
@@ -87,7 +88,7 @@ class DockerModelNetwork(ModelNetwork):
         self.relay: Container | None = None
 
     def start_relay(self, gateway_port: int) -> None:
-        with engine_errors("starting the model relay"):
+        with engine_errors("starting the model relay"), stop_deferred():  # held before a stop unwinds (created())
             relay = self.client.containers.create(
                 self.image_id,
                 ["python3", "-c", _RELAY, self.host_address, str(gateway_port)],
@@ -130,17 +131,13 @@ def _host_address(network: Any) -> str:
 @contextmanager
 def docker_model_network(client: Client, image_id: str, labels: Mapping[str, str]) -> Iterator[DockerModelNetwork]:
     """Make the uplink and the arm network; remove the relay and both networks on every way out."""
-    uplink = _network(client, None, labels)
-    try:
-        arm = _network(client, NO_HOST_ADDRESS, labels)
+    with (
+        created(lambda: _network(client, None, labels), remove_network) as uplink,
+        created(lambda: _network(client, NO_HOST_ADDRESS, labels), remove_network) as arm,
+    ):
+        network = DockerModelNetwork(client, image_id, uplink, arm, _host_address(uplink), labels)
         try:
-            network = DockerModelNetwork(client, image_id, uplink, arm, _host_address(uplink), labels)
-            try:
-                yield network
-            finally:
-                if network.relay is not None:
-                    remove_container(network.relay)
+            yield network
         finally:
-            remove_network(arm)
-    finally:
-        remove_network(uplink)
+            if network.relay is not None:
+                remove_container(network.relay)

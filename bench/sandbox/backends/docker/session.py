@@ -31,7 +31,16 @@ from ....store import Store
 from ...layout import USER_GID, USER_UID
 from ...spec import ContainerSpec
 from ..base import STDERR_LIMIT, ExecResult, Session
-from .engine import Client, Container, create_container, engine_errors, put_workspace, read_workspace, remove_container
+from .engine import (
+    Client,
+    Container,
+    create_container,
+    created,
+    engine_errors,
+    put_workspace,
+    read_workspace,
+    remove_container,
+)
 
 __all__ = ["DockerSession", "docker_session"]
 
@@ -57,11 +66,14 @@ class DockerSession(Session):
         out, err = bytearray(), bytearray()
 
         def pump() -> None:
-            for stream, data in frames_iter(raw, tty=False):
-                if stream == STDOUT:
-                    out.extend(data)
-                else:
-                    err.extend(data[: max(0, STDERR_LIMIT - len(err))])
+            # The connection is closed under this thread when the caller stops early (a deadline, a stop signal):
+            # its read then fails, which ends the thread quietly instead of printing a traceback over the stop.
+            with suppress(OSError, ValueError):
+                for stream, data in frames_iter(raw, tty=False):
+                    if stream == STDOUT:
+                        out.extend(data)
+                    else:
+                        err.extend(data[: max(0, STDERR_LIMIT - len(err))])
 
         reader = threading.Thread(target=pump, name="exec-reader", daemon=True)
         reader.start()
@@ -139,8 +151,7 @@ def docker_session(
     labels: Mapping[str, str],
 ) -> Iterator[DockerSession]:
     """Start ``spec`` idle on ``network`` with ``workspace`` and ``home_dirs`` in place; remove it on exit."""
-    container = create_container(client, spec, network, labels)
-    try:
+    with created(lambda: create_container(client, spec, network, labels), remove_container) as container:
         put_workspace(container, store, workspace)
         if home_dirs:
             with engine_errors("making the home directories"):
@@ -148,5 +159,3 @@ def docker_session(
         with engine_errors("starting the container"):
             container.start()
         yield DockerSession(store, container, spec)
-    finally:
-        remove_container(container)
