@@ -9,13 +9,16 @@ These are runner-side documents; the condition names never reach a container (th
 from __future__ import annotations
 
 import enum
+from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
 from ..contracts import ContractModel, Digest, Document
+from ..errors import ContractError
 from ..gateway.config import Mode
+from ..grading.chain import RunnerRecord
 from ..provision.receipt import PairVerdict
 from ..sandbox.backends import ProcessOutcome
 from ..sandbox.spec import ContainerSpec
@@ -32,9 +35,15 @@ class PromptKind(enum.StrEnum):
 
 
 class StepRecord(ContractModel):
-    """One ``claude -p`` invocation."""
+    """One ``claude -p`` invocation. ``text`` is the prompt as the runner sent it and ``started_at``/``ended_at``
+    when the exec began and was over, by the runner's clock (UTC, ISO 8601, milliseconds): grading chains the
+    gateway's conversation from them (:class:`~bench.grading.chain.RunnerRecord`). Records made before they were
+    kept have none, and are refused by grading."""
 
     prompt: PromptKind
+    text: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
     session_id: str | None  # from the stream's init event; None when the agent never started a session
     resumed: str | None  # the session id passed to --resume
     stream: Digest  # the stream-json stdout, whole
@@ -59,6 +68,22 @@ class ArmRecord(Document):
     snapshot: Digest | None  # the memory system's snapshot receipt; None in the control arm
     spent_usd: Decimal = Field(ge=0, allow_inf_nan=False)  # what the gateway metered (forward mode; 0 in policy)
     cap_usd: Decimal | None = Field(default=None, ge=0, allow_inf_nan=False)  # the arm's cap (forward mode)
+
+    def runner(self) -> RunnerRecord:
+        """The runner's own record of the arm: the prompts it sent and when each step ran."""
+        missing = [n for n, step in enumerate(self.steps) if None in (step.text, step.started_at, step.ended_at)]
+        if missing:
+            raise ContractError(
+                f"arm record steps {missing} keep no prompt text or step times (made before they were recorded); "
+                "run the attempt again with this version",
+                field="steps",
+            )
+        windows = tuple(
+            (datetime.fromisoformat(str(step.started_at)), datetime.fromisoformat(str(step.ended_at)))
+            for step in self.steps
+        )
+        return RunnerRecord(prompts=tuple(str(step.text) for step in self.steps), cwd=self.spec.workdir,
+                            windows=windows)  # fmt: skip
 
     @property
     def scored_step(self) -> int:

@@ -212,7 +212,7 @@ def _rederive(run: ArmRun, system: MemorySystem, memory: LiveMemory, record: Arm
     """Re-derive what ``system``'s hooks injected in its treatment arm, over its still-restored state; stored."""
     exchanges = read_exchange_log(run.store, record.exchanges)
     hooks = installed_hooks(system.attachment.settings)
-    receipt = rederive_injected(system.name, record.exchanges, exchanges, hooks, memory.retrieve)
+    receipt = rederive_injected(system.name, record.exchanges, exchanges, hooks, memory.retrieve, record.runner())
     _log.info(
         "%s: injected context re-derived (%d event(s), %s)",
         system.name,

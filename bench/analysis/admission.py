@@ -55,6 +55,9 @@ class ReasonCode(StrEnum):
     NOT_REDERIVED = "injected-not-rederived"
     TAMPERED = "tampered"  # an arm's session record disagrees with what the gateway saw
     CONTAMINATED = "contaminated"  # the control arm received a memory phrase
+    CONTROL_CHANNEL = "control-channel"  # a memory channel reached the control's model (a hook, MCP server, file)
+    UNINSTALLED_CHANNEL = "uninstalled-channel"  # a treatment's model got a memory channel its attachment lacks
+    ATTACHMENT_FAILED = "attachment-failed"  # the memory's attachment failed: a server, a hook or a file
     UNDELIVERED = "undelivered"  # the treatment delivered nothing; preregistered as excluded
     UNDELIVERED_OWN_ROW = "undelivered-own-row"  # the treatment delivered nothing; preregistered for its own row
     AUDIT_DIRTY = "audit-dirty"  # an arm's tree changed outside allowed_output_paths: thrown out, never a FAIL

@@ -119,6 +119,9 @@ class ArmResult(ContractModel):
     ending_note: Annotated[str, Field(max_length=2000)] = ""  # what happened, when it did not finish
     audit_clean: bool  # the mutation audit found nothing outside the allowed outputs
     tampered: tuple[Annotated[str, Field(max_length=400)], ...] = ()  # session file vs gateway disagreements
+    # memory channels the arm's attachment did not install that reached its model (a hook, an MCP server, an
+    # instructions file of the agent's own making): either arm's excludes the pair
+    foreign_channels: tuple[Annotated[str, Field(max_length=400)], ...] = ()
     received_phrases: tuple[str, ...] = ()  # memory phrases anywhere in what the harness's conversation sent
     delivered: bool
     delivered_via: tuple[Annotated[str, Field(pattern=r"^[a-z][a-z-]*$")], ...] = ()

@@ -11,7 +11,7 @@ from typing import Literal
 
 from ..contracts import ContractModel, Document
 from ..gateway.exchange import ExchangeRecord
-from .chain import harness_conversation
+from .chain import RunnerRecord, harness_conversation
 from .delivery import DeliveryGrade, grade_delivery, received_contexts
 from .effort import ExplorationEffort, measure_effort
 from .memory import MemoryDeclaration
@@ -32,7 +32,7 @@ class OutcomeGrade(ContractModel):
 
 class Grade(Document):
     kind: Literal["grade"] = "grade"
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
     session_id: str
     delivered: DeliveryGrade
     hook_errors: tuple[str, ...] = ()  # "<hook>: <what it wrote>" for each hook that failed, in order
@@ -55,12 +55,16 @@ def grade(
     exchanges: Sequence[ExchangeRecord],
     memory: MemoryDeclaration,
     outcome: OutcomeGrade,
+    runner: RunnerRecord,
 ) -> Grade:
+    """``runner`` is the runner's own record of the arm (its prompts, cwd and step times): the conversation is
+    chained from it."""
+    conversation = harness_conversation(exchanges, runner)
     return Grade(
         session_id=transcript.session_id,
-        delivered=grade_delivery(transcript, exchanges, memory),
+        delivered=grade_delivery(transcript, conversation, memory),
         hook_errors=hook_errors(transcript),
-        used=grade_use(transcript, memory, received_contexts(harness_conversation(exchanges), memory)),
+        used=grade_use(conversation, memory, received_contexts(conversation, memory)),
         outcome=outcome,
         effort=measure_effort(transcript),
     )

@@ -7,9 +7,11 @@ pair, never a clean null), is what a deterministic memory injected what it re-de
 (:mod:`bench.agent.rederive_injected`: a difference means the delivery evidence is not the memory system's, so the
 pair is excluded, as a tampered one is), does each arm's session file agree with the gateway (tampered), did
 either arm's tree stay inside the allowlist (a dirty audit is thrown out, as the seed did, never scored as a
-FAIL), did the control arm receive a memory phrase (contaminated), and did the treatment deliver anything (what an
-undelivered treatment means is preregistered: excluded, excluded under its own code, or, on a low-memory control,
-counted as the expected null). Only a record that passes all of them is admitted. Excluded records are kept whole.
+FAIL), did the control arm receive a memory phrase (contaminated), did a memory channel the arm's attachment did
+not install reach either arm's model (the control's own, or a treatment's beyond its attachment), and did the
+treatment deliver anything (what an undelivered treatment means is preregistered: excluded, excluded under its own
+code, or, on a low-memory control, counted as the expected null). Only a record that passes all of them is
+admitted. Excluded records are kept whole.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ class AdmitParams(ContractModel):
 def _validity(
     record: PairedAttempt, audits: Mapping[str, AuditReceipt], undelivered: UndeliveredRule
 ) -> tuple[ReasonCode, str] | None:
-    """The exclusions a completed record can still have: tampered, dirty audit, contaminated, undelivered."""
+    """The exclusions a completed record can still have: tampered, dirty audit, contaminated, a memory channel the
+    arm's attachment did not install (the control's, or a treatment's), undelivered."""
     arms: dict[str, ArmResult] = {"control": record.control, "treatment": record.treatment}  # type: ignore[dict-item]
     for name, arm in arms.items():
         if arm.tampered:
@@ -54,6 +57,12 @@ def _validity(
         return ReasonCode.AUDIT_DIRTY, f"outside allowed_output_paths: {named}"
     if arms["control"].received_phrases:
         return ReasonCode.CONTAMINATED, f"the control arm received {list(arms['control'].received_phrases)}"
+    if arms["control"].foreign_channels:
+        found = arms["control"].foreign_channels
+        return ReasonCode.CONTROL_CHANNEL, f"a memory channel reached the control arm's model: {'; '.join(found[:3])}"
+    if arms["treatment"].foreign_channels:
+        found = arms["treatment"].foreign_channels
+        return ReasonCode.UNINSTALLED_CHANNEL, f"the treatment got channels it did not install: {'; '.join(found[:3])}"
     if not arms["treatment"].delivered and undelivered is not UndeliveredRule.INCLUDE:
         if undelivered is UndeliveredRule.OWN_ROW:
             return ReasonCode.UNDELIVERED_OWN_ROW, "the treatment delivered nothing; reported in its own row"
@@ -111,7 +120,7 @@ class AdmitOutputs(Ports):
     admission: Ref[AdmissionDecision]
 
 
-@stage("admit", version=4, kind=StageKind.DETERMINISTIC)
+@stage("admit", version=5, kind=StageKind.DETERMINISTIC)
 def admit(context: StageContext, inputs: AdmitInputs, params: AdmitParams) -> AdmitOutputs:
     store = context.store
     record = store.get_document(inputs.record, PairedAttempt)

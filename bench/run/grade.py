@@ -44,7 +44,7 @@ class GradeParams(ContractModel):
 
 class ArmGrade(Document):
     kind: Literal["arm-grade"] = "arm-grade"
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
     arm: Ref[ArmRecord]
     condition: ConditionName
     transcript: Ref[Transcript]
@@ -86,7 +86,7 @@ def grade_arm(
     outcome = OutcomeGrade(
         verifier_passed=verifier.outcome is ProcessOutcome.SUCCEEDED, audit_clean=not audit.reward_forced_zero
     )
-    graded = grade(transcript, read_exchange_log(store, arm.exchanges), memory, outcome)
+    graded = grade(transcript, read_exchange_log(store, arm.exchanges), memory, outcome, arm.runner())
     scored = arm.scored_step
     return ArmGrade(
         arm=arm_digest,
@@ -115,7 +115,8 @@ def arm_result(store: Store, graded: ArmGrade, budget: Budget | None = None) -> 
         ending=ended.ending,
         ending_note="" if ended.ending is ArmEnding.FINISHED else ended.note,
         audit_clean=graded.grade.outcome.audit_clean,
-        tampered=tuple(finding[:400] for finding in delivery.tampered),
+        tampered=tuple(str(finding)[:400] for finding in delivery.tampered),
+        foreign_channels=tuple(channel[:400] for channel in delivery.foreign_channels),
         received_phrases=delivery.received_by_model,
         delivered=delivered,
         delivered_via=tuple(found.channel.value for found in delivery.channels if found.gateway_phrases)
@@ -139,7 +140,7 @@ class GradeOutputs(Ports):
     transcript: Ref[Transcript]
 
 
-@stage("grade", version=5, kind=StageKind.DETERMINISTIC)
+@stage("grade", version=6, kind=StageKind.DETERMINISTIC)
 def grade_stage(context: StageContext, inputs: GradeInputs, params: GradeParams) -> GradeOutputs:
     store = context.store
     verifier = store.get_document(inputs.verifier, VerifierResult)

@@ -17,7 +17,7 @@ from docker import DockerClient
 from bench.agent import ArmRecord, ArmRun, AttemptSetup, PairRecord, read_exchange_log, run_attempt
 from bench.gateway import Mode
 from bench.gateway.policy import offered_tools
-from bench.grading import Channel, MemoryDeclaration, grade_delivery, parse_claude_session
+from bench.grading import Channel, MemoryDeclaration, grade_delivery, harness_conversation, parse_claude_session
 from bench.provision import PairVerdict, SnapshotReceipt, load_fixture
 from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.images import build_layer
@@ -90,10 +90,12 @@ def test_the_first_request_offers_the_slow_servers_tools_and_its_answer_is_deliv
     assert SEARCH in offered_tools(exchanges[0].request_body) and exchanges[0].rule == "search"  # type: ignore[arg-type]
     assert treatment.session is not None
     transcript = parse_claude_session(inputs.store.get_bytes(treatment.session))
-    delivered = grade_delivery(transcript, exchanges, memory.model_copy(update={"tool_servers": ("memory",)}))
+    conversation = harness_conversation(exchanges, treatment.runner())
+    delivered = grade_delivery(transcript, conversation, memory.model_copy(update={"tool_servers": ("memory",)}))
     assert delivered.channel(Channel.MEMORY_TOOL_RETRIEVAL).phrases == (RECALL_PHRASE,) and delivered.gateway_agrees
-    unclaimed = grade_delivery(transcript, exchanges, memory)  # the same results, the server not declared
-    assert not unclaimed.delivered
+    assert delivered.tampered == () and delivered.foreign_channels == ()
+    unclaimed = grade_delivery(transcript, conversation, memory)  # the same results, the server not declared
+    assert not unclaimed.delivered and unclaimed.foreign_channels
 
 
 def test_the_control_is_offered_no_tool_and_the_snapshot_reads_the_servers_graph(

@@ -63,14 +63,16 @@ def test_hooks_the_agent_wrote_in_step_one_get_no_delivery_credit(
     transcript = parse_claude_session(
         store.get_bytes(record.session), [store.get_bytes(s.stream) for s in record.steps]
     )
-    fired = [c for c in hook_contexts(harness_conversation(exchanges)) if RECALL_PHRASE in c.text]
+    runner = record.runner()
+    fired = [c for c in hook_contexts(harness_conversation(exchanges, runner)) if RECALL_PHRASE in c.text]
     assert fired, "the agent's own hook did not fire on resume: the test no longer shows what it claims"
     unknown = MemoryDeclaration(phrases=(RECALL_PHRASE,))  # installed hooks unknown: every hook would count
-    assert grade(transcript, exchanges, unknown, PASSED).delivered.delivered
+    assert grade(transcript, exchanges, unknown, PASSED, runner).delivered.delivered
     control = unknown.model_copy(update={"hooks": ()})  # as the runner grades a control arm: none installed
-    graded = grade(transcript, exchanges, control, PASSED)
+    graded = grade(transcript, exchanges, control, PASSED, runner)
     assert not graded.delivered.delivered and graded.delivered.tampered == ()
     assert graded.delivered.received_by_model == (RECALL_PHRASE,)  # and the pair is excluded as contaminated
+    assert graded.delivered.foreign_channels  # a hook no attachment installed reached the control's model
 
 
 PASSED = OutcomeGrade(verifier_passed=True, audit_clean=True)
