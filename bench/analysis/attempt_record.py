@@ -60,6 +60,7 @@ class ArmEnding(StrEnum):
     TIMED_OUT = "timed-out"  # killed at the challenge's agent deadline
     CAPPED = "capped"  # a budget cap stopped it: tokens or dollars at the gateway, or the wall-seconds budget
     CRASHED = "crashed"  # the apparatus failed: no session was written, so the harness never ran its task
+    ATTACHMENT_FAILED = "attachment-failed"  # the memory's attachment failed (a server, a hook, a file): no measure
 
 
 class ComparabilityKey(ContractModel):

@@ -120,7 +120,8 @@ def state_reads(conversation: Conversation, memory: MemoryDeclaration) -> tuple[
 def foreign_channels(conversation: Conversation, memory: MemoryDeclaration) -> tuple[str, ...]:
     """Memory channels that reached the model though the arm's attachment did not install them: a hook's context
     from a hook not installed, an MCP server's tools offered or answering when no declared server is theirs, and a
-    non-empty instructions file loaded from outside the workspace that no system declared."""
+    non-empty instructions file the harness loaded that no system declared (certification refuses a start tree
+    holding one, so any other is of the agent's making, in its workspace or its home)."""
     found = [
         f"message {c.message}: {c.hook} hook context"
         for c in hook_contexts(conversation)
@@ -142,7 +143,7 @@ def foreign_channels(conversation: Conversation, memory: MemoryDeclaration) -> t
     found += [
         f"message {c.message}: instructions file {c.hook}"
         for c in static_contexts(conversation, None)
-        if c.text and c.hook not in memory.static_files and not c.hook.startswith(conversation.cwd.rstrip("/") + "/")
+        if c.text and c.hook not in memory.static_files
     ]
     return tuple(dict.fromkeys(found))
 

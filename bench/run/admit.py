@@ -5,13 +5,13 @@ The reasons are checked in the order a reader would ask them: was the challenge 
 own code: :mod:`.ending`), was the memory actually there (the snapshot verdict: an empty memory is an invalid
 pair, never a clean null), is what a deterministic memory injected what it re-derives from its restored state
 (:mod:`bench.agent.rederive_injected`: a difference means the delivery evidence is not the memory system's, so the
-pair is excluded, as a tampered one is), does each arm's session file agree with the gateway (tampered), did
-either arm's tree stay inside the allowlist (a dirty audit is thrown out, as the seed did, never scored as a
-FAIL), did the control arm receive a memory phrase (contaminated), did a memory channel the arm's attachment did
-not install reach either arm's model (the control's own, or a treatment's beyond its attachment), and did the
-treatment deliver anything (what an undelivered treatment means is preregistered: excluded, excluded under its own
-code, or, on a low-memory control, counted as the expected null). Only a record that passes all of them is
-admitted. Excluded records are kept whole.
+pair is excluded, as a tampered one is), is each arm's evidence the harness's own (its gateway conversation chained
+from the runner's prompts, its session file agreeing: tampered), did a memory channel the arm's attachment did not
+install reach either arm's model (the control's own, or a treatment's beyond its attachment), did either arm's tree
+stay inside the allowlist (a dirty audit is thrown out, as the seed did, never scored as a FAIL), did the control
+arm receive a memory phrase (contaminated), and did the treatment deliver anything (what an undelivered treatment
+means is preregistered: excluded, excluded under its own code, or, on a low-memory control, counted as the expected
+null). Only a record that passes all of them is admitted. Excluded records are kept whole.
 """
 
 from __future__ import annotations
@@ -42,27 +42,35 @@ class AdmitParams(ContractModel):
     undelivered: UndeliveredRule
 
 
+def _channels(arms: Mapping[str, ArmResult]) -> tuple[ReasonCode, str] | None:
+    """A memory channel the arm's attachment did not install that reached its model: the control's, a treatment's."""
+    if arms["control"].foreign_channels:
+        found = "; ".join(arms["control"].foreign_channels[:3])
+        return ReasonCode.CONTROL_CHANNEL, f"a memory channel reached the control arm's model: {found}"
+    if arms["treatment"].foreign_channels:
+        found = "; ".join(arms["treatment"].foreign_channels[:3])
+        return ReasonCode.UNINSTALLED_CHANNEL, f"the treatment's model got channels its attachment lacks: {found}"
+    return None
+
+
 def _validity(
     record: PairedAttempt, audits: Mapping[str, AuditReceipt], undelivered: UndeliveredRule
 ) -> tuple[ReasonCode, str] | None:
-    """The exclusions a completed record can still have: tampered, dirty audit, contaminated, a memory channel the
-    arm's attachment did not install (the control's, or a treatment's), undelivered."""
+    """The exclusions a completed record can still have: tampered, a memory channel the arm's attachment did not
+    install (the control's, or a treatment's), dirty audit, contaminated, undelivered."""
     arms: dict[str, ArmResult] = {"control": record.control, "treatment": record.treatment}  # type: ignore[dict-item]
     for name, arm in arms.items():
         if arm.tampered:
-            return ReasonCode.TAMPERED, f"the {name} arm's session file disagrees with the gateway: {arm.tampered[0]}"
+            return ReasonCode.TAMPERED, f"the {name} arm's evidence is not the harness's: {arm.tampered[0]}"
+    channels = _channels(arms)
+    if channels is not None:
+        return channels
     dirty = {arm: [m.path for m in audit.mutations if not m.allowed] for arm, audit in sorted(audits.items())}
     named = "; ".join(f"{arm} arm changed {', '.join(paths)}" for arm, paths in dirty.items() if paths)
     if named:
         return ReasonCode.AUDIT_DIRTY, f"outside allowed_output_paths: {named}"
     if arms["control"].received_phrases:
         return ReasonCode.CONTAMINATED, f"the control arm received {list(arms['control'].received_phrases)}"
-    if arms["control"].foreign_channels:
-        found = arms["control"].foreign_channels
-        return ReasonCode.CONTROL_CHANNEL, f"a memory channel reached the control arm's model: {'; '.join(found[:3])}"
-    if arms["treatment"].foreign_channels:
-        found = arms["treatment"].foreign_channels
-        return ReasonCode.UNINSTALLED_CHANNEL, f"the treatment got channels it did not install: {'; '.join(found[:3])}"
     if not arms["treatment"].delivered and undelivered is not UndeliveredRule.INCLUDE:
         if undelivered is UndeliveredRule.OWN_ROW:
             return ReasonCode.UNDELIVERED_OWN_ROW, "the treatment delivered nothing; reported in its own row"

@@ -1,4 +1,5 @@
-"""The ``analyze`` stage: the statistics summary of the records the admissions admit.
+"""The ``analyze`` stage: the statistics summary of the records the admissions admit, and the count of the others
+by treatment condition and reason.
 
 Its inputs are the records and admissions themselves (documents, not a tree), so ``verify`` re-runs it from a
 bundle's ``records/`` and ``admissions/`` alone. The confidence comes in as a param.
@@ -6,7 +7,15 @@ bundle's ``records/`` and ``admissions/`` alone. The confidence comes in as a pa
 
 from __future__ import annotations
 
-from ..analysis import AdmissionDecision, PairedAttempt, Preregistration, StatisticsSummary, admitted, summarize
+from ..analysis import (
+    AdmissionDecision,
+    PairedAttempt,
+    Preregistration,
+    StatisticsSummary,
+    admitted,
+    exclusion_counts,
+    summarize,
+)
 from ..contracts import BlobDigest, ContractModel, Digest, Ref
 from ..publish.bundle import MANIFESTS, parse_document
 from ..stages import Ports, StageContext, StageKind, stage
@@ -44,12 +53,12 @@ def verdicts(store: Store, inputs: Verdicts) -> tuple[dict[Digest, PairedAttempt
     return records, decisions
 
 
-@stage("analyze", version=4, kind=StageKind.DETERMINISTIC)
+@stage("analyze", version=5, kind=StageKind.DETERMINISTIC)
 def analyze(context: StageContext, inputs: AnalyzeInputs, params: AnalyzeParams) -> AnalyzeOutputs:
     records, decisions = verdicts(context.store, inputs)
     plans = [
         parse_document(f"{MANIFESTS}/{name}.json", context.store.get_bytes(digest), Preregistration)
         for name, digest in sorted(inputs.preregistrations.items())
     ]
-    summary = summarize(admitted(records, decisions), params.confidence, plans)
+    summary = summarize(admitted(records, decisions), params.confidence, plans, exclusion_counts(records, decisions))
     return AnalyzeOutputs(summary=context.store.put_document(summary))

@@ -24,11 +24,14 @@ class Ending:
     note: str  # what happened, in the record's words
 
 
-def arm_ending(arm: ArmRecord, budget: Budget | None, tokens: int) -> Ending:
-    """The arm's ending; the first that applies of crashed, timed out, capped, harness failed, finished."""
+def arm_ending(arm: ArmRecord, budget: Budget | None, tokens: int, attachment_failures: tuple[str, ...] = ()) -> Ending:
+    """The arm's ending; the first that applies of crashed, attachment failed (``attachment_failures``, the grade's:
+    the memory never was what the arm measured), timed out, capped, harness failed, finished."""
     exits = [(step.exit_code, step.timed_out) for step in arm.steps]
     if arm.session is None:
         return Ending(ArmEnding.CRASHED, f"no session was written (steps' exits and timeouts: {exits})")
+    if attachment_failures:
+        return Ending(ArmEnding.ATTACHMENT_FAILED, "; ".join(attachment_failures))
     if any(step.timed_out for step in arm.steps):
         return Ending(ArmEnding.TIMED_OUT, f"a step was killed at the deadline (steps: {exits})")
     cents = arm.spent_usd * 100
@@ -61,6 +64,7 @@ _REASONS = {
     ArmEnding.TIMED_OUT: ReasonCode.AGENT_TIMEOUT,
     ArmEnding.HARNESS_FAILED: ReasonCode.HARNESS_FAILED,
     ArmEnding.CAPPED: ReasonCode.CAPPED,
+    ArmEnding.ATTACHMENT_FAILED: ReasonCode.ATTACHMENT_FAILED,
 }
 
 

@@ -107,7 +107,7 @@ def arm_result(store: Store, graded: ArmGrade, budget: Budget | None = None) -> 
     arm = store.get_document(graded.arm, ArmRecord)
     usage = store.get_document(graded.transcript, Transcript).usage
     tokens = sum(usage.model_dump().values())  # every counted token, cached ones included
-    ended = arm_ending(arm, budget, tokens)
+    ended = arm_ending(arm, budget, tokens, graded.grade.attachment_failures)
     delivery = graded.grade.delivered
     delivered = delivery.delivered  # by the gateway's record, the session file agreeing, nothing tampered
     return ArmResult(

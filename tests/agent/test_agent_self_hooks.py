@@ -78,7 +78,7 @@ def test_hooks_the_agent_wrote_in_step_one_get_no_delivery_credit(
 PASSED = OutcomeGrade(verifier_passed=True, audit_clean=True)
 
 
-def test_the_control_arms_harness_settings_are_a_read_only_empty_file(
+def test_the_control_arms_harness_settings_are_a_read_only_file_without_hooks(
     inputs: Inputs, backend: SandboxBackend, agent_image: str
 ) -> None:
     store = inputs.store
@@ -93,5 +93,5 @@ def test_the_control_arms_harness_settings_are_a_read_only_empty_file(
         store.get_bytes(record.session), [store.get_bytes(s.stream) for s in record.steps]
     )
     (result,) = [r.text for s in transcript.steps for r in s.tool_results]
-    assert "Read-only file system" in result and result.rstrip().endswith("{}")  # the write failed; still empty
-    assert json.loads((staging / "settings.json").read_text()) == {}
+    assert "Read-only file system" in result and '"hooks": {}' in result  # the write failed; still no hook
+    assert json.loads((staging / "settings.json").read_text()) == {"hooks": {}}

@@ -99,9 +99,10 @@ def test_a_session_file_claiming_notes_the_model_never_got_is_tampered() -> None
 
 
 def test_the_block_counts_only_where_the_harness_places_it_not_in_a_tool_result_or_under_another_path() -> None:
-    elsewhere = _reminder("/w/CLAUDE.md", NOTES)  # the project's own CLAUDE.md: both arms get it alike
+    elsewhere = _reminder("/w/CLAUDE.md", NOTES)  # a project CLAUDE.md: certification refuses one at the start
     graded = _graded("# Project notes\n", [elsewhere])
     assert not graded.delivered.channel(Channel.STATIC_CONTEXT).gateway_phrases
+    assert graded.delivered.foreign_channels == ("message 0: instructions file /w/CLAUDE.md",)  # the agent's own
     printed = _exchanges([_reminder(PATH, "# Project notes")])
     printed[1].request_body["messages"][2]["content"][0]["content"] = _reminder(PATH, NOTES)["text"]  # type: ignore[index]
     transcript = parse_claude_session(_session("# Project notes"))

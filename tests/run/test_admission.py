@@ -167,6 +167,16 @@ def test_a_dirty_audit_in_either_arm_is_its_own_exclusion_naming_the_paths(store
         ({"record": _ended(ArmEnding.CAPPED)}, ReasonCode.CAPPED, "treatment arm capped"),
         ({"record": record(control=_arm(tampered=("a hook record added",)))}, ReasonCode.TAMPERED, "hook record"),
         ({"record": record(control=_arm(received_phrases=("quartz",)))}, ReasonCode.CONTAMINATED, "quartz"),
+        (
+            {"record": record(control=_arm(foreign_channels=("exchange 0: MCP tool mcp__memory__search offered",)))},
+            ReasonCode.CONTROL_CHANNEL,
+            "mcp__memory__search offered",
+        ),
+        (
+            {"record": record(treatment=_arm(foreign_channels=("message 4: instructions file /workspace/CLAUDE.md",)))},
+            ReasonCode.UNINSTALLED_CHANNEL,
+            "/workspace/CLAUDE.md",
+        ),
         ({"record": record(treatment=_arm(delivered=False))}, ReasonCode.UNDELIVERED, "delivered nothing"),
         (
             {"record": record(treatment=_arm(delivered=False)), "undelivered": UndeliveredRule.OWN_ROW},
