@@ -17,7 +17,6 @@ from bench.agent.attachment import (
     treatment_attachment,
 )
 from bench.agent.claude import CLAUDE_DIR, USER_MEMORY_PATH
-from bench.agent.claude import USER_MEMORY_PATH
 from bench.errors import ContractError
 from bench.provision import PairVerdict, ProbeKind, ProbeOutcome, SnapshotReceipt
 from bench.provision.messages import RestoreLocations, RestoreResponse
