@@ -22,6 +22,7 @@ from ..grading.chain import RunnerRecord
 from ..provision.receipt import PairVerdict
 from ..sandbox.backends import ProcessOutcome
 from ..sandbox.spec import ContainerSpec
+from .state_copy import StateCopy
 
 __all__ = ["PUBLIC_CONTRACTS", "ArmRecord", "ConditionName", "PairRecord", "PromptKind", "StepRecord"]
 
@@ -66,6 +67,10 @@ class ArmRecord(Document):
     exchanges: Digest  # the gateway's ExchangeLog for this arm
     final: Digest  # the workspace after the last step
     snapshot: Digest | None  # the memory system's snapshot receipt; None in the control arm
+    # The memory's mounted state as the runner copied it before the arm ran and after it (treatment arms only):
+    # what the memory supplied is re-derived from the first; what differs in the second is the agent's writing.
+    state_before: tuple[StateCopy, ...] = ()
+    state_after: tuple[StateCopy, ...] = ()
     spent_usd: Decimal = Field(ge=0, allow_inf_nan=False)  # what the gateway metered (forward mode; 0 in policy)
     cap_usd: Decimal | None = Field(default=None, ge=0, allow_inf_nan=False)  # the arm's cap (forward mode)
 
@@ -112,6 +117,13 @@ class PairRecord(Document):
     # The treatment's InjectedRederivation (bench.agent.rederive_injected) when its memory system declared
     # deterministic retrieval; None otherwise. Its findings exclude the pair at admission.
     rederivation: Digest | None = None
+    # The treatment's ToolReplay (bench.agent.replay_tools): its memory-tool results re-derived from the state copy
+    # taken before the arm; None when it made no memory-tool call. Its findings exclude the pair at admission.
+    replay: Digest | None = None
+    # Files of the memory's state the arm changed, by mount target ("<target>: <path>, ..."): the agent's writing,
+    # never the system's. A read-only location among them is a finding that excludes the pair.
+    agent_writes: tuple[str, ...] = ()
+    state_findings: tuple[str, ...] = ()
 
 
 PUBLIC_CONTRACTS: tuple[type[ContractModel], ...] = (ArmRecord, PairRecord)

@@ -60,6 +60,7 @@ class ReasonCode(StrEnum):
     CONTAMINATED = "contaminated"  # the control arm received a memory phrase
     CONTROL_CHANNEL = "control-channel"  # a memory channel reached the control's model (a hook, MCP server, file)
     UNINSTALLED_CHANNEL = "uninstalled-channel"  # a treatment's model got a memory channel its attachment lacks
+    STATE_READ = "state-read"  # a treatment's agent read the memory's state by a tool of its own (path, glob, content)
     ATTACHMENT_FAILED = "attachment-failed"  # the memory's attachment failed: a server, a hook or a file
     UNDELIVERED = "undelivered"  # the treatment delivered nothing; preregistered as excluded
     UNDELIVERED_OWN_ROW = "undelivered-own-row"  # the treatment delivered nothing; preregistered for its own row

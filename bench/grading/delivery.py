@@ -36,6 +36,7 @@ from .gateway_view import (
     tool_results,
 )
 from .memory import MemoryDeclaration
+from .restored import RestoredState, content_reads, static_mismatches
 from .tamper import tamper_findings
 from .transcript import Channel, StepSource, Transcript
 
@@ -73,11 +74,15 @@ class DeliveryGrade(ContractModel):
     # ("message 7: Bash toolu_..."), read from the model's own answers. Reported on its own, never delivery.
     state_reads: tuple[str, ...] = ()
     foreign_channels: tuple[str, ...] = ()  # memory channels the attachment did not install, where they showed
+    # what a memory channel carried that the runner's copy of the restored state does not give (:mod:`.restored`)
+    not_rederived: tuple[str, ...] = ()
 
     @property
     def delivered(self) -> bool:
-        """Delivered means the model received it, by the gateway's record, and the session file agrees."""
-        return not self.tampered and self.gateway_agrees and any(channel.gateway_phrases for channel in self.channels)
+        """Delivered means the model received it, by the gateway's record, the session file agrees, and what the
+        channels carried is what the restored state gives."""
+        carried = any(channel.gateway_phrases for channel in self.channels)
+        return not self.tampered and not self.not_rederived and self.gateway_agrees and carried
 
     def channel(self, channel: Channel) -> ChannelDelivery:
         return next(found for found in self.channels if found.channel is channel)
@@ -108,13 +113,18 @@ def received_contexts(conversation: Conversation, memory: MemoryDeclaration) -> 
     return static_contexts(conversation, memory.static_files) + hooks + tools
 
 
-def state_reads(conversation: Conversation, memory: MemoryDeclaration) -> tuple[str, ...]:
-    """The agent's tool calls (as the model made them) whose input names a path of the memory's restored state."""
-    return tuple(
-        f"message {call.message}: {call.name} {call.id}"
+def state_reads(
+    conversation: Conversation, memory: MemoryDeclaration, state: RestoredState | None = None
+) -> tuple[str, ...]:
+    """The agent's tool calls (as the model made them) whose input names a path of the memory's restored state, and
+    its tool results carrying the state's content however they got it (``state``: the runner's copy)."""
+    named = [
+        f"message {call.message}: {call.name} {call.id} names the memory's state"
         for call in tool_calls(conversation)
         if any(path in tool_input_text(call.input) for path in memory.state_paths)
-    )
+    ]
+    carried = content_reads(conversation, state, memory.tool_prefixes) if state is not None else ()
+    return (*named, *carried)
 
 
 def foreign_channels(conversation: Conversation, memory: MemoryDeclaration) -> tuple[str, ...]:
@@ -148,7 +158,11 @@ def foreign_channels(conversation: Conversation, memory: MemoryDeclaration) -> t
     return tuple(dict.fromkeys(found))
 
 
-def grade_delivery(transcript: Transcript, conversation: Conversation, memory: MemoryDeclaration) -> DeliveryGrade:
+def grade_delivery(
+    transcript: Transcript, conversation: Conversation, memory: MemoryDeclaration, state: RestoredState | None = None
+) -> DeliveryGrade:
+    """``state`` is the runner's copy of the memory's restored state (None: the arm mounted none, or a captured
+    session is read without one)."""
     received = received_contexts(conversation, memory)
     delivering = delivering_steps(transcript, memory)
     channels = []
@@ -173,6 +187,7 @@ def grade_delivery(transcript: Transcript, conversation: Conversation, memory: M
         received_by_model=_found(memory.phrases, received_texts(conversation)),
         gateway_agrees=all(found.agrees for found in channels),
         tampered=tamper_findings(transcript, conversation),
-        state_reads=state_reads(conversation, memory),
+        state_reads=state_reads(conversation, memory, state),
         foreign_channels=foreign_channels(conversation, memory),
+        not_rederived=static_mismatches(received, state) if state is not None else (),
     )

@@ -18,6 +18,7 @@ from .delivery import DeliveryGrade, grade_delivery, received_contexts
 from .effort import ExplorationEffort, measure_effort
 from .gateway_view import static_contexts
 from .memory import MemoryDeclaration
+from .restored import RestoredState
 from .transcript import StepSource, Transcript
 from .used import UseGrade, grade_use
 
@@ -93,13 +94,14 @@ def grade(
     memory: MemoryDeclaration,
     outcome: OutcomeGrade,
     runner: RunnerRecord,
+    state: RestoredState | None = None,
 ) -> Grade:
     """``runner`` is the runner's own record of the arm (its prompts, cwd and step times): the conversation is
-    chained from it."""
+    chained from it. ``state`` is the runner's copy of the memory's restored state, taken before the arm ran."""
     conversation = harness_conversation(exchanges, runner)
     return Grade(
         session_id=transcript.session_id,
-        delivered=grade_delivery(transcript, conversation, memory),
+        delivered=grade_delivery(transcript, conversation, memory, state),
         hook_errors=hook_errors(transcript),
         attachment_failures=attachment_failures(transcript, conversation, memory),
         used=grade_use(conversation, memory, received_contexts(conversation, memory)),

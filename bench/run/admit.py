@@ -20,6 +20,7 @@ from collections.abc import Mapping
 
 from ..agent.arm_record import PairRecord
 from ..agent.rederive_injected import InjectedRederivation
+from ..agent.replay_tools import ToolReplay
 from ..analysis.admission import AdmissionDecision, ReasonCode, decide
 from ..analysis.attempt_record import ArmResult, PairedAttempt
 from ..analysis.prereg import UndeliveredRule
@@ -57,7 +58,8 @@ def _validity(
     record: PairedAttempt, audits: Mapping[str, AuditReceipt], undelivered: UndeliveredRule
 ) -> tuple[ReasonCode, str] | None:
     """The exclusions a completed record can still have: tampered, a memory channel the arm's attachment did not
-    install (the control's, or a treatment's), dirty audit, contaminated, undelivered."""
+    install (the control's, or a treatment's), the treatment reading the memory's state by a tool of its own, dirty
+    audit, contaminated, undelivered."""
     arms: dict[str, ArmResult] = {"control": record.control, "treatment": record.treatment}  # type: ignore[dict-item]
     for name, arm in arms.items():
         if arm.tampered:
@@ -65,6 +67,9 @@ def _validity(
     channels = _channels(arms)
     if channels is not None:
         return channels
+    if arms["treatment"].state_reads:
+        found = "; ".join(arms["treatment"].state_reads[:3])
+        return ReasonCode.STATE_READ, f"the treatment's agent read the memory's state by a tool of its own: {found}"
     dirty = {arm: [m.path for m in audit.mutations if not m.allowed] for arm, audit in sorted(audits.items())}
     named = "; ".join(f"{arm} arm changed {', '.join(paths)}" for arm, paths in dirty.items() if paths)
     if named:
@@ -87,10 +92,12 @@ def exclusion(
     audits: Mapping[str, AuditReceipt],
     undelivered: UndeliveredRule = UndeliveredRule.EXCLUDE,
     rederivation: InjectedRederivation | None = None,
+    replay: ToolReplay | None = None,
 ) -> tuple[ReasonCode, str] | None:
     """Why the record must be excluded, or None when it may be admitted. ``audits`` are the arms' mutation audits
     by arm ("control", "treatment"); ``rederivation`` is the pair's re-derived injected context (the pair record
-    names it when its memory declared deterministic retrieval)."""
+    names it when its memory declared deterministic retrieval) and ``replay`` its memory-tool results replayed
+    over the state restore left (named when the treatment called its memory's tools)."""
     if certification.verdict is not Verdict.CERTIFIED:
         return ReasonCode.CERTIFICATION_FAILED, f"certification verdict {certification.verdict.value}"
     if calibration.verdict is not CalibrationVerdict.CALIBRATED:
@@ -109,9 +116,21 @@ def exclusion(
             expected=pair.rederivation,
             actual=None if rederivation is None else "a re-derivation",
         )
-    if rederivation is not None and rederivation.findings:
-        found = rederivation.findings
-        return ReasonCode.NOT_REDERIVED, f"{len(found)} finding(s) re-deriving the injected context: {found[0]}"
+    if (pair.replay is None) != (replay is None):
+        raise ContractError(
+            "the pair record names a replay of its memory-tool results only if one is given to admit it",
+            field="replay",
+            expected=pair.replay,
+            actual=None if replay is None else "a replay",
+        )
+    found = [
+        *(rederivation.findings if rederivation is not None else ()),
+        *(replay.findings if replay is not None else ()),
+        *pair.state_findings,
+        *(record.treatment.not_rederived if record.treatment is not None else ()),
+    ]
+    if found:
+        return ReasonCode.NOT_REDERIVED, f"{len(found)} finding(s) re-deriving what the memory supplied: {found[0]}"
     return _validity(record, audits, undelivered)
 
 
@@ -145,6 +164,7 @@ def admit(context: StageContext, inputs: AdmitInputs, params: AdmitParams) -> Ad
         },
         params.undelivered,
         None if pair.rederivation is None else store.get_document(pair.rederivation, InjectedRederivation),
+        None if pair.replay is None else store.get_document(pair.replay, ToolReplay),
     )
     reason, note = excluded or (ReasonCode.PREREGISTERED_COMPLETE, "completed under an unmoved preregistration")
     return AdmitOutputs(admission=store.put_document(decide(inputs.record, record, reason, note)))

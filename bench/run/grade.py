@@ -20,17 +20,19 @@ from typing import Literal
 
 from ..agent.arm_record import ArmRecord, ConditionName, PromptKind
 from ..agent.recorder import read_exchange_log
+from ..agent.state_copy import state_files
 from ..analysis.attempt_record import ArmEnding, ArmResult, Outcome
 from ..analysis.prereg import Budget
 from ..contracts import ContractModel, Document, Ref
 from ..errors import StageError
 from ..gateway.metering import TokenUsage
 from ..grading import Grade, MemoryDeclaration, OutcomeGrade, Transcript, grade, parse_claude_session
+from ..grading.restored import RestoredState
 from ..sandbox.audit import AuditReceipt
 from ..sandbox.backends import ProcessOutcome
 from ..sandbox.verify import VerifierResult
 from ..stages import Ports, StageContext, StageKind, stage
-from ..store import Store
+from ..store import EntryKind, Store, walk_tree
 from .ending import arm_ending
 
 __all__ = ["PUBLIC_CONTRACTS", "ArmGrade", "GradeInputs", "GradeOutputs", "GradeParams", "arm_result", "grade_arm"]
@@ -76,6 +78,14 @@ def _transcript(store: Store, arm: ArmRecord) -> Transcript:
     )  # fmt: skip
 
 
+def _restored(store: Store, arm: ArmRecord) -> RestoredState | None:
+    """The runner's copy of the treatment's restored state, beside the start workspace; None for an arm without."""
+    if not arm.state_before:
+        return None
+    workspace = [store.get_bytes(e.digest) for _, e in walk_tree(store, arm.start) if e.kind is not EntryKind.DIRECTORY]
+    return RestoredState(files=state_files(store, arm.state_before), workspace=workspace)
+
+
 def grade_arm(
     store: Store, arm_digest: Ref[ArmRecord], memory: MemoryDeclaration, verifier: VerifierResult, audit: AuditReceipt
 ) -> ArmGrade:
@@ -86,7 +96,8 @@ def grade_arm(
     outcome = OutcomeGrade(
         verifier_passed=verifier.outcome is ProcessOutcome.SUCCEEDED, audit_clean=not audit.reward_forced_zero
     )
-    graded = grade(transcript, read_exchange_log(store, arm.exchanges), memory, outcome, arm.runner())
+    exchanges = read_exchange_log(store, arm.exchanges)
+    graded = grade(transcript, exchanges, memory, outcome, arm.runner(), _restored(store, arm))
     scored = arm.scored_step
     return ArmGrade(
         arm=arm_digest,
@@ -117,6 +128,8 @@ def arm_result(store: Store, graded: ArmGrade, budget: Budget | None = None) -> 
         audit_clean=graded.grade.outcome.audit_clean,
         tampered=tuple(str(finding)[:400] for finding in delivery.tampered),
         foreign_channels=tuple(channel[:400] for channel in delivery.foreign_channels),
+        not_rederived=tuple(finding[:400] for finding in delivery.not_rederived),
+        state_reads=tuple(read[:400] for read in delivery.state_reads),
         received_phrases=delivery.received_by_model,
         delivered=delivered,
         delivered_via=tuple(found.channel.value for found in delivery.channels if found.gateway_phrases)

@@ -221,7 +221,7 @@ class CalibrateOutputs(Ports):
     calibration: Ref[CalibrationReport]
 
 
-@stage("calibrate", version=3, kind=StageKind.OBSERVED)
+@stage("calibrate", version=4, kind=StageKind.OBSERVED)
 def calibrate_stage(context: StageContext, inputs: CalibrateInputs, params: CalibrateParams) -> CalibrateOutputs:
     """The ``calibration`` report on the ``start`` tree. A refused challenge is a recorded report."""
     directory = Path(params.challenge_dir)

@@ -151,7 +151,7 @@ def test_a_tool_call_naming_the_memorys_state_is_reported_as_its_own_channel() -
     )
     watched = MEMORY.model_copy(update={"state_paths": (str(read.input["file_path"]),)})
     graded = grade_delivery(transcript, exchanges, watched)  # type: ignore[arg-type]
-    assert graded.state_reads == (f"message 3: Read {read.id}",)
+    assert graded.state_reads == (f"message 3: Read {read.id} names the memory's state",)
     assert grade_delivery(transcript, exchanges, MEMORY).state_reads == ()  # type: ignore[arg-type]
 
 

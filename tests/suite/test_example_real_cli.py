@@ -118,7 +118,7 @@ def test_memory_decides_a_memory_challenge_through_both_channels(runs, challenge
 def test_the_control_passes_alike_in_both_arms(runs) -> None:  # type: ignore[no-untyped-def]
     memory, plain = runs[(CONTROL, True)], runs[(CONTROL, False)]
     assert memory.passed and plain.passed
-    assert memory.rules == plain.rules == ["read-rules", "fold-case", "default"]
+    assert memory.rules == plain.rules == ["read-rules", "fold-case", "run-tests", "default"]
 
 
 def test_the_real_cli_takes_the_same_path_as_the_in_process_driver(runs) -> None:  # type: ignore[no-untyped-def]

@@ -1,0 +1,69 @@
+"""The memory's state as restore left it (the runner's copy, taken before the arm ran), as grading reads it.
+
+Two uses. What a declared instructions file delivered must be that file as restore wrote it: the harness's copy in
+the conversation is compared with the runner's (:func:`static_mismatches`). And a state read is any tool result of
+the agent's own that carries the state's content, whatever path or glob produced it: the state's text is cut into
+fixed pieces (:data:`PIECE` characters of printable text, aligned from the start of each run), and a result that
+holds one of them read the memory (:func:`content_reads`). Pieces the start workspace also holds are left out (the
+notes may quote the code), and so is any the model itself wrote earlier in the conversation (reading back what it
+wrote from the memory's delivery is not reading the memory).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from .chain import Conversation
+from .gateway_view import ReceivedContext, tool_calls, tool_input_text, tool_results
+from .transcript import Channel
+
+__all__ = ["PIECE", "RestoredState", "content_reads", "static_mismatches"]
+
+PIECE = 40
+_PRINTABLE = re.compile(rb"[\x20-\x7e]{%d,}" % PIECE)
+
+
+@dataclass(frozen=True)
+class RestoredState:
+    """The runner's copy of the state (container path -> bytes) and the start workspace's files' bytes."""
+
+    files: Mapping[str, bytes]
+    workspace: Iterable[bytes] = ()
+    pieces: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        shown = [data.decode("utf-8", "replace") for data in self.workspace]
+        pieces = {
+            run[start : start + PIECE].decode("ascii")
+            for data in self.files.values()
+            for run in _PRINTABLE.findall(data)
+            for start in range(0, len(run) - PIECE + 1, PIECE)
+        }
+        object.__setattr__(self, "pieces", frozenset(p for p in pieces if not any(p in text for text in shown)))
+
+
+def static_mismatches(received: Iterable[ReceivedContext], state: RestoredState) -> tuple[str, ...]:
+    """Each declared instructions file whose contents in the conversation are not the file restore wrote."""
+    found = []
+    for context in received:
+        if context.channel is not Channel.STATIC_CONTEXT:
+            continue
+        restored = state.files.get(context.hook)
+        if restored is None or restored.decode("utf-8", "replace").strip() != context.text.strip():
+            found.append(f"message {context.message}: {context.hook} is not the file restore wrote")
+    return tuple(found)
+
+
+def content_reads(conversation: Conversation, state: RestoredState, own_tools: tuple[str, ...]) -> tuple[str, ...]:
+    """The agent's tool results (of no tool in ``own_tools``, the memory's) carrying a piece of the state."""
+    calls = tool_calls(conversation)
+    found = []
+    for result in tool_results(conversation):
+        if own_tools and result.tool.startswith(own_tools):
+            continue
+        authored = " ".join(tool_input_text(call.input) for call in calls if call.message < result.message)
+        if any(piece in result.output and piece not in authored for piece in state.pieces):
+            found.append(f"message {result.message}: {result.tool} {result.tool_use_id} carries the memory's state")
+    return tuple(found)
