@@ -51,7 +51,9 @@ def reset():
             for name in os.listdir(target):
                 path = os.path.join(target, name)
                 shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
-            shutil.copytree(pristine, target, dirs_exist_ok=True)
+            for name in os.listdir(pristine):
+                source, path = os.path.join(pristine, name), os.path.join(target, name)
+                shutil.copytree(source, path) if os.path.isdir(source) else shutil.copyfile(source, path)
 def ask(proc, message):
     proc.stdin.write(json.dumps(message) + "\n")
     proc.stdin.flush()
@@ -204,6 +206,17 @@ def _answers(backend: SandboxBackend, tree: Digest | None) -> list[dict[str, Any
     return answers if isinstance(answers, list) else []
 
 
+def _same(replayed: str, received: str) -> bool:
+    """The server's text as the harness passed it on: the same words, or the same JSON value (CLI 2.1.332 sends a
+    server's JSON compact that the server wrote indented)."""
+    if " ".join(replayed.split()) == " ".join(received.split()):
+        return True
+    try:
+        return bool(json.loads(replayed) == json.loads(received))
+    except ValueError:
+        return False
+
+
 def _receipt(
     system: MemorySystem,
     exchanges: Digest,
@@ -216,7 +229,7 @@ def _receipt(
     for n, (message, tool, _, _, given, received) in enumerate(calls):
         answer = answers[n] if n < len(answers) and isinstance(answers[n], dict) else {}
         text = answer.get("text") if isinstance(answer.get("text"), str) else None
-        matches = text is not None and " ".join(text.split()) == " ".join(received.split())
+        matches = text is not None and _same(text, received)
         replayed.append(ReplayedCall(message=message, tool=tool, input=given, received=received, replayed=text,
                                      matches=matches))  # fmt: skip
         if text is None:

@@ -36,7 +36,7 @@ class RecordOutputs(Ports):
     record: Ref[PairedAttempt]
 
 
-@stage("paired-record", version=4, kind=StageKind.DETERMINISTIC)
+@stage("paired-record", version=5, kind=StageKind.DETERMINISTIC)
 def paired_record(context: StageContext, inputs: RecordInputs, params: RecordParams) -> RecordOutputs:
     store = context.store
     pair = store.get_document(inputs.pair, PairRecord)

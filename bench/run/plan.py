@@ -60,7 +60,7 @@ from .publish import publish_stage
 from .report import ReportParams, report
 from .view import ViewParams, page_label, view
 
-__all__ = ["SuiteRun", "suite_plan"]
+__all__ = ["SuiteRun", "arm_memory", "suite_plan"]
 
 CONTROL_CONDITION = "no-memory"
 
@@ -356,13 +356,19 @@ def _attempt_params(run: SuiteRun, name: str, attempt: int) -> PairedAttemptPara
     )
 
 
-def _memory(run: SuiteRun, challenge: str, systems: Sequence[MemorySystem], hooks: bool) -> MemoryDeclaration:
+def arm_memory(base: MemoryDeclaration, systems: Sequence[MemorySystem], hooks: bool = True) -> MemoryDeclaration:
+    """``base`` (what the fixture and challenge say) with the channels ``systems`` install: their MCP servers, the
+    first one's hooks (``hooks``), where their state is mounted and the instructions file it is mounted as."""
     servers = tuple(sorted({server for system in systems for server in system.tool_servers}))
     installed = installed_hooks(systems[0].attachment.settings) if hooks and systems else ()
     state = tuple(sorted({mount.target for system in systems for mount in system.attachment.mounts}))
     static = tuple(path for path in state if path == str(USER_MEMORY_PATH))
     update = {"tool_servers": servers, "hooks": installed, "state_paths": state, "static_files": static}
-    return run.suite.memory(challenge).model_copy(update=update)
+    return base.model_copy(update=update)
+
+
+def _memory(run: SuiteRun, challenge: str, systems: Sequence[MemorySystem], hooks: bool) -> MemoryDeclaration:
+    return arm_memory(run.suite.memory(challenge), systems, hooks)
 
 
 def _grading_memory(run: SuiteRun, challenge: str, condition: str) -> MemoryDeclaration:

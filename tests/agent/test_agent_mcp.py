@@ -15,6 +15,7 @@ from agent_scenario import MODEL, RECALL_PHRASE, Inputs, challenge, memory_decla
 from docker import DockerClient
 
 from bench.agent import ArmRecord, ArmRun, AttemptSetup, PairRecord, read_exchange_log, run_attempt
+from bench.agent.replay_tools import ToolReplay
 from bench.gateway import Mode
 from bench.gateway.policy import offered_tools
 from bench.grading import Channel, MemoryDeclaration, grade_delivery, harness_conversation, parse_claude_session
@@ -110,3 +111,13 @@ def test_the_control_is_offered_no_tool_and_the_snapshot_reads_the_servers_graph
     receipt = inputs.store.get_document(treatment.snapshot, SnapshotReceipt)
     assert receipt.snapshot is not None and receipt.snapshot.state.items > 0
     assert any("entities" in call.diagnostics for call in receipt.calls)
+
+
+def test_the_memory_tool_results_replay_from_the_state_restore_left(inputs: Inputs, attempt: dict[str, object]) -> None:
+    pair, treatment = attempt["pair"], attempt["treatment"]
+    assert isinstance(pair, PairRecord) and isinstance(treatment, ArmRecord)
+    assert pair.replay is not None and treatment.state_before and treatment.state_after
+    replay = inputs.store.get_document(pair.replay, ToolReplay)
+    assert replay.findings == () and [call.tool for call in replay.calls] == [SEARCH]
+    assert all(call.matches and call.replayed for call in replay.calls), replay.output
+    assert pair.agent_writes == () and pair.state_findings == ()
