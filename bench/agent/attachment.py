@@ -10,15 +10,18 @@ user-level instructions file ``~/.claude/CLAUDE.md`` (empty, unless a system mou
 tells one arm from another but the memory itself.
 
 The runner learns no system's schema: it writes the files the declaration gives into a runner-owned staging
-directory, mounts every declared restore location at its target, and starts the container from the system's image
-when it declares a layer. Mounted restore locations are made readable (writable, where declared) by the container's
-non-root user; the provisioner's own files keep their content.
+directory, mounts a copy of every declared restore location at its target (named in hex: a mount's source shows in
+the container's mount table, and a provisioner's paths name it), copies a writable one's contents back after the
+arm (:func:`return_writes`), and starts the container from the system's image when it declares a layer. The mounted
+copies are made readable (writable, where declared) by the container's non-root user.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
+import shutil
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -29,7 +32,14 @@ from ..sandbox.spec import MemoryAttachment, Mount
 from ..suite.memory_system import Attachment, MemorySystem
 from .claude import AUTO_MEMORY, CLAUDE_DIR, USER_MEMORY_PATH, managed_settings_mount
 
-__all__ = ["MCP_CONFIG_PATH", "SETTINGS_PATH", "USER_DIRS", "control_attachment", "treatment_attachment"]
+__all__ = [
+    "MCP_CONFIG_PATH",
+    "SETTINGS_PATH",
+    "USER_DIRS",
+    "control_attachment",
+    "return_writes",
+    "treatment_attachment",
+]
 
 SETTINGS_PATH = CLAUDE_DIR / "settings.json"
 MCP_CONFIG_PATH = PurePosixPath(USER_HOME) / ".claude.json"
@@ -113,7 +123,33 @@ def treatment_attachment(
         # Managed settings outrank the user settings file, so the system's own switch is lifted into them.
         mounts.append(managed_settings_mount({AUTO_MEMORY: True}))
     for mount in declared.mounts:
-        source = _location(system, restored, mount.location)
-        _grant(source, mount.writable)
-        mounts.append(Mount(source=str(source), target=mount.target, read_only=not mount.writable))
+        staged = _neutral_copy(_location(system, restored, mount.location), staging / secrets.token_hex(8))
+        _grant(staged, mount.writable)
+        mounts.append(Mount(source=str(staged), target=mount.target, read_only=not mount.writable))
     return MemoryAttachment(mounts=tuple(mounts), image_id=image_id)
+
+
+def _neutral_copy(source: Path, staged: Path) -> Path:
+    """``source`` copied to ``staged``: a mount's source shows in the container's mount table, and a provisioner's
+    own paths name it (or what it is); the copy's name is hex."""
+    if source.is_dir():
+        shutil.copytree(source, staged, symlinks=True)
+    else:
+        shutil.copy2(source, staged)
+    return staged
+
+
+def return_writes(system: MemorySystem, restored: RestoreResponse, attachment: MemoryAttachment) -> None:
+    """Copy what the arm left in each of ``system``'s writable mounts back to the location restore reported, so the
+    system's snapshot reads the memory as the arm left it."""
+    sources = {mount.target: Path(mount.source) for mount in attachment.mounts}
+    for mount in system.attachment.mounts:
+        if not mount.writable:
+            continue
+        location, staged = _location(system, restored, mount.location), sources[mount.target]
+        if location.is_dir():
+            for child in location.iterdir():
+                shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+            shutil.copytree(staged, location, symlinks=True, dirs_exist_ok=True)
+        else:
+            shutil.copy2(staged, location)

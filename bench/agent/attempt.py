@@ -47,7 +47,7 @@ from ..suite.forward import ForwardSettings
 from ..suite.memory_system import CONTROL, MemorySystem
 from .arm import ArmRun, environment_value, run_arm
 from .arm_record import ArmRecord, PairRecord
-from .attachment import control_attachment, treatment_attachment
+from .attachment import control_attachment, return_writes, treatment_attachment
 from .claude import agent_env, managed_settings_mount
 from .memory import LiveMemory, live_memory, system_provisioner
 from .memory_evidence import StateEvidence, state_evidence
@@ -189,16 +189,21 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
                     live_memory(provisioner, setup.fixture, setup.graph_arm, f"{identity}.{system.name}")
                 )
                 _log.info("%s: memory restored", system.name)
+            attachments = {
+                s.name: treatment_attachment(
+                    s, live[s.name].session.restored, staging[s.name], setup.layers.get(s.name)
+                )
+                for s in setup.systems
+            }
             specs = {CONTROL: arm_spec(run, setup.image_id, control_attachment(staging[CONTROL]))}
-            for system in setup.systems:
-                restored = live[system.name].session.restored
-                attachment = treatment_attachment(system, restored, staging[system.name], setup.layers.get(system.name))
-                specs[system.name] = arm_spec(run, setup.image_id, attachment)
+            specs |= {name: arm_spec(run, setup.image_id, attachment) for name, attachment in attachments.items()}
             diffs = {
                 name: store.put_document(prepare_pair(specs[CONTROL], specs[name], (CONTROL, name))) for name in names
             }
             before = {s.name: copy_state(store, s, live[s.name].session.restored) for s in setup.systems}
             records, drained = _run_arms(run, fence, order, specs)
+            for system in setup.systems:
+                return_writes(system, live[system.name].session.restored, attachments[system.name])
             receipts = {name: live[name].snapshot() for name in names}
             _log.info(
                 "snapshots taken: %s", ", ".join(f"{name} {r.assessment.verdict.value}" for name, r in receipts.items())

@@ -8,13 +8,16 @@ file. What changes on the way is known and narrow (measured on CLI 2.1.197):
 - a Bash call's command loses one leading ``cd <cwd> && `` when ``<cwd>`` is the session's working directory,
   written exactly so (``cd "/workspace" && ``, ``cd /workspace/ && `` and ``cd /workspace; `` are kept);
 - at a resume, the reminder blocks that followed a tool result as text blocks of the same message are merged into
-  the result's content (its trailing whitespace trimmed, a blank line between).
+  the result's content (its trailing whitespace trimmed, a blank line between), and some may be dropped (CLI
+  2.1.332 on a host kept only a message's last hook block): a rebuilt message may lose the harness's reminders,
+  never gain one, and its tool outputs and the user's own words stay as they were.
 
 Anything else is a difference: a message repeated otherwise was rewritten on the way.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from ..gateway.conversation import without_cache_control
@@ -123,4 +126,10 @@ def same_message(first: Any, repeated: Any, cwd: str) -> bool:
     if without_cache_control(first) == without_cache_control(repeated):
         return True
     mine, theirs = _canonical_user(first), _canonical_user(repeated)
-    return mine is not None and mine == theirs
+    if mine is None or theirs is None or (mine[0], mine[2]) != (theirs[0], theirs[2]):
+        return False
+    prose = [text for text in mine[1] if not text.startswith(REMINDER)]
+    if prose != [text for text in theirs[1] if not text.startswith(REMINDER)]:
+        return False
+    # The harness may drop its own reminders when it rebuilds a message, never add one.
+    return not Counter(text for text in theirs[1] if text.startswith(REMINDER)) - Counter(mine[1])

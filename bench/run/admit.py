@@ -109,20 +109,16 @@ def exclusion(
         return unfinished
     if pair.verdict is not PairVerdict.VALID:
         return ReasonCode.MEMORY_INVALID, f"memory snapshot {pair.verdict.value}: {'; '.join(pair.reasons)}"
-    if (pair.rederivation is None) != (rederivation is None):
-        raise ContractError(
-            "the pair record names a re-derivation of its injected context only if one is given to admit it",
-            field="rederivation",
-            expected=pair.rederivation,
-            actual=None if rederivation is None else "a re-derivation",
-        )
-    if (pair.replay is None) != (replay is None):
-        raise ContractError(
-            "the pair record names a replay of its memory-tool results only if one is given to admit it",
-            field="replay",
-            expected=pair.replay,
-            actual=None if replay is None else "a replay",
-        )
+    named = (("rederivation", "a re-derivation of its injected context", pair.rederivation, rederivation),
+             ("replay", "a replay of its memory-tool results", pair.replay, replay))  # fmt: skip
+    for field, what, digest, given in named:
+        if (digest is None) != (given is None):
+            raise ContractError(
+                f"the pair record names {what} only if one is given to admit it",
+                field=field,
+                expected=digest,
+                actual=None if given is None else what,
+            )
     found = [
         *(rederivation.findings if rederivation is not None else ()),
         *(replay.findings if replay is not None else ()),

@@ -163,3 +163,20 @@ def test_without_the_runner_s_prompt_nothing_is_the_conversation() -> None:
     held = harness_conversation(exchanges(HOOKED), RunnerRecord(prompts=("Something else.",), cwd=runner(HOOKED).cwd))
     assert held.members == [] and {f.kind for f in held.findings} == {TamperKind.FOREIGN_REQUEST}
     assert captured(HOOKED, "exchanges")  # the log itself is untouched
+
+
+def test_a_resume_may_drop_the_harness_s_reminders_but_never_add_one() -> None:
+    """CLI 2.1.332 on a host rebuilt a message of two hook blocks with the last one alone, merged into the result."""
+
+    def drop(body: dict[str, Any]) -> None:
+        (result,) = body["messages"][2]["content"]
+        assert "PostToolUse:Read hook" in result["content"]  # the block the resume merged into the result
+        result["content"] = result["content"].split("\n\n<system-reminder>")[0]
+
+    assert conversation(HOOKED, _edited(exchanges(HOOKED), 5, drop)).findings == []
+
+    def add(body: dict[str, Any]) -> None:
+        body["messages"][2]["content"].append({"type": "text", "text": BLOCK})
+
+    held = conversation(HOOKED, _edited(exchanges(HOOKED), 5, add))
+    assert [(f.kind, f.message) for f in held.findings] == [(TamperKind.REWRITTEN, 2)]
