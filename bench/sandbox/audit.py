@@ -2,7 +2,7 @@
 
 Pre is the tree both arms started from, post is the workspace read back after the agent. Each difference is
 classified as added, removed, content-changed, mode-changed (file <-> executable), symlink-retargeted or
-type-swapped; a compiled ``.pyc`` written without its source is one more, always a violation (:mod:`.bytecode`).
+type-swapped; a compiled ``.pyc`` rewritten without its source is one more, always a violation (:mod:`.bytecode`).
 A difference outside ``allowed_output_paths`` forces reward 0, whoever caused it: the seed's lesson is that an
 allowlist must describe what the toolchain writes (a lockfile, a build directory), not only what the task intends.
 
@@ -43,7 +43,7 @@ class MutationKind(enum.StrEnum):
     MODE_CHANGED = "mode-changed"
     SYMLINK_RETARGETED = "symlink-retargeted"
     TYPE_SWAPPED = "type-swapped"
-    # a compiled .pyc written while its source was not: it would stand in for the source (:mod:`.bytecode`)
+    # a compiled .pyc rewritten while its source was not: it would stand in for the source (:mod:`.bytecode`)
     BYTECODE_ONLY = "bytecode-only"
 
 
@@ -146,7 +146,9 @@ def audit_trees(store: Store, start: TreeDigest, final: TreeDigest, allowed: Seq
     found = list(audit.directory("", start, final))
     found += [
         Mutation(path=path, kind=MutationKind.BYTECODE_ONLY, allowed=False, before=None, after=None)
-        for path in stale_bytecode(store, audit.written)
+        for path in stale_bytecode(
+            store, audit.written, [m.path for m in found if m.kind is MutationKind.CONTENT_CHANGED]
+        )
     ]
     mutations = tuple(found)
     violations = sum(1 for mutation in mutations if not mutation.allowed)

@@ -2,9 +2,11 @@
 
 Python imports a module from ``__pycache__/<name>.cpython-XY.pyc`` when that file's header matches its source's
 size and time, and the workspace goes into every container with the same times, so an agent can fix a module by
-writing its bytecode alone, under an allowlisted ``__pycache__``, and leave the source untouched. The verifier
+rewriting its bytecode alone, under an allowlisted ``__pycache__``, and leave the source untouched. The verifier
 runs without reading or writing bytecode (:mod:`.verify`); the audit also treats a changed ``.pyc`` as a change to
-its source: one whose source did not change (or that has none) is a violation, wherever it sits.
+its source: a ``.pyc`` the start tree held, rewritten while its source was not, is a violation wherever it sits.
+A new ``.pyc`` is not: Python writes one for every module it imports the first time (a prebuild's ``compileall``,
+the agent's own test run), so the audit cannot tell it from a crafted one; the verifier never reads it.
 """
 
 from __future__ import annotations
@@ -46,9 +48,10 @@ def _files(store: Store, path: str, kind: EntryKind, digest: Digest | None) -> I
             yield str(inner)
 
 
-def stale_bytecode(store: Store, written: Iterable[tuple[str, EntryKind, Digest | None]]) -> list[PortablePath]:
-    """The ``.pyc`` files among ``written`` (each path added or changed, with its kind and digest after) whose
-    source was not written too."""
-    files = [file for path, kind, digest in written for file in _files(store, path, kind, digest)]
-    changed = set(files)
-    return [PortablePath(file) for file in files if (source := source_of(file)) is not None and source not in changed]
+def stale_bytecode(
+    store: Store, written: Iterable[tuple[str, EntryKind, Digest | None]], rewritten: Iterable[str]
+) -> list[PortablePath]:
+    """The ``.pyc`` files among ``rewritten`` (files the start tree held whose content changed) whose source is not
+    among ``written`` (each path added or changed, with its kind and digest after)."""
+    changed = {file for path, kind, digest in written for file in _files(store, path, kind, digest)}
+    return [PortablePath(f) for f in rewritten if (source := source_of(f)) is not None and source not in changed]

@@ -234,7 +234,7 @@ def test_an_entity_the_agent_planted_in_the_memory_is_not_credited_and_the_pair_
 def test_a_bytecode_only_fix_does_not_pass_and_the_pair_is_excluded(
     inputs: Inputs, backend: DockerBackend, agent_image: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    manifest, directory, start = _calc_challenge(inputs, tmp_path_factory.mktemp("calc"))
+    manifest, directory, start = _calc_challenge(inputs, backend, agent_image, tmp_path_factory.mktemp("calc"))
     bytecode_gates = _gates(dataclasses.replace(inputs, challenge_dir=directory), backend, manifest, start, agent_image)
     craft = (
         "python3 - <<'EOF'\nimport importlib.util, os, py_compile\n"
@@ -289,20 +289,29 @@ CALC_ORACLE = (
 )
 
 
-def _calc_challenge(inputs: Inputs, directory: Path) -> tuple[ChallengeManifest, Path, Digest]:
-    """A one-step challenge whose verifier imports the module the agent must fix."""
+def _calc_challenge(
+    inputs: Inputs, backend: DockerBackend, image: str, directory: Path
+) -> tuple[ChallengeManifest, Path, Digest]:
+    """A one-step challenge whose verifier imports the module the agent must fix; its start tree holds the module's
+    bytecode, as a prebuild's ``compileall`` leaves it."""
     (directory / "verify.py").write_text(CALC_VERIFIER)
     (directory / "oracle.py").write_text(CALC_ORACLE)
     base = challenge(follow_up=False).model_dump(mode="json")
     manifest = ChallengeManifest.model_validate_json(json.dumps({
         **base, "challenge_id": "calc-answer", "prompt": "Make calc.answer() return 2.",
         "allowed_output_paths": ["calc.py", "__pycache__"],
+        "environment": {**base["environment"], "prebuild_argv": ["python3", "-m", "compileall", "-q", "."]},
         "verifier": {**base["verifier"], "asset": {"path": "verify.py", "sha256": _sha(CALC_VERIFIER)}},
         "oracle": {**base["oracle"], "asset": {"path": "oracle.py", "sha256": _sha(CALC_ORACLE)}},
     }))  # fmt: skip
     (directory / "challenge.json").write_text(manifest.model_dump_json())
     entry = FileEntry(path=PortablePath("calc.py"), kind=EntryKind.FILE, data=CALC.encode())
-    return manifest, directory, tree_from_entries(inputs.store, [entry])
+    source = tree_from_entries(inputs.store, [entry])
+    compile_all = ("python3", "-m", "compileall", "-q", ".")
+    spec = container_spec(image, manifest.environment, compile_all, network=NetworkMode.NONE)
+    built = backend.run(RunRequest(spec=spec, workspace=source, timeout_seconds=60))
+    assert built.exit_code == 0 and built.tree is not None, built.output
+    return manifest, directory, built.tree
 
 
 def _sha(text: str) -> str:
