@@ -71,6 +71,8 @@ class ArmRecord(Document):
     # what the memory supplied is re-derived from the first; what differs in the second is the agent's writing.
     state_before: tuple[StateCopy, ...] = ()
     state_after: tuple[StateCopy, ...] = ()
+    # The RestoredState grading reads of the first copy (bench.grading.restored): its text files and its pieces
+    restored: Digest | None = None
     spent_usd: Decimal = Field(ge=0, allow_inf_nan=False)  # what the gateway metered (forward mode; 0 in policy)
     cap_usd: Decimal | None = Field(default=None, ge=0, allow_inf_nan=False)  # the arm's cap (forward mode)
 

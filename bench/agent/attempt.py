@@ -263,7 +263,12 @@ def _record(
         snapshot = outcome.snapshots[name] = store.put_document(receipt)
         state = states[name]
         treated = records[name].model_copy(
-            update={"snapshot": snapshot, "state_before": state.before, "state_after": state.after}
+            update={
+                "snapshot": snapshot,
+                "state_before": state.before,
+                "state_after": state.after,
+                "restored": state.restored,
+            }
         )
         treatment = outcome.treatments[name] = store.put_document(treated)
         outcome.finals[name] = treated.final

@@ -2,8 +2,9 @@
 
 The runner copied every mounted location before the arms ran (:func:`~.state_copy.copy_state`). After them it copies
 them again: the files that differ are the agent's writing, named on the pair and never credited to the system
-(a read-only location that changed is a finding), and the arm's memory-tool calls are replayed over the first copy
-(:mod:`.replay_tools`).
+(a read-only location that changed is a finding), the arm's memory-tool calls are replayed over the first copy
+(:mod:`.replay_tools`), and what grading reads of that copy is kept as a document
+(:class:`~bench.grading.restored.RestoredState`), so a published bundle re-derives the grade from it.
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ import logging
 from dataclasses import dataclass
 
 from ..contracts import Digest
+from ..grading.restored import restored_state
+from ..store import EntryKind, walk_tree
 from ..suite.memory_system import MemorySystem
 from .arm import ArmRun
 from .arm_record import ArmRecord
 from .memory import LiveMemory
 from .recorder import read_exchange_log
 from .replay_tools import replay_tools
-from .state_copy import StateCopy, copy_state, state_writes
+from .state_copy import StateCopy, copy_state, state_files, state_writes
 
 __all__ = ["StateEvidence", "state_evidence"]
 
@@ -29,6 +32,7 @@ _log = logging.getLogger(__name__)
 class StateEvidence:
     before: tuple[StateCopy, ...]
     after: tuple[StateCopy, ...]
+    restored: Digest  # the RestoredState grading reads of ``before``
     replay: Digest | None  # the ToolReplay, when the arm called the memory's tools
     writes: tuple[str, ...]  # "<target>: <files>" the arm changed
     findings: tuple[str, ...]  # read-only locations that changed anyway
@@ -54,4 +58,6 @@ def state_evidence(
         _log.info("%s: memory-tool results replayed (%d call(s), %d finding(s))", system.name,
                   len(replayed.calls), len(replayed.findings))  # fmt: skip
     replay = None if replayed is None else store.put_document(replayed)
-    return StateEvidence(before, after, replay, writes, findings)
+    start = [store.get_bytes(e.digest) for _, e in walk_tree(store, record.start) if e.kind is not EntryKind.DIRECTORY]
+    restored = store.put_document(restored_state(state_files(store, before), start))
+    return StateEvidence(before, after, restored, replay, writes, findings)

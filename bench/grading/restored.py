@@ -13,35 +13,46 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from typing import Literal
 
+from ..contracts import ContractModel, Document
 from .chain import Conversation
 from .gateway_view import ReceivedContext, tool_calls, tool_input_text, tool_results
 from .transcript import Channel
 
-__all__ = ["PIECE", "RestoredState", "content_reads", "static_mismatches"]
+__all__ = ["PIECE", "PUBLIC_CONTRACTS", "RestoredState", "content_reads", "restored_state", "static_mismatches"]
 
 PIECE = 40
 _PRINTABLE = re.compile(rb"[\x20-\x7e]{%d,}" % PIECE)
 
 
-@dataclass(frozen=True)
-class RestoredState:
-    """The runner's copy of the state (container path -> bytes) and the start workspace's files' bytes."""
+class RestoredState(Document):
+    """What grading reads of the runner's copy of a memory's state: each text file's text (by the path the arm saw
+    it at) and the state's pieces the start workspace does not hold. A document, so a published bundle carries it
+    and ``verify`` re-derives the grade from it."""
 
-    files: Mapping[str, bytes]
-    workspace: Iterable[bytes] = ()
-    pieces: frozenset[str] = field(init=False)
+    kind: Literal["restored-state"] = "restored-state"
+    schema_version: Literal[1] = 1
+    texts: dict[str, str]
+    pieces: tuple[str, ...]  # sorted
 
-    def __post_init__(self) -> None:
-        shown = [data.decode("utf-8", "replace") for data in self.workspace]
-        pieces = {
-            run[start : start + PIECE].decode("ascii")
-            for data in self.files.values()
-            for run in _PRINTABLE.findall(data)
-            for start in range(0, len(run) - PIECE + 1, PIECE)
-        }
-        object.__setattr__(self, "pieces", frozenset(p for p in pieces if not any(p in text for text in shown)))
+
+def restored_state(files: Mapping[str, bytes], workspace: Iterable[bytes]) -> RestoredState:
+    """The grading view of the state ``files`` (path -> bytes), beside the start ``workspace``'s files' bytes."""
+    shown = [data.decode("utf-8", "replace") for data in workspace]
+    pieces = {
+        run[start : start + PIECE].decode("ascii")
+        for data in files.values()
+        for run in _PRINTABLE.findall(data)
+        for start in range(0, len(run) - PIECE + 1, PIECE)
+    }
+    texts = {}
+    for path, data in files.items():
+        try:
+            texts[path] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return RestoredState(texts=texts, pieces=tuple(sorted(p for p in pieces if not any(p in t for t in shown))))
 
 
 def static_mismatches(received: Iterable[ReceivedContext], state: RestoredState) -> tuple[str, ...]:
@@ -50,8 +61,8 @@ def static_mismatches(received: Iterable[ReceivedContext], state: RestoredState)
     for context in received:
         if context.channel is not Channel.STATIC_CONTEXT:
             continue
-        restored = state.files.get(context.hook)
-        if restored is None or restored.decode("utf-8", "replace").strip() != context.text.strip():
+        restored = state.texts.get(context.hook)
+        if restored is None or restored.strip() != context.text.strip():
             found.append(f"message {context.message}: {context.hook} is not the file restore wrote")
     return tuple(found)
 
@@ -67,3 +78,6 @@ def content_reads(conversation: Conversation, state: RestoredState, own_tools: t
         if any(piece in result.output and piece not in authored for piece in state.pieces):
             found.append(f"message {result.message}: {result.tool} {result.tool_use_id} carries the memory's state")
     return tuple(found)
+
+
+PUBLIC_CONTRACTS: tuple[type[ContractModel], ...] = (RestoredState,)

@@ -23,6 +23,7 @@ from ..contracts.registry import ContractRegistry
 from ..fence import caps as fence_caps
 from ..fence import config as fence_config
 from ..fence import fence_record as fence_records
+from ..grading import restored as grading_restored
 from ..packaging import PUBLIC_CONTRACTS as PACKAGING_CONTRACTS
 from ..packaging.certify import certify
 from ..packaging.corpus import corpus
@@ -112,6 +113,7 @@ CONTRACTS = ContractRegistry(
         *agent_records.PUBLIC_CONTRACTS,
         *agent_rederive.PUBLIC_CONTRACTS,
         *agent_replay.PUBLIC_CONTRACTS,
+        *grading_restored.PUBLIC_CONTRACTS,
         *run_grade.PUBLIC_CONTRACTS,
         *sandbox_images.PUBLIC_CONTRACTS,
     ]

@@ -20,7 +20,6 @@ from typing import Literal
 
 from ..agent.arm_record import ArmRecord, ConditionName, PromptKind
 from ..agent.recorder import read_exchange_log
-from ..agent.state_copy import state_files
 from ..analysis.attempt_record import ArmEnding, ArmResult, Outcome
 from ..analysis.prereg import Budget
 from ..contracts import ContractModel, Document, Ref
@@ -32,7 +31,7 @@ from ..sandbox.audit import AuditReceipt
 from ..sandbox.backends import ProcessOutcome
 from ..sandbox.verify import VerifierResult
 from ..stages import Ports, StageContext, StageKind, stage
-from ..store import EntryKind, Store, walk_tree
+from ..store import Store
 from .ending import arm_ending
 
 __all__ = ["PUBLIC_CONTRACTS", "ArmGrade", "GradeInputs", "GradeOutputs", "GradeParams", "arm_result", "grade_arm"]
@@ -79,11 +78,8 @@ def _transcript(store: Store, arm: ArmRecord) -> Transcript:
 
 
 def _restored(store: Store, arm: ArmRecord) -> RestoredState | None:
-    """The runner's copy of the treatment's restored state, beside the start workspace; None for an arm without."""
-    if not arm.state_before:
-        return None
-    workspace = [store.get_bytes(e.digest) for _, e in walk_tree(store, arm.start) if e.kind is not EntryKind.DIRECTORY]
-    return RestoredState(files=state_files(store, arm.state_before), workspace=workspace)
+    """What grading reads of the runner's copy of the treatment's restored state; None for an arm without one."""
+    return None if arm.restored is None else store.get_document(arm.restored, RestoredState)
 
 
 def grade_arm(

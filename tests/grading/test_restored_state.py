@@ -9,7 +9,7 @@ from scenario import PROMPT
 
 from bench.grading import Channel, MemoryDeclaration, RunnerRecord, harness_conversation
 from bench.grading.delivery import received_contexts, state_reads
-from bench.grading.restored import PIECE, RestoredState, static_mismatches
+from bench.grading.restored import PIECE, restored_state, static_mismatches
 from tests.grading.exchanges import messages_exchange
 
 NOTE = "Harbor card holds are dropped at import: holds are not money that moved, and 38.75 was counted twice."
@@ -34,7 +34,7 @@ def _one_call(name: str, given: dict[str, Any], output: str) -> list[Any]:
 def _reads(name: str, given: dict[str, Any], output: str, memory: MemoryDeclaration | None = None) -> tuple[str, ...]:
     held = harness_conversation(_one_call(name, given, output), RECORD)
     declared = memory or MemoryDeclaration(phrases=("x",), state_paths=("/opt/knowledge",))
-    return state_reads(held, declared, RestoredState(files=STATE, workspace=WORKSPACE))
+    return state_reads(held, declared, restored_state(STATE, WORKSPACE))
 
 
 def test_a_glob_that_prints_the_state_is_a_state_read_whatever_its_path() -> None:
@@ -56,7 +56,7 @@ def test_the_memory_s_own_tool_and_what_the_agent_itself_wrote_are_not_state_rea
 
 def test_a_declared_instructions_file_must_be_the_file_restore_wrote() -> None:
     path = "/home/dev/.claude/CLAUDE.md"
-    state = RestoredState(files={path: b"# Notes\n\nholds are not money that moved\n"})
+    state = restored_state({path: b"# Notes\n\nholds are not money that moved\n"}, ())
     block = f"<system-reminder>\nContents of {path} (user's private global instructions):\n\n{{}}\n</system-reminder>"
     declared = MemoryDeclaration(phrases=("holds are not money that moved",), static_files=(path,))
     for notes, mismatch in (("# Notes\n\nholds are not money that moved", False), ("# Notes\n\nplanted", True)):
