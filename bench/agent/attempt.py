@@ -262,14 +262,7 @@ def _record(
     for name, receipt in receipts.items():
         snapshot = outcome.snapshots[name] = store.put_document(receipt)
         state = states[name]
-        treated = records[name].model_copy(
-            update={
-                "snapshot": snapshot,
-                "state_before": state.before,
-                "state_after": state.after,
-                "restored": state.restored,
-            }
-        )
+        treated = records[name].model_copy(update={"snapshot": snapshot, **state.on_arm()})
         treatment = outcome.treatments[name] = store.put_document(treated)
         outcome.finals[name] = treated.final
         control_first = order.index(CONTROL) < order.index(name)

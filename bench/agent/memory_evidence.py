@@ -37,6 +37,10 @@ class StateEvidence:
     writes: tuple[str, ...]  # "<target>: <files>" the arm changed
     findings: tuple[str, ...]  # read-only locations that changed anyway
 
+    def on_arm(self) -> dict[str, object]:
+        """What the treatment's arm record keeps of it."""
+        return {"state_before": self.before, "state_after": self.after, "restored": self.restored}
+
 
 def state_evidence(
     run: ArmRun, system: MemorySystem, memory: LiveMemory, record: ArmRecord, before: tuple[StateCopy, ...], image: str

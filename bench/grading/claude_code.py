@@ -280,9 +280,13 @@ def parse_claude_session(session: bytes, streams: Sequence[bytes] = ()) -> Trans
         finished_at=max(stamps) if stamps else None,
         unknown_record_types=tuple(sorted(unknown)),
         runs=len(runs),
-        servers=tuple(
-            ServerStatus(step=n, name=name, status=status, error=error)
-            for n, run in enumerate(runs)
-            for name, status, error in run.servers
-        ),
+        servers=_server_statuses(runs),
+    )
+
+
+def _server_statuses(runs: Sequence[_RunSummary]) -> tuple[ServerStatus, ...]:
+    return tuple(
+        ServerStatus(step=n, name=name, status=status, error=error)
+        for n, run in enumerate(runs)
+        for name, status, error in run.servers
     )
