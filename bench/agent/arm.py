@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -101,11 +102,16 @@ def _steps(run: ArmRun, session: Session, deadline: float) -> list[StepRecord]:
     steps: list[StepRecord] = []
     resume: str | None = None
     for kind, prompt in _prompts(run.challenge):
+        started = _now()
         result = session.exec(claude_argv(prompt, run.model, resume), deadline)
+        ended = _now(after=True)
         opened = session_id_of(result.stdout)
         steps.append(
             StepRecord(
                 prompt=kind,
+                text=prompt,
+                started_at=started,
+                ended_at=ended,
                 session_id=opened,
                 resumed=resume,
                 stream=run.store.put_bytes(result.stdout),
@@ -119,6 +125,13 @@ def _steps(run: ArmRun, session: Session, deadline: float) -> list[StepRecord]:
             break  # a follow-up needs a session that finished its first step
         resume = opened
     return steps
+
+
+def _now(after: bool = False) -> str:
+    """The runner's clock as the gateway writes it (milliseconds, UTC); an end is rounded up, so a request the
+    gateway timed within the exec's last millisecond is inside the step."""
+    now = datetime.now(UTC) + (timedelta(milliseconds=1) if after else timedelta(0))
+    return now.isoformat(timespec="milliseconds")
 
 
 def _outcome(run: ArmRun, steps: list[StepRecord]) -> ProcessOutcome:

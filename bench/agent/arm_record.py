@@ -9,17 +9,21 @@ These are runner-side documents; the condition names never reach a container (th
 from __future__ import annotations
 
 import enum
+from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
 from ..contracts import ContractModel, Digest, Document
+from ..errors import ContractError
 from ..gateway.config import Mode
 from ..gateway.metering import ArmStop
+from ..grading.chain import RunnerRecord
 from ..provision.receipt import PairVerdict
 from ..sandbox.backends import ProcessOutcome
 from ..sandbox.spec import ContainerSpec
+from .state_copy import StateCopy
 
 __all__ = ["PUBLIC_CONTRACTS", "ArmRecord", "ConditionName", "PairRecord", "PromptKind", "StepRecord"]
 
@@ -33,9 +37,15 @@ class PromptKind(enum.StrEnum):
 
 
 class StepRecord(ContractModel):
-    """One ``claude -p`` invocation."""
+    """One ``claude -p`` invocation. ``text`` is the prompt as the runner sent it and ``started_at``/``ended_at``
+    when the exec began and was over, by the runner's clock (UTC, ISO 8601, milliseconds): grading chains the
+    gateway's conversation from them (:class:`~bench.grading.chain.RunnerRecord`). Records made before they were
+    kept have none, and are refused by grading."""
 
     prompt: PromptKind
+    text: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
     session_id: str | None  # from the stream's init event; None when the agent never started a session
     resumed: str | None  # the session id passed to --resume
     stream: Digest  # the stream-json stdout, whole
@@ -58,6 +68,12 @@ class ArmRecord(Document):
     exchanges: Digest  # the gateway's ExchangeLog for this arm
     final: Digest  # the workspace after the last step
     snapshot: Digest | None  # the memory system's snapshot receipt; None in the control arm
+    # The memory's mounted state as the runner copied it before the arm ran and after it (treatment arms only):
+    # what the memory supplied is re-derived from the first; what differs in the second is the agent's writing.
+    state_before: tuple[StateCopy, ...] = ()
+    state_after: tuple[StateCopy, ...] = ()
+    # The RestoredState grading reads of the first copy (bench.grading.restored): its text files and its pieces
+    restored: Digest | None = None
     spent_usd: Decimal = Field(ge=0, allow_inf_nan=False)  # what the gateway metered (forward mode; 0 in policy)
     cap_usd: Decimal | None = Field(default=None, ge=0, allow_inf_nan=False)  # the arm's cap (forward mode)
     # Forward mode, from the gateway's meter. ``bounded_answers``: answers charged their upper bound because their
@@ -73,6 +89,22 @@ class ArmRecord(Document):
     def usage_bounded(self) -> bool:
         """Some answer's cost is an upper bound, not a reported usage: token and dollar statistics leave it out."""
         return self.bounded_answers > 0
+
+    def runner(self) -> RunnerRecord:
+        """The runner's own record of the arm: the prompts it sent and when each step ran."""
+        missing = [n for n, step in enumerate(self.steps) if None in (step.text, step.started_at, step.ended_at)]
+        if missing:
+            raise ContractError(
+                f"arm record steps {missing} keep no prompt text or step times (made before they were recorded); "
+                "run the attempt again with this version",
+                field="steps",
+            )
+        windows = tuple(
+            (datetime.fromisoformat(str(step.started_at)), datetime.fromisoformat(str(step.ended_at)))
+            for step in self.steps
+        )
+        return RunnerRecord(prompts=tuple(str(step.text) for step in self.steps), cwd=self.spec.workdir,
+                            windows=windows)  # fmt: skip
 
     @property
     def scored_step(self) -> int:
@@ -101,6 +133,13 @@ class PairRecord(Document):
     # The treatment's InjectedRederivation (bench.agent.rederive_injected) when its memory system declared
     # deterministic retrieval; None otherwise. Its findings exclude the pair at admission.
     rederivation: Digest | None = None
+    # The treatment's ToolReplay (bench.agent.replay_tools): its memory-tool results re-derived from the state copy
+    # taken before the arm; None when it made no memory-tool call. Its findings exclude the pair at admission.
+    replay: Digest | None = None
+    # Files of the memory's state the arm changed, by mount target ("<target>: <path>, ..."): the agent's writing,
+    # never the system's. A read-only location among them is a finding that excludes the pair.
+    agent_writes: tuple[str, ...] = ()
+    state_findings: tuple[str, ...] = ()
 
 
 PUBLIC_CONTRACTS: tuple[type[ContractModel], ...] = (ArmRecord, PairRecord)

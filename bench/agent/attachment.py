@@ -1,17 +1,27 @@
-"""A treatment arm's attachment, made from its memory system's declaration and what its restore reported.
+"""Every arm's attachment: the user-level harness configuration the runner owns, and a treatment's memory.
 
-The runner learns no system's schema: it writes the two Claude Code configuration files the declaration gives
-(the agent user's ``~/.claude/settings.json``, an empty object when the system declares none, as in the control
-arm, and the user-level MCP configuration ``~/.claude.json``) into a runner-owned staging directory, mounts each
-read-only, mounts every declared restore location at its target, and
-starts the container from the system's image when it declares a layer. Mounted restore locations are made readable
-(writable, where declared) by the container's non-root user; the provisioner's own files keep their content.
+The user-level configuration is where an agent could install a memory channel of its own (a hook in its settings,
+an MCP server in its MCP configuration, notes in its instructions file, a skill or an agent type of its own), which
+its harness would load on the next step. So in every arm, the control's included, each of those is a runner-owned
+read-only mount of the same shape: the agent user's ``~/.claude/settings.json`` (the system's declared settings,
+or ``{"hooks": {}}``), the user-level MCP configuration ``~/.claude.json`` (the declared servers, or none), the
+user-level instructions file ``~/.claude/CLAUDE.md`` (empty, unless a system mounts its state there) and the user's
+``skills``, ``agents`` and ``commands`` directories (empty). Nothing there is the agent's to write, and nothing
+tells one arm from another but the memory itself.
+
+The runner learns no system's schema: it writes the files the declaration gives into a runner-owned staging
+directory, mounts a copy of every declared restore location at its target (named in hex: a mount's source shows in
+the container's mount table, and a provisioner's paths name it), copies a writable one's contents back after the
+arm (:func:`return_writes`), and starts the container from the system's image when it declares a layer. The mounted
+copies are made readable (writable, where declared) by the container's non-root user.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
+import shutil
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -19,13 +29,23 @@ from ..errors import ContractError
 from ..provision.messages import RestoreResponse
 from ..sandbox.layout import USER_HOME
 from ..sandbox.spec import MemoryAttachment, Mount
-from ..suite.memory_system import MemorySystem
-from .claude import AUTO_MEMORY, managed_settings_mount
+from ..suite.memory_system import Attachment, MemorySystem
+from .claude import AUTO_MEMORY, CLAUDE_DIR, USER_MEMORY_PATH, managed_settings_mount
 
-__all__ = ["MCP_CONFIG_PATH", "SETTINGS_PATH", "control_attachment", "treatment_attachment"]
+__all__ = [
+    "MCP_CONFIG_PATH",
+    "SETTINGS_PATH",
+    "USER_DIRS",
+    "control_attachment",
+    "return_writes",
+    "treatment_attachment",
+]
 
-SETTINGS_PATH = PurePosixPath(USER_HOME) / ".claude" / "settings.json"
+SETTINGS_PATH = CLAUDE_DIR / "settings.json"
 MCP_CONFIG_PATH = PurePosixPath(USER_HOME) / ".claude.json"
+# The user-level directories the harness loads skills, agent types and commands from: each a channel an agent
+# could fill in one step for the next.
+USER_DIRS = ("skills", "agents", "commands")
 
 
 def _grant(path: Path, writable: bool) -> None:
@@ -63,16 +83,34 @@ def _write(staging: Path, name: str, data: dict[str, Any]) -> Path:
     return path
 
 
-def _settings(staging: Path, declared: dict[str, Any] | None) -> Mount:
-    """Every arm's harness settings file, read-only: the system's declared settings, or an empty object. An agent
-    therefore cannot write hooks of its own there (the control arm's would otherwise load on a ``--resume`` step)."""
+def _user_config(staging: Path, declared: Attachment | None) -> list[Mount]:
+    """The user-level configuration every arm gets, read-only, from ``declared`` (None: the control's); the paths a
+    declared state mount takes are left to it."""
     staging.chmod(0o755)
-    return Mount(source=str(_write(staging, "settings.json", dict(declared or {}))), target=str(SETTINGS_PATH))
+    settings = dict(declared.settings) if declared is not None and declared.settings is not None else {"hooks": {}}
+    servers = {
+        name: {"type": "stdio", "command": server.command, "args": list(server.args), "env": dict(server.env)}
+        for name, server in sorted((declared.mcp_servers if declared is not None else {}).items())
+    }
+    instructions = staging / "CLAUDE.md"
+    instructions.write_bytes(b"")
+    instructions.chmod(0o644)
+    mounts = [
+        Mount(source=str(_write(staging, "settings.json", settings)), target=str(SETTINGS_PATH)),
+        Mount(source=str(_write(staging, "mcp.json", {"mcpServers": servers})), target=str(MCP_CONFIG_PATH)),
+        Mount(source=str(instructions), target=str(USER_MEMORY_PATH)),
+    ]
+    for name in USER_DIRS:
+        empty = staging / name
+        empty.mkdir(mode=0o755, exist_ok=True)
+        mounts.append(Mount(source=str(empty), target=str(CLAUDE_DIR / name)))
+    taken = {mount.target for mount in declared.mounts} if declared is not None else set()
+    return [mount for mount in mounts if mount.target not in taken]
 
 
 def control_attachment(staging: Path) -> MemoryAttachment:
-    """The control arm's attachment: only its harness settings, an empty read-only file."""
-    return MemoryAttachment(mounts=(_settings(staging, None),))
+    """The control arm's attachment: the user-level configuration alone, with no memory in it."""
+    return MemoryAttachment(mounts=tuple(_user_config(staging, None)))
 
 
 def treatment_attachment(
@@ -80,19 +118,38 @@ def treatment_attachment(
 ) -> MemoryAttachment:
     """The attachment of ``system``'s arm: its configuration files (written to ``staging``) and restored state."""
     declared = system.attachment
-    mounts = [_settings(staging, declared.settings)]
-    if declared.mcp_servers:
-        servers = {
-            name: {"type": "stdio", "command": server.command, "args": list(server.args), "env": dict(server.env)}
-            for name, server in sorted(declared.mcp_servers.items())
-        }
-        config = _write(staging, "mcp.json", {"mcpServers": servers})
-        mounts.append(Mount(source=str(config), target=str(MCP_CONFIG_PATH)))
+    mounts = _user_config(staging, declared)
     if declared.settings is not None and declared.settings.get(AUTO_MEMORY) is True:
         # Managed settings outrank the user settings file, so the system's own switch is lifted into them.
         mounts.append(managed_settings_mount({AUTO_MEMORY: True}))
     for mount in declared.mounts:
-        source = _location(system, restored, mount.location)
-        _grant(source, mount.writable)
-        mounts.append(Mount(source=str(source), target=mount.target, read_only=not mount.writable))
+        staged = _neutral_copy(_location(system, restored, mount.location), staging / secrets.token_hex(8))
+        _grant(staged, mount.writable)
+        mounts.append(Mount(source=str(staged), target=mount.target, read_only=not mount.writable))
     return MemoryAttachment(mounts=tuple(mounts), image_id=image_id)
+
+
+def _neutral_copy(source: Path, staged: Path) -> Path:
+    """``source`` copied to ``staged``: a mount's source shows in the container's mount table, and a provisioner's
+    own paths name it (or what it is); the copy's name is hex."""
+    if source.is_dir():
+        shutil.copytree(source, staged, symlinks=True)
+    else:
+        shutil.copy2(source, staged)
+    return staged
+
+
+def return_writes(system: MemorySystem, restored: RestoreResponse, attachment: MemoryAttachment) -> None:
+    """Copy what the arm left in each of ``system``'s writable mounts back to the location restore reported, so the
+    system's snapshot reads the memory as the arm left it."""
+    sources = {mount.target: Path(mount.source) for mount in attachment.mounts}
+    for mount in system.attachment.mounts:
+        if not mount.writable:
+            continue
+        location, staged = _location(system, restored, mount.location), sources[mount.target]
+        if location.is_dir():
+            for child in location.iterdir():
+                shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+            shutil.copytree(staged, location, symlinks=True, dirs_exist_ok=True)
+        else:
+            shutil.copy2(staged, location)

@@ -19,7 +19,10 @@ system's treatment arm. Order of events, each recorded:
 5. each system's snapshot re-reads what the system holds after the run; its verdict is its pair's verdict;
 6. each system whose restore declared deterministic retrieval re-derives what its hooks injected in its treatment
    arm (:mod:`.rederive_injected`); a difference is a finding on its pair;
-7. every system's memory is destroyed, on every way out.
+7. every system's mounted state, copied before the arms ran (:mod:`.state_copy`), is copied again: what changed is
+   the agent's writing, named on the pair; its memory-tool results are replayed over the first copy
+   (:mod:`.memory_evidence`, :mod:`.replay_tools`);
+8. every system's memory is destroyed, on every way out.
 """
 
 from __future__ import annotations
@@ -49,12 +52,14 @@ from ..suite.forward import ForwardSettings
 from ..suite.memory_system import CONTROL, MemorySystem
 from .arm import ArmRun, environment_value, not_started, run_arm
 from .arm_record import ArmRecord, PairRecord
-from .attachment import control_attachment, treatment_attachment
+from .attachment import control_attachment, return_writes, treatment_attachment
 from .claude import agent_env, managed_settings_mount
 from .memory import LiveMemory, live_memory, system_provisioner
+from .memory_evidence import StateEvidence, state_evidence
 from .mounted import record_mounts
 from .recorder import read_exchange_log
 from .rederive_injected import rederive_injected
+from .state_copy import copy_state
 
 __all__ = [
     "FENCE_REASON",
@@ -224,15 +229,19 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
                 _log.info("%s: memory restored", system.name)
             control = record_mounts(store, control_attachment(staging[CONTROL]), None, setup.suite_root)
             specs = {CONTROL: arm_spec(run, setup.image_id, control)}
+            attachments: dict[str, MemoryAttachment] = {}
             for system in setup.systems:
                 restored = live[system.name].session.restored
                 attachment = treatment_attachment(system, restored, staging[system.name], setup.layers.get(system.name))
-                attachment = record_mounts(store, attachment, system, setup.suite_root)
-                specs[system.name] = arm_spec(run, setup.image_id, attachment)
+                attachments[system.name] = record_mounts(store, attachment, system, setup.suite_root)
+                specs[system.name] = arm_spec(run, setup.image_id, attachments[system.name])
             diffs = {
                 name: store.put_document(prepare_pair(specs[CONTROL], specs[name], (CONTROL, name))) for name in names
             }
+            before = {s.name: copy_state(store, s, live[s.name].session.restored) for s in setup.systems}
             records, drained = _run_arms(run, fence, order, specs)
+            for system in setup.systems:
+                return_writes(system, live[system.name].session.restored, attachments[system.name])
             receipts = {name: live[name].snapshot() for name in names}
             _log.info(
                 "snapshots taken: %s", ", ".join(f"{name} {r.assessment.verdict.value}" for name, r in receipts.items())
@@ -242,17 +251,26 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
                 for system in setup.systems
                 if live[system.name].deterministic
             }
+            states = {
+                s.name: state_evidence(run, s, live[s.name], records[s.name], before[s.name], _image(setup, s.name))
+                for s in setup.systems
+            }
     finally:
         for directory in staging.values():
             shutil.rmtree(directory, ignore_errors=True)
-    return _record(run, setup, attempt, order, drained or fenced, diffs, records, receipts, rederived)
+    return _record(run, setup, attempt, order, drained or fenced, diffs, records, receipts, rederived, states)
+
+
+def _image(setup: AttemptSetup, system: str) -> str:
+    """The image ``system``'s treatment ran in: its layer, or the agent image."""
+    return setup.layers.get(system) or setup.image_id
 
 
 def _rederive(run: ArmRun, system: MemorySystem, memory: LiveMemory, record: ArmRecord) -> Digest:
     """Re-derive what ``system``'s hooks injected in its treatment arm, over its still-restored state; stored."""
     exchanges = read_exchange_log(run.store, record.exchanges)
     hooks = installed_hooks(system.attachment.settings)
-    receipt = rederive_injected(system.name, record.exchanges, exchanges, hooks, memory.retrieve)
+    receipt = rederive_injected(system.name, record.exchanges, exchanges, hooks, memory.retrieve, record.runner())
     _log.info(
         "%s: injected context re-derived (%d event(s), %s)",
         system.name,
@@ -272,6 +290,7 @@ def _record(
     records: dict[str, ArmRecord],
     receipts: Mapping[str, SnapshotReceipt],
     rederived: Mapping[str, Digest],
+    states: Mapping[str, StateEvidence],
 ) -> AttemptOutcome:
     """Store the control, each treatment (with its snapshot) and each system's pair record."""
     store = run.store
@@ -280,7 +299,8 @@ def _record(
     outcome = AttemptOutcome(fence, control, {}, {}, dict(diffs), {}, finals, dict(rederived))
     for name, receipt in receipts.items():
         snapshot = outcome.snapshots[name] = store.put_document(receipt)
-        treated = records[name].model_copy(update={"snapshot": snapshot})
+        state = states[name]
+        treated = records[name].model_copy(update={"snapshot": snapshot, **state.on_arm()})
         treatment = outcome.treatments[name] = store.put_document(treated)
         outcome.finals[name] = treated.final
         control_first = order.index(CONTROL) < order.index(name)
@@ -299,6 +319,9 @@ def _record(
             verdict=receipt.verdict,
             reasons=receipt.assessment.reasons,
             rederivation=rederived.get(name),
+            replay=state.replay,
+            agent_writes=state.writes,
+            state_findings=state.findings,
         )
         outcome.pairs[name] = store.put_document(pair)
     return outcome

@@ -20,6 +20,7 @@ from ..sandbox.spec import Mount
 __all__ = [
     "AGENT_KEY",
     "AUTO_MEMORY",
+    "CLAUDE_DIR",
     "HOME_DIRS",
     "MANAGED_SETTINGS_PATH",
     "USER_MEMORY_PATH",

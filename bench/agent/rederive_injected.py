@@ -27,7 +27,7 @@ from pydantic import Field, ValidationError
 
 from ..contracts import ContractModel, Digest, Document
 from ..gateway.exchange import ExchangeRecord
-from ..grading.chain import Conversation, harness_conversation
+from ..grading.chain import Conversation, RunnerRecord, harness_conversation
 from ..grading.gateway_view import hook_contexts, tool_calls, tool_results, user_prompts
 from ..grading.memory import InstalledHook
 from ..provision.errors import ProvisionRefused
@@ -84,11 +84,11 @@ def hook_events(conversation: Conversation, hooks: Sequence[InstalledHook]) -> l
         for message, prompt in user_prompts(conversation):
             event = HookEvent(hook_event_name=HookEventName.USER_PROMPT_SUBMIT, cwd=WORKSPACE, prompt=prompt)
             events.append((message, prompt_hook, event))
-    inputs = {call.id: call.input for call in tool_calls(conversation)}
+    inputs = {call.id: call.ran for call in tool_calls(conversation)}
     for result in tool_results(conversation):
         hook = f"{HookEventName.POST_TOOL_USE.value}:{result.tool}"
         given = inputs.get(result.tool_use_id)
-        # The harness runs PostToolUse after a tool succeeded, on the input the model gave it.
+        # The harness runs PostToolUse after a tool succeeded, on the input as it ran the call.
         if result.is_error or not result.tool or not isinstance(given, dict) or not _covered(hooks, hook):
             continue
         try:
@@ -137,10 +137,12 @@ def rederive_injected(
     exchanges: Sequence[ExchangeRecord],
     hooks: Sequence[InstalledHook],
     retrieve: Retrieve,
+    runner: RunnerRecord,
 ) -> InjectedRederivation:
-    """Re-derive every covered hook context of the arm whose gateway log is ``exchanges`` and compare."""
+    """Re-derive every covered hook context of the arm whose gateway log is ``exchanges`` (its conversation chained
+    from ``runner``, the runner's own record of the arm) and compare."""
     started = time.monotonic()
-    conversation = harness_conversation(exchanges)
+    conversation = harness_conversation(exchanges, runner)
     planned = hook_events(conversation, hooks)
     calls: list[CallRecord] = []
     contexts, refused = _retrieve_all(retrieve, [event for _, _, event in planned], calls)

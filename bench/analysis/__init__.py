@@ -4,7 +4,7 @@ Standard library only (plus the project's contracts): integer combinatorics and 
 normal approximation, so a summary can be re-derived byte for byte from its recorded attempts.
 """
 
-from .admission import Admission, AdmissionDecision, ReasonCode, admitted, decide
+from .admission import Admission, AdmissionDecision, ExclusionCount, ReasonCode, admitted, decide, exclusion_counts
 from .attempt_record import ArmEnding, ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
 from .comparisons import Comparison, ComparisonKind, PooledEffect, Stratum
 from .exact import clopper_pearson, conditional_odds_ratio_interval, mcnemar_exact, sign_test, two_sided_binomial_half
@@ -57,6 +57,7 @@ __all__ = [
     "ContinuousStatus",
     "ContinuousSummary",
     "DesignPower",
+    "ExclusionCount",
     "FrozenInputs",
     "Interval",
     "Moved",
@@ -79,6 +80,7 @@ __all__ = [
     "continuous",
     "correct",
     "decide",
+    "exclusion_counts",
     "load_preregistrations",
     "mcnemar_exact",
     "sign_test",

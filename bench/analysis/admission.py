@@ -7,13 +7,14 @@ edits a record, and there is deliberately no reason code for "the result went th
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from ..contracts import Digest, Document
+from ..contracts import ContractModel, Digest, Document
 from ..errors import ContractError
 from .attempt_record import Completion, PairedAttempt
 
@@ -21,9 +22,11 @@ __all__ = [
     "PUBLIC_CONTRACTS",
     "Admission",
     "AdmissionDecision",
+    "ExclusionCount",
     "ReasonCode",
     "admitted",
     "decide",
+    "exclusion_counts",
 ]
 
 
@@ -55,6 +58,10 @@ class ReasonCode(StrEnum):
     NOT_REDERIVED = "injected-not-rederived"
     TAMPERED = "tampered"  # an arm's session record disagrees with what the gateway saw
     CONTAMINATED = "contaminated"  # the control arm received a memory phrase
+    CONTROL_CHANNEL = "control-channel"  # a memory channel reached the control's model (a hook, MCP server, file)
+    UNINSTALLED_CHANNEL = "uninstalled-channel"  # a treatment's model got a memory channel its attachment lacks
+    STATE_READ = "state-read"  # a treatment's agent read the memory's state by a tool of its own (path, glob, content)
+    ATTACHMENT_FAILED = "attachment-failed"  # the memory's attachment failed: a server, a hook or a file
     UNDELIVERED = "undelivered"  # the treatment delivered nothing; preregistered as excluded
     UNDELIVERED_OWN_ROW = "undelivered-own-row"  # the treatment delivered nothing; preregistered for its own row
     AUDIT_DIRTY = "audit-dirty"  # an arm's tree changed outside allowed_output_paths: thrown out, never a FAIL
@@ -116,6 +123,26 @@ def admitted(
         if attempt.completion is not Completion.COMPLETED:
             raise ContractError(f"record {digest} is admitted but was not completed; its decision is invalid")
     return chosen
+
+
+class ExclusionCount(ContractModel):
+    """How many of one treatment condition's pairs (its arms) were excluded for one reason."""
+
+    condition: str  # the treatment condition, "<system>:<graph arm>", as the records' keys name it
+    reason: ReasonCode
+    pairs: int = Field(ge=1)
+
+
+def exclusion_counts(
+    records: Mapping[Digest, PairedAttempt], decisions: Iterable[AdmissionDecision]
+) -> list[ExclusionCount]:
+    """Per treatment condition and reason, the excluded pairs, sorted by condition and reason."""
+    counted = Counter(
+        (records[decision.record].key.treatment_condition, decision.reason)
+        for decision in decisions
+        if decision.decision is Admission.EXCLUDED and decision.record in records
+    )
+    return [ExclusionCount(condition=c, reason=r, pairs=n) for (c, r), n in sorted(counted.items())]
 
 
 # What `stele-bench schema` exports (listed in bench.contracts.registry by the lead).

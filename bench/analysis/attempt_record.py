@@ -65,6 +65,7 @@ class ArmEnding(StrEnum):
     # in its attempt ends the same way.
     PROVIDER_FAILED = "provider-failed"
     PROVIDER_MALFORMED = "provider-malformed"
+    ATTACHMENT_FAILED = "attachment-failed"  # the memory's attachment failed (a server, a hook, a file): no measure
 
 
 class ComparabilityKey(ContractModel):
@@ -126,6 +127,15 @@ class ArmResult(ContractModel):
     ending_note: Annotated[str, Field(max_length=2000)] = ""  # what happened, when it did not finish
     audit_clean: bool  # the mutation audit found nothing outside the allowed outputs
     tampered: tuple[Annotated[str, Field(max_length=400)], ...] = ()  # session file vs gateway disagreements
+    # memory channels the arm's attachment did not install that reached its model (a hook, an MCP server, an
+    # instructions file of the agent's own making): either arm's excludes the pair
+    foreign_channels: tuple[Annotated[str, Field(max_length=400)], ...] = ()
+    # what reached the model through a memory channel that the runner's copy of the restored state does not give
+    # (a declared instructions file that differs from the file restore wrote): the pair is excluded
+    not_rederived: tuple[Annotated[str, Field(max_length=400)], ...] = ()
+    # the agent's own tool results carrying the memory's state (its files read by path or glob, printed by content):
+    # an unintended channel; a treatment with any is excluded
+    state_reads: tuple[Annotated[str, Field(max_length=400)], ...] = ()
     received_phrases: tuple[str, ...] = ()  # memory phrases anywhere in what the harness's conversation sent
     delivered: bool
     delivered_via: tuple[Annotated[str, Field(pattern=r"^[a-z][a-z-]*$")], ...] = ()

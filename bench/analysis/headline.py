@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from .admission import ExclusionCount
 from .exact import mcnemar_exact
 from .summary import ArmSummary, Cell, StatisticsSummary
 
@@ -78,13 +79,28 @@ class SystemHeadline:
 @dataclass(frozen=True)
 class Headline:
     systems: tuple[SystemHeadline, ...]
+    exclusions: tuple[ExclusionCount, ...] = ()
 
     def as_json(self) -> dict[str, object]:
-        return {"systems": [system.as_json() for system in self.systems]}
+        excluded = [count.model_dump(mode="json") for count in self.exclusions]
+        return {"systems": [system.as_json() for system in self.systems], "exclusions": excluded}
+
+    def excluded_lines(self) -> list[str]:
+        """Per treatment condition, its excluded pairs by reason."""
+        by_condition: dict[str, list[ExclusionCount]] = {}
+        for count in self.exclusions:
+            by_condition.setdefault(count.condition, []).append(count)
+        return [
+            f"excluded {condition}: " + ", ".join(f"{count.pairs} {count.reason.value}" for count in counts)
+            for condition, counts in by_condition.items()
+        ]
 
     def lines(self) -> list[str]:
         if not self.systems:
-            return ["no admitted pairs: nothing to summarise (the admissions say why each was excluded)"]
+            return [
+                "no admitted pairs: nothing to summarise (the admissions say why each was excluded)",
+                *self.excluded_lines(),
+            ]
         width = max(len(system.condition) for system in self.systems)
         lines = [
             f"{'memory system':<{width}}  pairs  control passes  memory passes  delivered  pooled effect",
@@ -99,7 +115,7 @@ class Headline:
                 f"{system.condition:<{width}}  {system.pairs:>5}  {control.rate(control.passes):>14}  "
                 f"{treatment.rate(treatment.passes):>13}  {treatment.rate(treatment.delivered):>9}  {effect}"
             )
-        return lines
+        return lines + self.excluded_lines()
 
 
 def _system(condition: str, cells: list[Cell]) -> SystemHeadline:
@@ -118,4 +134,5 @@ def headline(summary: StatisticsSummary) -> Headline:
     grouped: dict[str, list[Cell]] = {}
     for cell in summary.cells:
         grouped.setdefault(cell.key.treatment_condition, []).append(cell)
-    return Headline(tuple(_system(condition, cells) for condition, cells in grouped.items()))
+    systems = tuple(_system(condition, cells) for condition, cells in grouped.items())
+    return Headline(systems, tuple(summary.exclusions))

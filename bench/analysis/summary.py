@@ -20,9 +20,12 @@ from fractions import Fraction
 from statistics import median
 from typing import Literal
 
+from pydantic import Field
+
 from ..contracts import ContractModel, Digest, DigestValue, Document
 from ..errors import ContractError
 from ..gateway.config import Mode
+from .admission import ExclusionCount
 from .attempt_record import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
 from .comparisons import Comparison, Plans, baseline_comparisons, control_comparisons
 from .exact import EXPLORATORY_BELOW, clopper_pearson, sign_test
@@ -96,6 +99,8 @@ class StatisticsSummary(Document):
     # per challenge and pooled across challenges, with what each design could detect (:mod:`.comparisons`).
     comparisons: list[Comparison]
     baseline: str | None  # the memory system the preregistrations name as the baseline
+    # Per treatment condition, how many of its pairs were excluded for each reason (the admissions', not inferred)
+    exclusions: list[ExclusionCount] = Field(default_factory=list)
 
 
 def _arm(results: Sequence[ArmResult], confidence: Fraction) -> ArmSummary:
@@ -198,8 +203,10 @@ def summarize(
     admitted: Mapping[Digest, PairedAttempt],
     confidence: str = "0.95",
     preregistrations: Sequence[Preregistration] | None = None,
+    exclusions: Sequence[ExclusionCount] = (),
 ) -> StatisticsSummary:
-    """Summarise admitted attempts (the caller selects them with ``admission.admitted``).
+    """Summarise admitted attempts (the caller selects them with ``admission.admitted``); ``exclusions`` are the
+    counts of the others (:func:`.admission.exclusion_counts`), carried as given.
 
     With ``preregistrations`` (those the records ran under), each comparison states its planned power beside the
     admitted one and the memory systems are compared with the baseline the preregistrations name.
@@ -218,6 +225,7 @@ def summarize(
         cells=[_cell(attempts, level) for attempts in grouped],
         comparisons=comparisons,
         baseline=baseline,
+        exclusions=list(exclusions),
     )
 
 

@@ -1,9 +1,10 @@
 """Grading: the normalised transcript, and delivered / used / outcome reported separately, plus effort."""
 
-from .chain import Conversation, harness_conversation
+from .chain import Conversation, RunnerRecord, harness_conversation
 from .claude_code import hook_channel, parse_claude_session
 from .delivery import ChannelDelivery, DeliveryGrade, grade_delivery
 from .effort import EffortEnd, ExplorationEffort, measure_effort
+from .findings import TamperFinding, TamperKind
 from .gateway_view import ReceivedContext, hook_contexts, received_texts
 from .grade import Grade, OutcomeGrade, grade
 from .memory import InstalledHook, MemoryDeclaration
@@ -23,8 +24,11 @@ __all__ = [
     "MemoryDeclaration",
     "OutcomeGrade",
     "ReceivedContext",
+    "RunnerRecord",
     "Step",
     "StepSource",
+    "TamperFinding",
+    "TamperKind",
     "ToolCall",
     "ToolResult",
     "Transcript",

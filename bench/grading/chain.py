@@ -1,57 +1,73 @@
-"""The harness's own conversation in a gateway log: the only requests whose content counts as delivered.
+"""The harness's own conversation in a gateway log, chained from the runner's prompts: what counts as delivered.
 
-The agent holds the gateway key in its environment and can send requests of its own; they are logged as its arm's
-exchanges. A harness's conversation grows: each request repeats the previous request's messages, then the answer
-it got, then new user content (:class:`~bench.gateway.conversation.MessageChain`). So the conversation is read as
-a chain from the first request that carries the arm's first prompt:
+The agent holds the gateway key in its environment and owns its session file, which the harness rebuilds history
+from at a resume. So the conversation is read from the gateway's requests alone, starting from the runner's own
+record of the arm (:class:`RunnerRecord`: the prompts it sent, in order, and when each step ran):
 
-- a request *continues* the chain when its messages are the tip's messages, then the tip's answer, then one new
-  user message. The answer is compared as the harness repeats it: it fills its tools' defaults into a call's
-  input (CLI 2.1.197 adds ``"replace_all": false`` to every Edit), so a repeated call may add keys whose values
-  are not text; every key the model gave keeps its value, and a repeated call that adds text is another call.
-  After an answer that used a tool, the new message must answer exactly those tool calls; after an answer that
-  ended the turn, it must carry the arm's next prompt (a continuity challenge's follow-up), and only as many of
-  those as the arm had prompts;
-- a request after an answer that carried none (an error, a refusal) may repeat the tip's messages (a retry);
-- at a resume, a harness may rebuild earlier messages (CLI 2.1.197 merged a hook's text into a tool result): such
-  a request still counts when its first message is the chain's first and it ends with the tip's answer and a
-  message carrying the next prompt;
-- a request that continues an earlier member instead of the tip is a *fork*: two branches of one conversation,
-  which the harness never makes (an agent-crafted copy of the conversation is the way to get one);
-- everything else is *foreign*: not the harness's conversation, so never counted as delivered.
+- the conversation starts with a request of one message carrying the runner's first prompt (its one text block
+  that is not a harness reminder is the prompt);
+- each later request of the conversation repeats every message so far (the model's own answers as the harness
+  repeats them: :mod:`.repeats`) and adds one user message: after an answer that called tools, exactly the results
+  of those calls; after an answer that ended the turn, the runner's next prompt (a continuity challenge's
+  follow-up), or, once a sub-agent was started, a harness notice of reminders alone. A retry after an answer that
+  carried nothing repeats the last request;
+- a request continuing an earlier point a second time is a *fork*, which the harness never makes;
+- a sub-agent's conversation starts from the prompt the model gave the harness's agent tool: it is the harness's
+  (its text counts as received), never the memory's channel;
+- everything else is a tamper finding (:class:`~.findings.TamperFinding`) naming the exchange and the message:
+  a request no conversation of the arm explains, a user turn the runner did not send (any after the last prompt's
+  answer included), a request while no step ran (the runner's clock, not the agent's), a message repeated
+  otherwise than it was first carried. Such a request never adds to what counts as delivered.
+
+The conversation's *history* is each message as first carried: user messages as the gateway received them, and
+the assistant's as the model answered them (the response, never the harness's repetition of it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from ..gateway.conversation import MessageChain, without_cache_control
 from ..gateway.exchange import ExchangeRecord
+from .findings import TamperFinding, TamperKind
+from .repeats import REMINDER, same_message
 
 __all__ = [
+    "AGENT_TOOLS",
     "Conversation",
+    "HistoryMessage",
+    "RunnerRecord",
     "harness_conversation",
     "is_messages_request",
     "message_blocks",
     "message_texts",
-    "repeats_answer",
+    "model_requests",
+    "prose_texts",
     "request_messages",
 ]
+
+# The harness's tools that start a sub-agent with a prompt of the model's own (CLI 2.1.197 calls it Agent).
+AGENT_TOOLS = frozenset({"Agent", "Task"})
+
+
+@dataclass(frozen=True)
+class RunnerRecord:
+    """What the runner itself knows of an arm: the prompts it sent, in order, the working directory it ran the
+    harness in, and each step's start and end by its own clock (None only when reading a captured session)."""
+
+    prompts: tuple[str, ...]
+    cwd: str
+    windows: tuple[tuple[datetime, datetime], ...] | None = None
+
+    def running(self, at: datetime) -> bool:
+        return self.windows is None or any(start <= at <= end for start, end in self.windows)
 
 
 def is_messages_request(exchange: ExchangeRecord) -> bool:
     route = exchange.path.split("?", 1)[0]
     return exchange.method == "POST" and route == "/v1/messages" and isinstance(exchange.request_body, dict)
-
-
-def _chain(exchange: ExchangeRecord) -> MessageChain | None:
-    """The exchange's recorded chain; computed from its body for records made before the gateway recorded one."""
-    if exchange.chain is not None:
-        return exchange.chain
-    assert isinstance(exchange.request_body, dict)
-    return MessageChain.of(exchange.request_body, exchange.response_body)
 
 
 def request_messages(exchange: ExchangeRecord) -> list[Any]:
@@ -76,20 +92,37 @@ def message_texts(message: Any) -> list[str]:
     ]
 
 
-def _tool_calls(answer: Any) -> set[str]:
-    content = answer.get("content") if isinstance(answer, dict) else None
-    blocks = content if isinstance(content, list) else []
-    return {str(b.get("id")) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"}
+def prose_texts(message: Any) -> list[str]:
+    """A user message's text blocks that are not harness reminders: what a user (or a prompt) wrote."""
+    return [text.strip() for text in message_texts(message) if not text.startswith(REMINDER)]
+
+
+def _reply(exchange: ExchangeRecord) -> list[Any] | None:
+    body = exchange.response_body
+    content = body.get("content") if isinstance(body, dict) and body.get("type") == "message" else None
+    return content if isinstance(content, list) else None
+
+
+def _calls(message: Any) -> list[dict[str, Any]]:
+    return [b for b in message_blocks(message) if b.get("type") == "tool_use"]
+
+
+@dataclass(frozen=True)
+class HistoryMessage:
+    index: int
+    sequence: int  # the exchange that first carried it (a user message) or answered it (an assistant message)
+    message: dict[str, Any]
 
 
 @dataclass
 class Conversation:
-    """The harness's requests of one arm, in order, and what the log held besides them."""
+    """The harness's requests of one arm, the history they carried, its sub-agents' requests and the findings."""
 
+    cwd: str
     members: list[ExchangeRecord] = field(default_factory=list)
-    foreign: list[int] = field(default_factory=list)  # sequences of messages requests not in the conversation
-    forks: list[int] = field(default_factory=list)  # requests continuing a member other than the tip
-    rebuilt: list[int] = field(default_factory=list)  # requests that continued across a resume, rebuilt
+    history: list[HistoryMessage] = field(default_factory=list)
+    side: list[ExchangeRecord] = field(default_factory=list)  # sub-agents' requests: the harness's, not the memory's
+    findings: list[TamperFinding] = field(default_factory=list)
 
     @property
     def sequences(self) -> tuple[int, ...]:
@@ -98,123 +131,152 @@ class Conversation:
 
 @dataclass
 class _Reader:
-    prompts: Sequence[str]
-    conversation: Conversation = field(default_factory=Conversation)
-    chains: dict[int, MessageChain] = field(default_factory=dict)
-    step: int = 0
+    runner: RunnerRecord
+    conversation: Conversation
+    step: int = 0  # the prompt the conversation is on
+    agent_prompts: set[str] = field(default_factory=set)  # prompts the model gave the harness's agent tool
+    side_roots: list[Any] = field(default_factory=list)
 
     @property
-    def tip(self) -> ExchangeRecord:
-        return self.conversation.members[-1]
+    def history(self) -> list[HistoryMessage]:
+        return self.conversation.history
 
-    def carries_prompt(self, exchange: ExchangeRecord, step: int) -> bool:
-        if not self.prompts:
-            return True  # no prompts given: the caller does not know them, so any new turn is accepted
-        if step >= len(self.prompts):
-            return False
-        last = request_messages(exchange)[-1:] or [None]
-        return any(self.prompts[step] in text for text in message_texts(last[0]))
-
-    def answers_calls(self, exchange: ExchangeRecord, calls: set[str]) -> bool:
-        last = request_messages(exchange)[-1:] or [None]
-        answered = {str(b.get("tool_use_id")) for b in message_blocks(last[0]) if b.get("type") == "tool_result"}
-        return answered == calls
-
-    def read(self, exchange: ExchangeRecord) -> None:
-        chain = _chain(exchange)
-        if chain is None:
-            self.conversation.foreign.append(exchange.sequence)
-            return
-        self.chains[exchange.sequence] = chain
-        if not self.conversation.members:
-            self._start(exchange)
-            return
-        tip = self.chains[self.tip.sequence]
-        calls = _tool_calls(self.tip.response_body)
-        if tip.reply is not None and _continues(self.tip, exchange, self.chains):
-            self._next_turn(exchange, calls)
-        elif tip.reply is None and chain.messages == tip.messages:
-            self.conversation.members.append(exchange)  # a retry of a request that got no answer
-        elif tip.reply is not None and not calls and self._rebuilt(tip, chain, exchange):
-            self.conversation.rebuilt.append(exchange.sequence)
-            self._accept_step(exchange)
-        elif any(_continues(m, exchange, self.chains) for m in self.conversation.members[:-1]):
-            self.conversation.forks.append(exchange.sequence)
-        else:
-            self.conversation.foreign.append(exchange.sequence)
-
-    def _start(self, exchange: ExchangeRecord) -> None:
-        if len(request_messages(exchange)) == 1 and self.carries_prompt(exchange, 0):
-            self.conversation.members.append(exchange)
-        else:
-            self.conversation.foreign.append(exchange.sequence)
-
-    def _next_turn(self, exchange: ExchangeRecord, calls: set[str]) -> None:
-        if calls and self.answers_calls(exchange, calls):
-            self.conversation.members.append(exchange)
-        elif not calls and self.carries_prompt(exchange, self.step + 1):
-            self._accept_step(exchange)
-        else:
-            self.conversation.foreign.append(exchange.sequence)
-
-    def _accept_step(self, exchange: ExchangeRecord) -> None:
-        self.step += 1
-        self.conversation.members.append(exchange)
-
-    def _rebuilt(self, tip: MessageChain, chain: MessageChain, exchange: ExchangeRecord) -> bool:
-        root = self.chains[self.conversation.members[0].sequence]
-        return (
-            len(chain.messages) == len(tip.messages) + 2
-            and chain.messages[0] == root.messages[0]
-            and chain.messages[len(tip.messages)] == tip.reply
-            and self.carries_prompt(exchange, self.step + 1)
+    def find(self, kind: TamperKind, exchange: ExchangeRecord, message: int | None, detail: str) -> None:
+        self.conversation.findings.append(
+            TamperFinding(kind=kind, exchange=exchange.sequence, message=message, detail=detail[:400])
         )
 
+    def carries_prompt(self, message: Any, step: int) -> bool:
+        if step >= len(self.runner.prompts) or not isinstance(message, dict) or message.get("role") != "user":
+            return False
+        return prose_texts(message) == [self.runner.prompts[step].strip()] and not _results(message)
 
-def _same_call(given: dict[str, Any], repeated: dict[str, Any]) -> bool:
-    """A tool call the model gave and the harness repeated: same id, name and values, defaults added only."""
-    if any(given.get(key) != repeated.get(key) for key in ("type", "id", "name")):
+    def read(self, exchange: ExchangeRecord) -> None:
+        messages = request_messages(exchange)
+        if not self.runner.running(datetime.fromisoformat(exchange.started_at)):
+            self.find(
+                TamperKind.OUTSIDE_STEPS,
+                exchange,
+                len(messages) - 1 if messages else None,
+                f"a request arrived at {exchange.started_at}, while no step of the arm was running",
+            )
+        elif not self.conversation.members:
+            self._start(exchange, messages)
+        elif messages and same_message(self.history[0].message, messages[0], self.runner.cwd):
+            self._continue(exchange, messages)
+        elif messages and self._side(messages[0]):
+            self.conversation.side.append(exchange)
+        else:
+            self.find(
+                TamperKind.FOREIGN_REQUEST,
+                exchange,
+                0 if messages else None,
+                "a messages request that starts no conversation the runner or the harness began",
+            )
+
+    def _side(self, first: Any) -> bool:
+        """A sub-agent's request: its first message is a prompt the model gave the agent tool (or its root's)."""
+        if any(same_message(root, first, self.runner.cwd) for root in self.side_roots):
+            return True
+        prose = prose_texts(first) if isinstance(first, dict) and first.get("role") == "user" else []
+        if len(prose) == 1 and prose[0] in self.agent_prompts and not _results(first):
+            self.side_roots.append(first)
+            return True
         return False
-    mine, theirs = given.get("input"), repeated.get("input")
-    if not isinstance(mine, dict) or not isinstance(theirs, dict):
-        return bool(mine == theirs)
-    added = [theirs[key] for key in theirs.keys() - mine.keys()]
-    return all(theirs.get(key) == value for key, value in mine.items()) and not any(
-        isinstance(value, (str, list, dict)) for value in added
-    )
+
+    def _start(self, exchange: ExchangeRecord, messages: list[Any]) -> None:
+        if len(messages) == 1 and self.carries_prompt(messages[0], 0):
+            self._accept(exchange, messages[0])
+        else:
+            self.find(
+                TamperKind.FOREIGN_REQUEST,
+                exchange,
+                0 if messages else None,
+                "the first request does not carry the runner's first prompt alone",
+            )
+
+    def _continue(self, exchange: ExchangeRecord, messages: list[Any]) -> None:
+        known, new = len(self.history), len(messages) - 1
+        cwd = self.runner.cwd
+        differs = [i for i in range(min(new, known)) if not same_message(self.history[i].message, messages[i], cwd)]
+        if new < known:
+            retry = new == known - 1 and self.history[-1].message.get("role") == "user"
+            if retry and not differs and same_message(self.history[-1].message, messages[-1], cwd):
+                self._accept(exchange, None)  # the harness retrying a request that got no answer
+            else:
+                self.find(
+                    TamperKind.FORK,
+                    exchange,
+                    new,
+                    f"continues message {new - 1} of the conversation again, "
+                    f"which already goes on to message {known - 1}",
+                )
+            return
+        for index in differs:
+            self.find(TamperKind.REWRITTEN, exchange, index, "repeats the message otherwise than it was carried")
+        if new > known:
+            self.find(
+                TamperKind.REWRITTEN,
+                exchange,
+                known,
+                f"carries {new - known} message(s) before its new one that the conversation never carried",
+            )
+        self._turn(exchange, messages[-1], len(messages) - 1)
+
+    def _turn(self, exchange: ExchangeRecord, message: Any, index: int) -> None:
+        """The request's new user message, after the history's last message."""
+        last = self.history[-1].message
+        calls = {str(call.get("id")) for call in _calls(last)} if last.get("role") == "assistant" else set()
+        if calls and _results(message) == calls and not prose_texts(message):
+            self._accept(exchange, message)
+        elif last.get("role") == "assistant" and not calls and self.carries_prompt(message, self.step + 1):
+            self.step += 1
+            self._accept(exchange, message)
+        elif last.get("role") == "assistant" and not calls and self.agent_prompts and _notice(message):
+            self._accept(exchange, message)  # a harness notice about a sub-agent it runs in the background
+        else:
+            after = self.step + 1 >= len(self.runner.prompts) and last.get("role") == "assistant" and not calls
+            self.find(
+                TamperKind.UNSENT_TURN,
+                exchange,
+                index,
+                "a user turn the runner did not send" + (" after the arm's last answer" if after else ""),
+            )
+
+    def _accept(self, exchange: ExchangeRecord, message: Any) -> None:
+        self.conversation.members.append(exchange)
+        if message is not None:
+            self.history.append(HistoryMessage(len(self.history), exchange.sequence, message))
+        reply = _reply(exchange)
+        if reply is not None:
+            answer = {"role": "assistant", "content": reply}
+            self.history.append(HistoryMessage(len(self.history), exchange.sequence, answer))
+            self.agent_prompts.update(
+                str(call["input"]["prompt"]).strip()
+                for call in _calls(answer)
+                if call.get("name") in AGENT_TOOLS and isinstance(call.get("input"), dict) and "prompt" in call["input"]
+            )
 
 
-def repeats_answer(answer: Any, repeated: Any) -> bool:
-    """Whether ``repeated`` (a request's message) is ``answer`` (a messages response) as the harness repeats it."""
-    content = answer.get("content") if isinstance(answer, dict) and answer.get("type") == "message" else None
-    if not isinstance(content, list) or not isinstance(repeated, dict) or repeated.get("role") != "assistant":
-        return False
-    theirs = without_cache_control(repeated.get("content"))
-    if not isinstance(theirs, list) or len(theirs) != len(content):
-        return False
-    return all(
-        _same_call(mine, other)
-        if isinstance(mine, dict) and mine.get("type") == "tool_use" and isinstance(other, dict)
-        else without_cache_control(mine) == other
-        for mine, other in zip(content, theirs, strict=True)
-    )
+def _results(message: Any) -> set[str]:
+    return {str(b.get("tool_use_id")) for b in message_blocks(message) if b.get("type") == "tool_result"}
 
 
-def _continues(earlier: ExchangeRecord, later: ExchangeRecord, chains: dict[int, MessageChain]) -> bool:
-    """``later`` is ``earlier``'s messages, its answer (as the harness repeats it) and exactly one new message."""
-    before, after = chains[earlier.sequence], chains[later.sequence]
-    if before.reply is None or len(after.messages) != len(before.messages) + 2:
-        return False
-    size = len(before.messages)
-    return after.messages[:size] == before.messages and (
-        after.messages[size] == before.reply or repeats_answer(earlier.response_body, request_messages(later)[size])
-    )
+def _notice(message: Any) -> bool:
+    """A user message of harness reminders alone (what the harness sends when a background sub-agent reports)."""
+    texts = message_texts(message)
+    return bool(texts) and not prose_texts(message) and not _results(message)
 
 
-def harness_conversation(exchanges: Iterable[ExchangeRecord], prompts: Sequence[str] = ()) -> Conversation:
-    """The harness's conversation among ``exchanges``; ``prompts`` are the arm's prompts, in order."""
-    reader = _Reader(prompts)
+def harness_conversation(exchanges: Iterable[ExchangeRecord], runner: RunnerRecord) -> Conversation:
+    """The harness's conversation among ``exchanges``, chained from the runner's own record of the arm."""
+    reader = _Reader(runner, Conversation(cwd=runner.cwd))
     for exchange in sorted(exchanges, key=lambda e: e.sequence):
         if is_messages_request(exchange):
             reader.read(exchange)
     return reader.conversation
+
+
+def model_requests(conversation: Conversation) -> Sequence[ExchangeRecord]:
+    """Every request whose content reached a model of the arm by the harness's doing: members and sub-agents'."""
+    return [*conversation.members, *conversation.side]

@@ -17,11 +17,12 @@ from typing import Any
 
 from ..errors import ContractError
 from ..gateway.metering import TokenUsage
-from .transcript import Channel, Step, StepSource, ToolCall, ToolResult, Transcript
+from .transcript import Channel, ServerStatus, Step, StepSource, ToolCall, ToolResult, Transcript
 
-__all__ = ["hook_channel", "parse_claude_session"]
+__all__ = ["HOOK_SUCCESS", "hook_channel", "parse_claude_session"]
 
 HARNESS = "claude-code"
+HOOK_SUCCESS = "attachment:hook_success"  # the origin prefix of a hook's plain success record
 # Bookkeeping records that carry nothing the model was shown.
 _BOOKKEEPING = frozenset(
     {
@@ -119,6 +120,8 @@ def _attachment(record: dict[str, Any]) -> Iterator[_Draft]:
     elif _hook_failed(kind, attachment):  # a failing hook is the memory system's fault made visible: kept
         detail = str(attachment.get("stderr") or "") or text or f"exit code {attachment.get('exitCode')}"
         yield _Draft(StepSource.SYSTEM, f"{origin}:{hook}", detail)
+    elif kind == "hook_success":  # kept so a hook that failed on some calls is told from one that failed on all
+        yield _Draft(StepSource.SYSTEM, f"{HOOK_SUCCESS}:{hook}", text)
     elif kind == "instructions":
         yield from _instructions(attachment, origin)
     elif not kind.startswith("hook_"):  # other hook records are the hook runner's bookkeeping, not context
@@ -178,19 +181,30 @@ class _RunSummary:
     version: str | None
     cost_usd: float | None
     duration_ms: int | None
+    servers: tuple[tuple[str, str, str], ...]  # (name, status, error) of each MCP server the init event lists
+
+
+def _servers(init: dict[str, Any]) -> tuple[tuple[str, str, str], ...]:
+    listed = init.get("mcp_servers")
+    return tuple(
+        (str(server.get("name")), str(server.get("status")), str(server.get("error") or ""))
+        for server in (listed if isinstance(listed, list) else [])
+        if isinstance(server, dict)
+    )
 
 
 def _summarise_stream(data: bytes, what: str) -> _RunSummary:
     """One ``claude -p --output-format stream-json`` run: its init line and its final result line."""
     session_id = version = None
     cost = duration = None
+    servers: tuple[tuple[str, str, str], ...] = ()
     for record in _records(data, what):
         session_id = record.get("session_id", session_id)
         if record.get("type") == "system" and record.get("subtype") == "init":
-            version = record.get("claude_code_version")
+            version, servers = record.get("claude_code_version"), _servers(record)
         elif record.get("type") == "result":
             cost, duration = record.get("total_cost_usd"), record.get("duration_ms")
-    return _RunSummary(session_id, version, cost, duration)
+    return _RunSummary(session_id, version, cost, duration, servers)
 
 
 def _usage_once_per_response(drafts: Sequence[_Draft]) -> TokenUsage:
@@ -265,4 +279,14 @@ def parse_claude_session(session: bytes, streams: Sequence[bytes] = ()) -> Trans
         started_at=min(stamps) if stamps else None,
         finished_at=max(stamps) if stamps else None,
         unknown_record_types=tuple(sorted(unknown)),
+        runs=len(runs),
+        servers=_server_statuses(runs),
+    )
+
+
+def _server_statuses(runs: Sequence[_RunSummary]) -> tuple[ServerStatus, ...]:
+    return tuple(
+        ServerStatus(step=n, name=name, status=status, error=error)
+        for n, run in enumerate(runs)
+        for name, status, error in run.servers
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .gateway_view import tool_input_text
 from .memory import MemoryDeclaration
 from .transcript import Channel, Step, StepSource, Transcript
 
@@ -23,6 +24,10 @@ class DeliveringStep:
     index: int
     channel: Channel
     text: str
+    asked: str = ""  # a tool result's: its call's input (what the agent itself supplied)
+
+    def carries(self, needle: str) -> bool:
+        return needle in self.text and needle not in self.asked
 
 
 def hook_of(step: Step) -> str:
@@ -45,13 +50,18 @@ def memory_tool_call_ids(transcript: Transcript, memory: MemoryDeclaration) -> f
 def delivering_steps(transcript: Transcript, memory: MemoryDeclaration) -> tuple[DeliveringStep, ...]:
     """Every injected step and every memory-tool result, in transcript order."""
     calls = memory_tool_call_ids(transcript, memory)
+    asked = {
+        call.id: tool_input_text(call.input)
+        for step in transcript.by_source(StepSource.AGENT)
+        for call in step.tool_calls
+    }
     found = [
         DeliveringStep(step.index, step.channel, step.text)
         for step in transcript.by_source(StepSource.INJECTED)
         if step.channel is not None and memory.delivers(step.channel, hook_of(step))
     ]
     found += [
-        DeliveringStep(step.index, Channel.MEMORY_TOOL_RETRIEVAL, result.text)
+        DeliveringStep(step.index, Channel.MEMORY_TOOL_RETRIEVAL, result.text, asked.get(result.tool_use_id, ""))
         for step in transcript.by_source(StepSource.TOOL)
         for result in step.tool_results
         if result.tool_use_id in calls and not result.is_error

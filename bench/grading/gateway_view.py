@@ -1,8 +1,9 @@
 """What the gateway log says reached the model: the source delivery is read from, since the agent cannot write it.
 
-Only the harness's own conversation is read (:mod:`.chain`), and injected context only where the harness places
-it, in its own format ``<system-reminder>\\n<hookName> hook additional context: <text>\\n</system-reminder>`` (or
-``hook success: <text>`` for the plain standard output of a prompt-time or session-start hook):
+Only the harness's own conversation is read (:mod:`.chain`), each message as first carried (its history), and
+injected context only where the harness places it, in its own format
+``<system-reminder>\\n<hookName> hook additional context: <text>\\n</system-reminder>`` (or ``hook success: <text>``
+for the plain standard output of a prompt-time or session-start hook):
 
 - as a whole user-message text block, outside any tool result (prompt-time and session-start context; CLI 2.1.197
   placed a PostToolUse hook's block there too), which no tool of the agent can produce;
@@ -16,9 +17,10 @@ that is a whole user-message text block (CLI 2.1.332: the first message's), as `
 is>):``, a blank line and the file's text, up to the next such header or the end of the block. Like a prompt-time
 hook's block, no tool of the agent can produce one there.
 
-Assistant turns are never read as received: they are the model's own words. They are read to learn which tool a
-``tool_use`` id names, so that a tool result can be attributed to the memory system's declared MCP tools (the
-memory-tool channel) or to a call naming the memory's state (the state-read channel).
+Assistant turns are never read as received: they are the model's own words, read as the model's answer gave them,
+never as the harness repeated them (a repetition is only checked against the answer: :mod:`.chain`). They are read
+to learn which tool a ``tool_use`` id names, so that a tool result can be attributed to the memory system's declared
+MCP tools (the memory-tool channel), and what the agent did.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..gateway.exchange import ExchangeRecord
 from .chain import Conversation, message_blocks, message_texts, request_messages
 from .claude_code import hook_channel
+from .repeats import content_text, harness_input, same_call, split_reminders
 from .transcript import Channel
 
 __all__ = [
@@ -54,8 +58,6 @@ _HOOK_BLOCK = re.compile(
 # How the CLI names a file it loaded into its context: "Contents of /home/dev/.claude/CLAUDE.md (user's private
 # global instructions for all projects):" and a blank line, at the start of a line.
 _LOADED_FILE = re.compile(r"^Contents of (?P<path>/\S+) \([^\n]*\):\n\n", re.M)
-_REMINDER_START = "\n\n<system-reminder>\n"
-_REMINDER_END = "\n</system-reminder>"
 
 
 @dataclass(frozen=True)
@@ -65,14 +67,22 @@ class ReceivedContext:
     channel: Channel
     hook: str  # the hook's name, or the tool's name for a tool result
     text: str
+    asked: str = ""  # a tool result's: the call's input as the model gave it (what the agent itself supplied)
+
+    def carries(self, needle: str) -> bool:
+        """Whether the context carries ``needle`` as the memory's: a tool that echoes its call's input does not
+        deliver what the agent put into the call."""
+        return needle in self.text and needle not in self.asked
 
 
 @dataclass(frozen=True)
 class GatewayToolCall:
     sequence: int  # the exchange whose answer made the call
+    message: int  # the answer's index in the conversation
     id: str
     name: str
-    input: Any
+    input: Any  # as the model gave it
+    ran: Any  # as the harness ran it (its normalizations: :mod:`.repeats`)
 
 
 @dataclass(frozen=True)
@@ -86,86 +96,56 @@ class GatewayToolResult:
     is_error: bool
 
 
-def split_reminders(text: str) -> tuple[str, tuple[str, ...]]:
-    """A tool result's text as the tool's output and the reminder blocks appended after it (read from the end)."""
-    blocks: list[str] = []
-    rest = text.rstrip("\n")
-    while rest.endswith(_REMINDER_END):
-        start = rest.rfind(_REMINDER_START)
-        if start < 0:
-            break
-        blocks.insert(0, rest[start + 2 :])
-        rest = rest[:start]
-    return rest, tuple(blocks)
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    blocks = content if isinstance(content, list) else []
-    return "\n".join(b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
-
-
-def _names(messages: list[Any]) -> dict[str, str]:
-    return {
-        str(b.get("id")): str(b.get("name"))
-        for m in messages
-        if isinstance(m, dict) and m.get("role") == "assistant"
-        for b in message_blocks(m)
-        if b.get("type") == "tool_use"
-    }
-
-
 def tool_results(conversation: Conversation) -> tuple[GatewayToolResult, ...]:
-    """Every distinct tool result of the conversation (by tool_use id), as first carried."""
-    seen: dict[str, GatewayToolResult] = {}
-    for exchange in conversation.members:
-        messages = request_messages(exchange)
-        names = _names(messages)
-        for index, message in enumerate(messages):
-            if not isinstance(message, dict) or message.get("role") == "assistant":
-                continue
-            for block in message_blocks(message):
+    """Every tool result of the conversation, as first carried, in order."""
+    names = {call.id: call.name for call in tool_calls(conversation)}
+    found: list[GatewayToolResult] = []
+    for held in conversation.history:
+        if held.message.get("role") == "assistant":
+            continue
+        for block in message_blocks(held.message):
+            if block.get("type") == "tool_result":
                 call = str(block.get("tool_use_id"))
-                if block.get("type") != "tool_result" or call in seen:
-                    continue
-                output, reminders = split_reminders(_content_text(block.get("content")))
+                output, reminders = split_reminders(content_text(block.get("content")))
                 error = block.get("is_error") is True
-                seen[call] = GatewayToolResult(
-                    exchange.sequence, index, call, names.get(call, ""), output, reminders, error
+                found.append(
+                    GatewayToolResult(held.sequence, held.index, call, names.get(call, ""), output, reminders, error)
                 )
-    return tuple(seen.values())
+    return tuple(found)
 
 
 def tool_calls(conversation: Conversation) -> tuple[GatewayToolCall, ...]:
-    """Every tool call the model's answers in the conversation made, in order, as the harness repeated it when it
-    did (with its tools' defaults filled in, as the session file records it; :func:`.chain.repeats_answer`)."""
-    repeated: dict[str, Any] = {}
+    """Every tool call the model's answers in the conversation made, in order, with its input as the model gave it
+    and as the harness ran it (as a later request repeated it when one did: with its tools' defaults filled in, as
+    the session file records it; :mod:`.repeats`)."""
+    repeated: dict[str, dict[str, Any]] = {}
     for exchange in conversation.members:
         for message in request_messages(exchange):
             if isinstance(message, dict) and message.get("role") == "assistant":
-                repeated.update(
-                    {str(b.get("id")): b.get("input") for b in message_blocks(message) if b.get("type") == "tool_use"}
-                )
+                repeated.update({str(b.get("id")): b for b in message_blocks(message) if b.get("type") == "tool_use"})
     calls: list[GatewayToolCall] = []
-    for exchange in conversation.members:
-        body = exchange.response_body
-        content = body.get("content") if isinstance(body, dict) and body.get("type") == "message" else None
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                call = str(block.get("id"))
-                given = repeated.get(call, block.get("input"))
-                calls.append(GatewayToolCall(exchange.sequence, call, str(block.get("name")), given))
+    for held in conversation.history:
+        if held.message.get("role") != "assistant":
+            continue
+        for block in message_blocks(held.message):
+            if block.get("type") == "tool_use":
+                call, name = str(block.get("id")), str(block.get("name"))
+                again = repeated.get(call)
+                ran = (
+                    again.get("input")
+                    if again is not None and same_call(block, again, conversation.cwd)
+                    else harness_input(name, block.get("input"), conversation.cwd)
+                )
+                calls.append(GatewayToolCall(held.sequence, held.index, call, name, block.get("input"), ran))
     return tuple(calls)
 
 
 def _usermessage_blocks(conversation: Conversation) -> Iterator[tuple[int, int, str]]:
     """(sequence, message index, text) of every user-message text block outside tool results."""
-    for exchange in conversation.members:
-        for index, message in enumerate(request_messages(exchange)):
-            if isinstance(message, dict) and message.get("role") == "user":
-                for text in message_texts(message):
-                    yield exchange.sequence, index, text
+    for held in conversation.history:
+        if held.message.get("role") == "user":
+            for text in message_texts(held.message):
+                yield held.sequence, held.index, text
 
 
 def hook_contexts(conversation: Conversation) -> tuple[ReceivedContext, ...]:
@@ -188,15 +168,16 @@ def hook_contexts(conversation: Conversation) -> tuple[ReceivedContext, ...]:
     return tuple(sorted(seen.values(), key=lambda c: (c.sequence, c.message)))
 
 
-def static_contexts(conversation: Conversation, files: Collection[str]) -> tuple[ReceivedContext, ...]:
-    """The contents of each of ``files`` the harness loaded into the conversation, once per message and file."""
+def static_contexts(conversation: Conversation, files: Collection[str] | None) -> tuple[ReceivedContext, ...]:
+    """The contents of each of ``files`` (None: of every file) the harness loaded into the conversation, once per
+    message and file."""
     seen: dict[tuple[int, str, str], ReceivedContext] = {}
-    for sequence, message, text in _usermessage_blocks(conversation) if files else ():
+    for sequence, message, text in _usermessage_blocks(conversation) if files is None or files else ():
         if not text.startswith("<system-reminder>"):
             continue
         body = text.rstrip("\n").removesuffix("</system-reminder>")
         for header in _LOADED_FILE.finditer(body):
-            if header["path"] in files:
+            if files is None or header["path"] in files:
                 end = _LOADED_FILE.search(body, header.end())
                 content = body[header.end() : end.start() if end else len(body)].strip()
                 context = ReceivedContext(sequence, message, Channel.STATIC_CONTEXT, header["path"], content)
@@ -219,15 +200,32 @@ def user_texts(conversation: Conversation) -> tuple[str, ...]:
     return tuple(text for _, text in user_prompts(conversation))
 
 
+def _request_texts(exchange: ExchangeRecord) -> list[str]:
+    """Every non-assistant text of one request: its system prompt, its user messages' text and tool results."""
+    body = exchange.request_body
+    system = body.get("system") if isinstance(body, dict) else None
+    texts = [system] if isinstance(system, str) else [content_text(system)] if system else []
+    for message in request_messages(exchange):
+        if isinstance(message, dict) and message.get("role") != "assistant":
+            texts += [
+                content_text(b.get("content")) if b.get("type") == "tool_result" else str(b.get("text", ""))
+                for b in message_blocks(message)
+            ]
+    return texts
+
+
 def received_texts(conversation: Conversation) -> tuple[str, ...]:
-    """Every non-assistant text of the conversation: system prompt, user text blocks and tool results."""
+    """Every non-assistant text a model of the arm was sent by the harness: the conversation's system prompts, its
+    history's user text blocks and tool results, and everything its sub-agents were sent."""
     texts: list[str] = []
     for exchange in conversation.members:
         body = exchange.request_body
         system = body.get("system") if isinstance(body, dict) else None
-        texts += [system] if isinstance(system, str) else [_content_text(system)] if system else []
+        texts += [system] if isinstance(system, str) else [content_text(system)] if system else []
     texts += [text for _, _, text in _usermessage_blocks(conversation)]
     texts += [result.output + "".join(result.reminders) for result in tool_results(conversation)]
+    for exchange in conversation.side:
+        texts += _request_texts(exchange)
     return tuple(texts)
 
 

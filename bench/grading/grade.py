@@ -11,14 +11,18 @@ from typing import Literal
 
 from ..contracts import ContractModel, Document
 from ..gateway.exchange import ExchangeRecord
-from .chain import harness_conversation
+from .chain import Conversation, RunnerRecord, harness_conversation
+from .claude_code import HOOK_SUCCESS
+from .delivered import hook_of
 from .delivery import DeliveryGrade, answered, grade_delivery, received_contexts
 from .effort import ExplorationEffort, measure_effort
+from .gateway_view import static_contexts
 from .memory import MemoryDeclaration
+from .restored import RestoredState
 from .transcript import StepSource, Transcript
 from .used import UseGrade, grade_use
 
-__all__ = ["Grade", "OutcomeGrade", "grade", "hook_errors"]
+__all__ = ["Grade", "OutcomeGrade", "attachment_failures", "grade", "hook_errors"]
 
 
 class OutcomeGrade(ContractModel):
@@ -32,22 +36,56 @@ class OutcomeGrade(ContractModel):
 
 class Grade(Document):
     kind: Literal["grade"] = "grade"
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
     session_id: str
     delivered: DeliveryGrade
     hook_errors: tuple[str, ...] = ()  # "<hook>: <what it wrote>" for each hook that failed, in order
+    # The memory's attachment failing, as the harness showed it: a declared MCP server not connected, an installed
+    # hook that failed on every call, a declared file the harness never loaded. Such an arm is no measurement of
+    # the memory: it ends attachment-failed (bench.run.ending).
+    attachment_failures: tuple[str, ...] = ()
     used: UseGrade
     outcome: OutcomeGrade
     effort: ExplorationEffort
 
 
+def _hook_records(transcript: Transcript) -> list[tuple[str, bool, str]]:
+    """Every hook record of the transcript: (the hook's name, whether it succeeded, what it wrote)."""
+    records = [(hook_of(step), True, step.text) for step in transcript.by_source(StepSource.INJECTED) if hook_of(step)]
+    for step in transcript.by_source(StepSource.SYSTEM):
+        if step.origin.startswith("attachment:hook_"):
+            records.append((step.origin.split(":", 2)[-1], step.origin.startswith(HOOK_SUCCESS), step.text))
+    return records
+
+
 def hook_errors(transcript: Transcript) -> tuple[str, ...]:
     """The hooks that failed, as the transcript's hook records say (the parser keeps them as system steps)."""
-    return tuple(
-        f"{step.origin.split(':', 2)[-1]}: {step.text[:400]}"
-        for step in transcript.by_source(StepSource.SYSTEM)
-        if step.origin.startswith("attachment:hook_")
-    )
+    return tuple(f"{hook}: {text[:400]}" for hook, ok, text in _hook_records(transcript) if not ok)
+
+
+def attachment_failures(
+    transcript: Transcript, conversation: Conversation, memory: MemoryDeclaration
+) -> tuple[str, ...]:
+    """Where the arm's attachment failed: a declared MCP server any run reported not connected (or did not list),
+    an installed hook with failures and no success, a declared instructions file the harness never loaded."""
+    failures: list[str] = []
+    for name in memory.tool_servers:
+        for run in range(transcript.runs):
+            found = [s for s in transcript.servers if s.step == run and s.name == name]
+            status = found[0].status if found else "missing"
+            if status != "connected":
+                error = f": {found[0].error}" if found and found[0].error else ""
+                failures.append(f"MCP server {name} {status} in step {run}{error}")
+    records = _hook_records(transcript)
+    for installed in memory.hooks or ():
+        mine = [(ok, text) for hook, ok, text in records if installed.matches(hook)]
+        if mine and not any(ok for ok, _ in mine):
+            failures.append(f"hook {installed.event} failed on every call ({len(mine)}): {mine[-1][1][:300]}")
+    loaded = {context.hook for context in static_contexts(conversation, memory.static_files) if context.text}
+    failures += [
+        f"instructions file {path} never reached the model" for path in memory.static_files if path not in loaded
+    ]
+    return tuple(failures)
 
 
 def grade(
@@ -55,12 +93,18 @@ def grade(
     exchanges: Sequence[ExchangeRecord],
     memory: MemoryDeclaration,
     outcome: OutcomeGrade,
+    runner: RunnerRecord,
+    state: RestoredState | None = None,
 ) -> Grade:
+    """``runner`` is the runner's own record of the arm (its prompts, cwd and step times): the conversation is
+    chained from it. ``state`` is the runner's copy of the memory's restored state, taken before the arm ran."""
+    conversation = harness_conversation(exchanges, runner)
     return Grade(
         session_id=transcript.session_id,
-        delivered=grade_delivery(transcript, exchanges, memory),
+        delivered=grade_delivery(transcript, conversation, memory, state),
         hook_errors=hook_errors(transcript),
-        used=grade_use(transcript, memory, received_contexts(answered(harness_conversation(exchanges)), memory)),
+        attachment_failures=attachment_failures(transcript, conversation, memory),
+        used=grade_use(conversation, memory, received_contexts(answered(conversation), memory)),
         outcome=outcome,
         effort=measure_effort(transcript),
     )

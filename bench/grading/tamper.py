@@ -1,84 +1,123 @@
-"""The session file against the gateway: every record the grade relies on must be one the model was really sent.
+"""The session file against the gateway: the session file only cross-checks, and any disagreement is a finding.
 
-The session JSONL is the source of the normalised transcript, but the agent's user owns it and can append,
-change or delete records while it runs. So each record grading relies on is matched with the harness's
-conversation in the gateway log (:mod:`.chain`), which the agent cannot write:
+The session JSONL is the agent's user's own file: it can append, change or delete records while it runs. Grading
+reads what reached the model from the harness's conversation in the gateway log (:mod:`.chain`), which also
+carries its own findings; the session file is matched against it, record by record:
 
 - injected context: each hook's context in the transcript with the same hook's context placed by the harness in
   the conversation, as multisets (an added record and a deleted one both show), and each user-level instruction
   file the session file says was loaded with that file's contents as the harness placed them;
-- the agent's tool calls with the calls the model's answers made (id, name, input);
+- the agent's tool calls with the calls the model's answers made, by id (name, and input as the harness ran it:
+  :mod:`.repeats`);
 - tool results with the results the conversation carried (id, and the tool's output without reminder blocks at
   its end, on both sides: the harness appends its own there in what it sends, never in the session file);
 - the prompts the transcript records with the text the conversation carried.
 
-A difference is a finding that marks the arm tampered; a conversation that forks (two requests continuing one
-request) is one too. The findings name what differs, never the agent's intent.
+Every finding (:class:`~.findings.TamperFinding`) names where it is: the conversation's message for what the model
+was sent, the transcript's step for what only the session file holds.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable
 
 from ..contracts import canonical_json
 from .chain import Conversation
 from .delivered import hook_of
-from .gateway_view import hook_contexts, split_reminders, static_contexts, tool_calls, tool_results, user_texts
+from .findings import TamperFinding, TamperKind
+from .gateway_view import hook_contexts, split_reminders, static_contexts, tool_calls, tool_results, user_prompts
+from .repeats import same_call
 from .transcript import Channel, StepSource, Transcript
 
 __all__ = ["tamper_findings"]
 
 _SPACE = re.compile(r"\s+")
+_QUOTED = 160
 
 
 def _norm(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def _compare(what: str, transcript: Iterable[str], gateway: Iterable[str]) -> list[str]:
-    """Findings for items the transcript has beyond the gateway's (added) and the other way (missing)."""
-    mine, theirs = Counter(transcript), Counter(gateway)
-    findings = [f"{what} in the session file but never sent to the model: {item[:160]!r}" for item in mine - theirs]
+def _compare(what: str, session: Iterable[tuple[int, str]], sent: Iterable[tuple[int, str]]) -> list[TamperFinding]:
+    """Findings for items (step or message index, text) on one side only, matched as multisets of their text."""
+    unmatched_sent = list(sent)
+    findings: list[TamperFinding] = []
+    for step, item in session:
+        match = next((n for n, (_, other) in enumerate(unmatched_sent) if other == item), None)
+        if match is None:
+            findings.append(
+                TamperFinding(
+                    kind=TamperKind.SESSION_ADDED,
+                    step=step,
+                    detail=f"{what} the model was never sent: {item[:_QUOTED]!r}",
+                )
+            )
+        else:
+            del unmatched_sent[match]
     findings += [
-        f"{what} sent to the model but missing from the session file: {item[:160]!r}" for item in theirs - mine
+        TamperFinding(
+            kind=TamperKind.SESSION_MISSING,
+            message=message,
+            detail=f"{what} the session file does not record: {item[:_QUOTED]!r}",
+        )
+        for message, item in unmatched_sent
     ]
     return findings
 
 
-def _call(call: str, name: str, given: object) -> str:
-    return f"{call} {name} {canonical_json(given).decode()}"
-
-
-def tamper_findings(transcript: Transcript, conversation: Conversation) -> tuple[str, ...]:
-    """What the session file and the harness's conversation disagree on; empty when they agree."""
-    findings = [
-        f"exchange {s} continues an earlier request a second time: the conversation forks" for s in conversation.forks
+def _call_findings(transcript: Transcript, conversation: Conversation) -> list[TamperFinding]:
+    """The agent's calls in the session file against the model's own, by id."""
+    made = {call.id: call for call in tool_calls(conversation)}
+    recorded = [(step.index, call) for step in transcript.by_source(StepSource.AGENT) for call in step.tool_calls]
+    findings = []
+    for step, call in recorded:
+        model = made.pop(call.id, None)
+        given = {"type": "tool_use", "id": call.id, "name": call.name, "input": call.input}
+        if model is None or not same_call({**given, "name": model.name, "input": model.input}, given, conversation.cwd):
+            detail = f"tool call {call.id} {call.name} {canonical_json(call.input).decode()}"
+            findings.append(
+                TamperFinding(
+                    kind=TamperKind.SESSION_ADDED, step=step, detail=f"{detail[:300]}: not as the model made it"
+                )
+            )
+    findings += [
+        TamperFinding(
+            kind=TamperKind.SESSION_MISSING,
+            exchange=call.sequence,
+            message=call.message,
+            detail=f"the model's tool call {call.id} {call.name} is not in the session file",
+        )
+        for call in made.values()
     ]
+    return findings
+
+
+def tamper_findings(transcript: Transcript, conversation: Conversation) -> tuple[TamperFinding, ...]:
+    """What the conversation itself and the session file against it show; empty when both are the harness's."""
+    findings = list(conversation.findings)
     if not conversation.members:
         if transcript.steps:
-            findings.append("the session file records a conversation the gateway never saw")
+            findings.append(
+                TamperFinding(
+                    kind=TamperKind.SESSION_ADDED,
+                    detail="the session file records a conversation the gateway never saw",
+                )
+            )
         return tuple(findings)
-    injected = [f"{hook_of(s)}: {_norm(s.text)}" for s in transcript.by_source(StepSource.INJECTED)]
+    injected = [(s.index, f"{hook_of(s)}: {_norm(s.text)}") for s in transcript.by_source(StepSource.INJECTED)]
     files = {hook_of(s) for s in transcript.by_source(StepSource.INJECTED) if s.channel is Channel.STATIC_CONTEXT}
     contexts = hook_contexts(conversation) + static_contexts(conversation, files)
-    placed = [f"{c.hook}: {_norm(c.text)}" for c in contexts]
-    findings += _compare("injected context", injected, placed)
-    calls = [
-        _call(call.id, call.name, call.input)
-        for step in transcript.by_source(StepSource.AGENT)
-        for call in step.tool_calls
-    ]
-    sent = [_call(call.id, call.name, call.input) for call in tool_calls(conversation)]
-    findings += _compare("a tool call", calls, sent)
+    findings += _compare("injected context", injected, [(c.message, f"{c.hook}: {_norm(c.text)}") for c in contexts])
+    findings += _call_findings(transcript, conversation)
     results = [
-        f"{result.tool_use_id}: {_norm(split_reminders(result.text)[0])}"
+        (step.index, f"{result.tool_use_id}: {_norm(split_reminders(result.text)[0])}")
         for step in transcript.by_source(StepSource.TOOL)
         for result in step.tool_results
     ]
-    carried = [f"{result.tool_use_id}: {_norm(result.output)}" for result in tool_results(conversation)]
+    carried = [(r.message, f"{r.tool_use_id}: {_norm(r.output)}") for r in tool_results(conversation)]
     findings += _compare("a tool result", results, carried)
-    prompts = [_norm(step.text) for step in transcript.by_source(StepSource.USER)]
-    findings += _compare("a user message", prompts, [_norm(text) for text in user_texts(conversation)])
+    prompts = [(step.index, _norm(step.text)) for step in transcript.by_source(StepSource.USER)]
+    findings += _compare("a user message", prompts, [(m, _norm(text)) for m, text in user_prompts(conversation)])
     return tuple(findings)

@@ -14,7 +14,7 @@ from pydantic import Field, JsonValue, model_validator
 from ..contracts import ContractModel, Document
 from ..gateway.metering import TokenUsage
 
-__all__ = ["Channel", "Step", "StepSource", "ToolCall", "ToolResult", "Transcript"]
+__all__ = ["Channel", "ServerStatus", "Step", "StepSource", "ToolCall", "ToolResult", "Transcript"]
 
 
 class StepSource(StrEnum):
@@ -75,6 +75,15 @@ class Step(ContractModel):
         return self
 
 
+class ServerStatus(ContractModel):
+    """An MCP server as a step's harness reported it when it started (Claude Code: the init event's ``mcp_servers``)."""
+
+    step: int = Field(ge=0)  # the run (stream) that reported it
+    name: str
+    status: str  # "connected" when it is up; "failed", "pending", ... otherwise
+    error: str = ""
+
+
 class Transcript(Document):
     kind: Literal["agent-transcript"] = "agent-transcript"
     schema_version: Literal[1] = 1
@@ -88,6 +97,8 @@ class Transcript(Document):
     started_at: str | None
     finished_at: str | None
     unknown_record_types: tuple[str, ...]  # tolerated and skipped; listed so a new harness version is noticed
+    runs: int = Field(default=0, ge=0)  # the harness runs (stream outputs) read besides the session file
+    servers: tuple[ServerStatus, ...] = ()  # every MCP server each run reported at its start
 
     @model_validator(mode="after")
     def _indexed_in_order(self) -> Self:

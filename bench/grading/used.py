@@ -1,14 +1,17 @@
 """Layer two, used: did the agent act on something only the delivered memory said.
 
+Read from the harness's conversation in the gateway log, like delivery: what the model was sent, and the model's
+own answers (never the session file, which only cross-checks: :mod:`.tamper`). Messages are placed by their index
+in the conversation.
+
 Definition. A marker (an anchored path or an identifier the challenge declares) is *used* when all hold:
-  1. a delivering step (an injected step, or a result of the memory system's own tool) contains the marker, and
-     the gateway agrees: context of the same channel in the harness's conversation carried it too (like
-     delivery, use is never read from the session file alone);
-  2. a later agent step makes a tool call whose input contains the marker in some string value outside a
+  1. context of one of the memory's channels (:func:`.delivery.received_contexts`) carried the marker (a memory
+     tool's result not merely echoing its call's input);
+  2. a later answer of the model makes a tool call whose input contains the marker in some string value outside a
      comment (opening the anchored file, passing the identifier to a command): acting, not talking. A marker the
      agent wrote only into a comment (``#`` or ``//`` to the end of a line) is the agent's own note, not an act;
-  3. no user, system or attachment step and no other tool result before that call contained the marker: the
-     agent had no other source.
+  3. nothing else the model was sent before that call carried the marker: the system prompt, the user's prompts,
+     the harness's other reminders, any other tool's output. The agent had no other source.
 Rule 3 is deliberately conservative: an agent that saw the file listed by ``ls`` and then also got the memory
 is not counted as using it, so "used" can under-count but never credits the memory with what the workspace
 already showed. Agent text that merely mentions a marker is never use.
@@ -22,19 +25,20 @@ from collections.abc import Iterator, Sequence
 from pydantic import JsonValue
 
 from ..contracts import ContractModel
-from .delivered import DeliveringStep, delivering_steps, memory_tool_call_ids
-from .gateway_view import ReceivedContext
+from .chain import Conversation, message_texts
+from .gateway_view import ReceivedContext, tool_calls, tool_results
 from .memory import MemoryDeclaration
-from .transcript import Channel, Step, StepSource, ToolCall, Transcript
+from .repeats import content_text
+from .transcript import Channel
 
 __all__ = ["UseEvidence", "UseGrade", "grade_use"]
 
 
 class UseEvidence(ContractModel):
     marker: str
-    channel: Channel  # the channel of the delivering step
-    delivered_at: int  # step index of the delivery
-    used_at: int  # step index of the acting tool call
+    channel: Channel  # the channel of the delivering context
+    delivered_at: int  # the conversation's message that carried it
+    used_at: int  # the conversation's message (the model's answer) that made the acting call
     tool: str
 
 
@@ -61,68 +65,59 @@ def _strings(value: JsonValue) -> Iterator[str]:
 _COMMENT = re.compile(r"(?:#|//).*$", re.M)
 
 
-def _acts_on(call: ToolCall, marker: str) -> bool:
+def _acts_on(given: JsonValue, marker: str) -> bool:
     """The call's input names the marker somewhere other than a comment the agent wrote."""
-    return any(marker in _COMMENT.sub("", text) for text in _strings(call.input))
+    return any(marker in _COMMENT.sub("", text) for text in _strings(given))
 
 
-def _seen_elsewhere(step: Step, marker: str, memory_calls: frozenset[str]) -> bool:
-    if step.source in (StepSource.USER, StepSource.SYSTEM):
-        return marker in step.text
-    return step.source is StepSource.TOOL and any(
-        marker in result.text for result in step.tool_results if result.tool_use_id not in memory_calls
-    )
+def _elsewhere(conversation: Conversation, received: Sequence[ReceivedContext]) -> list[tuple[int, str]]:
+    """Everything the model was sent that is not the memory's context, by message (-1: the system prompt)."""
+    first = conversation.members[0].request_body if conversation.members else None
+    system = first.get("system") if isinstance(first, dict) else None
+    texts: list[tuple[int, str]] = [(-1, content_text(system) if not isinstance(system, str) else system)]
+    credited: dict[int, list[str]] = {}
+    for context in received:
+        credited.setdefault(context.message, []).append(context.text)
+
+    def without_credited(message: int, text: str) -> str:
+        for context in credited.get(message, ()):
+            text = text.replace(context, "")
+        return text
+
+    for held in conversation.history:
+        if held.message.get("role") == "user":
+            texts += [(held.index, without_credited(held.index, text)) for text in message_texts(held.message)]
+    memory_results = {(c.message, c.hook) for c in received if c.channel is Channel.MEMORY_TOOL_RETRIEVAL}
+    for result in tool_results(conversation):
+        if (result.message, result.tool) not in memory_results:
+            texts.append((result.message, result.output))
+        texts += [(result.message, without_credited(result.message, reminder)) for reminder in result.reminders]
+    return texts
 
 
-def _overlap(step: str, sent: str) -> bool:
-    """The session's step and the gateway's context are the same text (up to spacing)."""
-    return " ".join(step.split()) == " ".join(sent.split())
-
-
-def _use_of(
-    transcript: Transcript, marker: str, delivering: tuple[DeliveringStep, ...], memory_calls: frozenset[str]
-) -> UseEvidence | str | None:
-    """Evidence of use; the marker itself when it was acted on but seen elsewhere first; None when never acted on."""
-    delivery = next((step for step in delivering if marker in step.text), None)
-    if delivery is None:
-        return None
-    seen_elsewhere = False
-    for step in transcript.steps:
-        if step.index > delivery.index and step.source is StepSource.AGENT:
-            for call in step.tool_calls:
-                if _acts_on(call, marker):
-                    if seen_elsewhere:
-                        return marker
-                    return UseEvidence(
-                        marker=marker,
-                        channel=delivery.channel,
-                        delivered_at=delivery.index,
-                        used_at=step.index,
-                        tool=call.name,
-                    )
-        seen_elsewhere = seen_elsewhere or _seen_elsewhere(step, marker, memory_calls)
-    return None
-
-
-def grade_use(
-    transcript: Transcript, memory: MemoryDeclaration, received: Sequence[ReceivedContext] | None = None
-) -> UseGrade:
-    """``received`` is what the memory's channels carried by the gateway's record (:func:`.delivery.received_contexts`);
-    None only where no gateway log exists (reading a session alone), when nothing is cross-checked."""
+def grade_use(conversation: Conversation, memory: MemoryDeclaration, received: Sequence[ReceivedContext]) -> UseGrade:
+    """``received``: what the memory's channels carried, by the gateway (:func:`.delivery.received_contexts`)."""
     evidence: list[UseEvidence] = []
     unattributable: list[str] = []
-    delivering = delivering_steps(transcript, memory)
-    if received is not None:
-        delivering = tuple(
-            step
-            for step in delivering
-            if any(context.channel is step.channel and _overlap(step.text, context.text) for context in received)
-        )
-    memory_calls = memory_tool_call_ids(transcript, memory)
+    elsewhere = _elsewhere(conversation, received)
+    calls = tool_calls(conversation)
     for marker in memory.markers:
-        found = _use_of(transcript, marker, delivering, memory_calls)
-        if isinstance(found, UseEvidence):
-            evidence.append(found)
-        elif found is not None:
-            unattributable.append(found)
+        delivery = min((c for c in received if c.carries(marker)), key=lambda c: c.message, default=None)
+        if delivery is None:
+            continue
+        act = next((c for c in calls if c.message > delivery.message and _acts_on(c.input, marker)), None)
+        if act is None:
+            continue
+        if any(marker in text for message, text in elsewhere if message < act.message):
+            unattributable.append(marker)
+        else:
+            evidence.append(
+                UseEvidence(
+                    marker=marker,
+                    channel=delivery.channel,
+                    delivered_at=delivery.message,
+                    used_at=act.message,
+                    tool=act.name,
+                )
+            )
     return UseGrade(evidence=tuple(evidence), unattributable=tuple(unattributable))

@@ -17,7 +17,7 @@ from ahocorasick_rs import MATCHKIND_LEFTMOST_FIRST, BytesAhoCorasick
 
 from ..contracts import Digest, PortablePath
 from ..store import EntryKind, Store, walk_tree
-from .markers import HARNESS_TERMS, harness_terms
+from .markers import HARNESS_TERMS, condition_terms, harness_terms
 
 __all__ = ["CHUNK", "IdentityFinding", "ScanTally", "TermStream", "scan_tar", "scan_tree"]
 
@@ -76,14 +76,16 @@ def _entry_findings(path: str, link: str = "") -> list[IdentityFinding]:
 
 
 def scan_tar(stream: BinaryIO, tally: ScanTally | None = None) -> Iterator[IdentityFinding]:
-    """Every harness term in the paths, link targets and regular files' contents of the tar read from ``stream``,
-    which is read once, front to back (a pipe will do)."""
+    """Every harness term in the paths, link targets and regular files' contents of the tar read from ``stream``
+    (an image's filesystem), and every condition word in its paths and link targets; read once, front to back."""
     tally = tally if tally is not None else ScanTally()
     with tarfile.open(fileobj=stream, mode="r|") as archive:
         for member in archive:
             path = member.name.removeprefix("./")
             tally.entries += 1
             yield from _entry_findings(path, member.linkname)
+            for term in dict.fromkeys(condition_terms(path) + condition_terms(member.linkname)):
+                yield IdentityFinding(path, None, term)
             content = archive.extractfile(member) if member.isreg() else None
             if content is None:
                 continue

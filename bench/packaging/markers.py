@@ -19,10 +19,12 @@ from ahocorasick_rs import MATCHKIND_LEFTMOST_FIRST, BytesAhoCorasick
 from .patterns import CANDIDATE_NAMES, auto_loaded_match
 
 __all__ = [
+    "CONDITION_TERMS",
     "HARNESS_TERMS",
     "FindingKind",
     "Hit",
     "TextScanner",
+    "condition_terms",
     "harness_terms",
     "identity_terms",
     "path_markers",
@@ -44,6 +46,12 @@ class FindingKind(enum.StrEnum):
 # "trial", "synthetic" and "ground truth" are NOT here: they occur naturally in real project knowledge and would
 # make certification cry wolf. They are checked everywhere: paths, file contents, prompts, graph nodes.
 HARNESS_TERMS: tuple[str, ...] = ("stele-bench", "stele_bench", "stelebench", "stele bench")
+
+# The words that name an arm's condition, looked for as whole words in an image's paths and link targets (never in
+# file contents, where they are ordinary prose): an image a condition's arm runs in must not say which it is.
+# "control", "memory" and "harness" are left out: an ordinary Debian image has paths with each (dpkg's control
+# files, Python's shared_memory, Perl's TAP::Harness).
+CONDITION_TERMS: tuple[str, ...] = ("treatment", "baseline", "experiment", "condition", "fixture")
 
 # The stricter set, checked only against a graph's identity fields (the project, workspace and branch names the
 # apparatus writes itself), never against node bodies, where "test fixtures" is ordinary prose.
@@ -178,6 +186,12 @@ def path_markers(path: str) -> Iterator[tuple[FindingKind, str]]:
         yield from _name_markers(path, name)
     for term in harness_terms(path):
         yield FindingKind.BENCHMARK_AWARENESS, term
+
+
+def condition_terms(text: str) -> list[str]:
+    """The :data:`CONDITION_TERMS` among the whole words of ``text`` (camelCase and snake_case split)."""
+    words = set(_WORDS.findall(re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower()))
+    return [term for term in CONDITION_TERMS if term in words]
 
 
 def harness_terms(text: str) -> list[str]:

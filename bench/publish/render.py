@@ -276,6 +276,13 @@ def _admissions(
     return _table(header, rows, caption, [e[5].decision.value for e in entries])
 
 
+def _exclusions(summary: StatisticsSummary) -> str:
+    """Per treatment condition, how many of its pairs were excluded for each reason."""
+    rows = [[escape(c.condition), c.reason.value, str(c.pairs)] for c in summary.exclusions]
+    caption = "Excluded pairs per memory system and reason"
+    return _table(["memory system", "reason", "excluded"], rows, caption) if rows else ""
+
+
 def _trends(summary: StatisticsSummary) -> str:
     by_key: dict[Digest, list[Cell]] = {}
     for cell in summary.cells:
@@ -318,7 +325,11 @@ def render_report(
         ("comparisons", "Effects across challenges, with the power to find them", _comparisons(summary)),
         ("layers", "Grading layers: delivered, used, outcome", _layers(summary)),
         ("continuous", "Continuous measures", _continuous(summary)),
-        ("admissions", "Admission decisions", _admissions(records, admissions, pages) + _unobserved(records)),
+        (
+            "admissions",
+            "Admission decisions",
+            _exclusions(summary) + _admissions(records, admissions, pages) + _unobserved(records),
+        ),
         ("trends", "Trends per comparability key across builds", _trends(summary)),
         ("verification", "What a reader re-derives, and what rests on the signature", _VERIFICATION),
     ]

@@ -1,4 +1,5 @@
-"""The ``analyze`` stage: the statistics summary of the records the admissions admit.
+"""The ``analyze`` stage: the statistics summary of the records the admissions admit, and the count of the others
+by treatment condition and reason.
 
 Its inputs are the records and admissions themselves (documents, not a tree), so ``verify`` re-runs it from a
 bundle's ``records/`` and ``admissions/`` alone. The confidence comes in as a param.
@@ -8,7 +9,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from ..analysis import AdmissionDecision, PairedAttempt, Preregistration, StatisticsSummary, admitted, summarize
+from ..analysis import (
+    AdmissionDecision,
+    PairedAttempt,
+    Preregistration,
+    StatisticsSummary,
+    admitted,
+    exclusion_counts,
+    summarize,
+)
 from ..contracts import BlobDigest, ContractModel, Digest, Ref
 from ..publish.bundle import MANIFESTS, parse_document
 from ..stages import SUPPLIED, Ports, StageContext, StageKind, stage
@@ -54,5 +63,5 @@ def analyze(context: StageContext, inputs: AnalyzeInputs, params: AnalyzeParams)
         parse_document(f"{MANIFESTS}/{name}.json", context.store.get_bytes(digest), Preregistration)
         for name, digest in sorted(inputs.preregistrations.items())
     ]
-    summary = summarize(admitted(records, decisions), params.confidence, plans)
+    summary = summarize(admitted(records, decisions), params.confidence, plans, exclusion_counts(records, decisions))
     return AnalyzeOutputs(summary=context.store.put_document(summary))

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..agent import arm_record as agent_records
 from ..agent import rederive_injected as agent_rederive
+from ..agent import replay_tools as agent_replay
 from ..agent.paired_attempt import paired_attempt
 from ..analysis import admission as analysis_admission
 from ..analysis import attempt_record as analysis_records
@@ -22,6 +23,7 @@ from ..contracts.registry import ContractRegistry
 from ..fence import caps as fence_caps
 from ..fence import config as fence_config
 from ..fence import fence_record as fence_records
+from ..grading import restored as grading_restored
 from ..packaging import PUBLIC_CONTRACTS as PACKAGING_CONTRACTS
 from ..packaging.certify import certify
 from ..packaging.corpus import corpus
@@ -112,6 +114,8 @@ CONTRACTS = ContractRegistry(
         *PACKAGING_CONTRACTS,
         *agent_records.PUBLIC_CONTRACTS,
         *agent_rederive.PUBLIC_CONTRACTS,
+        *agent_replay.PUBLIC_CONTRACTS,
+        *grading_restored.PUBLIC_CONTRACTS,
         *run_grade.PUBLIC_CONTRACTS,
         *sandbox_images.PUBLIC_CONTRACTS,
     ]

@@ -25,9 +25,10 @@ class Ending:
     note: str  # what happened, in the record's words
 
 
-def arm_ending(arm: ArmRecord, budget: Budget | None, tokens: int) -> Ending:
-    """The arm's ending; the first that applies of the provider's stop, crashed, timed out, capped, harness failed,
-    finished. The provider's stop comes first: what the harness did after its model stopped answering is the
+def arm_ending(arm: ArmRecord, budget: Budget | None, tokens: int, attachment_failures: tuple[str, ...] = ()) -> Ending:
+    """The arm's ending; the first that applies of the provider's stop, crashed, attachment failed
+    (``attachment_failures``, the grade's: the memory never was what the arm measured), timed out, capped, harness
+    failed, finished. The provider's stop comes first: what the harness did after its model stopped answering is the
     provider's doing."""
     exits = [(step.exit_code, step.timed_out) for step in arm.steps]
     if arm.stop is not None:
@@ -37,6 +38,8 @@ def arm_ending(arm: ArmRecord, budget: Budget | None, tokens: int) -> Ending:
         return Ending(ending, f"the gateway stopped the arm: {_STOP_NOTES[arm.stop]} (steps: {exits})")
     if arm.session is None:
         return Ending(ArmEnding.CRASHED, f"no session was written (steps' exits and timeouts: {exits})")
+    if attachment_failures:
+        return Ending(ArmEnding.ATTACHMENT_FAILED, "; ".join(attachment_failures))
     if any(step.timed_out for step in arm.steps):
         return Ending(ArmEnding.TIMED_OUT, f"a step was killed at the deadline (steps: {exits})")
     cents = arm.spent_usd * 100
@@ -80,6 +83,7 @@ _REASONS = {
     ArmEnding.CAPPED: ReasonCode.CAPPED,
     ArmEnding.PROVIDER_FAILED: ReasonCode.PROVIDER_FAILED,
     ArmEnding.PROVIDER_MALFORMED: ReasonCode.PROVIDER_MALFORMED,
+    ArmEnding.ATTACHMENT_FAILED: ReasonCode.ATTACHMENT_FAILED,
 }
 
 

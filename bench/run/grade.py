@@ -26,6 +26,7 @@ from ..contracts import ContractModel, Document, Ref
 from ..errors import StageError
 from ..gateway.metering import TokenUsage
 from ..grading import Grade, MemoryDeclaration, OutcomeGrade, Transcript, grade, parse_claude_session
+from ..grading.restored import RestoredState
 from ..sandbox.audit import AuditReceipt
 from ..sandbox.backends import ProcessOutcome
 from ..sandbox.verify import VerifierResult
@@ -44,7 +45,7 @@ class GradeParams(ContractModel):
 
 class ArmGrade(Document):
     kind: Literal["arm-grade"] = "arm-grade"
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
     arm: Ref[ArmRecord]
     condition: ConditionName
     transcript: Ref[Transcript]
@@ -76,6 +77,11 @@ def _transcript(store: Store, arm: ArmRecord) -> Transcript:
     )  # fmt: skip
 
 
+def _restored(store: Store, arm: ArmRecord) -> RestoredState | None:
+    """What grading reads of the runner's copy of the treatment's restored state; None for an arm without one."""
+    return None if arm.restored is None else store.get_document(arm.restored, RestoredState)
+
+
 def grade_arm(
     store: Store, arm_digest: Ref[ArmRecord], memory: MemoryDeclaration, verifier: VerifierResult, audit: AuditReceipt
 ) -> ArmGrade:
@@ -86,7 +92,8 @@ def grade_arm(
     outcome = OutcomeGrade(
         verifier_passed=verifier.outcome is ProcessOutcome.SUCCEEDED, audit_clean=not audit.reward_forced_zero
     )
-    graded = grade(transcript, read_exchange_log(store, arm.exchanges), memory, outcome)
+    exchanges = read_exchange_log(store, arm.exchanges)
+    graded = grade(transcript, exchanges, memory, outcome, arm.runner(), _restored(store, arm))
     scored = arm.steps[arm.scored_step] if arm.steps else None
     return ArmGrade(
         arm=arm_digest,
@@ -107,7 +114,7 @@ def arm_result(store: Store, graded: ArmGrade, budget: Budget | None = None) -> 
     arm = store.get_document(graded.arm, ArmRecord)
     usage = store.get_document(graded.transcript, Transcript).usage
     tokens = sum(usage.model_dump().values())  # every counted token, cached ones included
-    ended = arm_ending(arm, budget, tokens)
+    ended = arm_ending(arm, budget, tokens, graded.grade.attachment_failures)
     delivery = graded.grade.delivered
     delivered = delivery.delivered  # by the gateway's record, the session file agreeing, nothing tampered
     return ArmResult(
@@ -115,7 +122,10 @@ def arm_result(store: Store, graded: ArmGrade, budget: Budget | None = None) -> 
         ending=ended.ending,
         ending_note="" if ended.ending is ArmEnding.FINISHED else ended.note,
         audit_clean=graded.grade.outcome.audit_clean,
-        tampered=tuple(finding[:400] for finding in delivery.tampered),
+        tampered=tuple(str(finding)[:400] for finding in delivery.tampered),
+        foreign_channels=tuple(channel[:400] for channel in delivery.foreign_channels),
+        not_rederived=tuple(finding[:400] for finding in delivery.not_rederived),
+        state_reads=tuple(read[:400] for read in delivery.state_reads),
         received_phrases=delivery.received_by_model,
         delivered=delivered,
         delivered_via=tuple(found.channel.value for found in delivery.channels if found.gateway_phrases)

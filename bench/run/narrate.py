@@ -15,6 +15,7 @@ from decimal import Decimal
 
 from ..agent.arm_record import ArmRecord, PairRecord
 from ..analysis.admission import AdmissionDecision
+from ..analysis.attempt_record import ArmEnding
 from ..contracts import Digest
 from ..errors import BenchError
 from ..gateway.config import Mode
@@ -33,8 +34,11 @@ Describe = Callable[[Store, dict[str, str]], str | None]
 def _grade(store: Store, outputs: dict[str, str]) -> str:
     graded = store.get_document(Digest(outputs["grade"]), ArmGrade)
     result = arm_result(store, graded)
+    if result.ending is ArmEnding.ATTACHMENT_FAILED:
+        return f"{graded.condition}: attachment failed ({result.ending_note})"
     delivered = f"memory delivered ({', '.join(result.delivered_via)})" if result.delivered else "memory not delivered"
-    return f"{graded.condition}: {result.outcome.value}, {delivered}"
+    found = graded.grade.delivered.tampered
+    return f"{graded.condition}: {result.outcome.value}, {delivered}" + (f"; tampered: {found[0]}" if found else "")
 
 
 def _pair(store: Store, outputs: dict[str, str]) -> str:
@@ -65,7 +69,9 @@ def _certification(store: Store, outputs: dict[str, str]) -> str:
 
 def _admission(store: Store, outputs: dict[str, str]) -> str:
     decision = store.get_document(Digest(outputs["admission"]), AdmissionDecision)
-    return decision.decision.value if decision.decision.value == "admitted" else f"excluded: {decision.reason.value}"
+    if decision.decision.value == "admitted":
+        return decision.decision.value
+    return f"excluded: {decision.reason.value} ({decision.note[:200]})"
 
 
 @functools.cache

@@ -63,7 +63,7 @@ from .publish import publish_stage
 from .report import ReportParams, report
 from .view import ViewParams, page_label, view
 
-__all__ = ["SuiteRun", "suite_plan"]
+__all__ = ["SuiteRun", "arm_memory", "suite_plan"]
 
 CONTROL_CONDITION = "no-memory"
 
@@ -365,16 +365,32 @@ def _attempt_params(run: SuiteRun, name: str, attempt: int) -> PairedAttemptPara
     )
 
 
-def _grading_memory(run: SuiteRun, challenge: str, condition: str) -> MemoryDeclaration:
-    """What grading looks for in one arm; the control is read for every system's tools and static files (it must
-    find none) and has no installed hook, so nothing injected in it counts."""
-    systems = run.systems if condition == CONTROL else (run.suite.manifest.memory_system(condition),)
+def arm_memory(base: MemoryDeclaration, systems: Sequence[MemorySystem], hooks: bool = True) -> MemoryDeclaration:
+    """``base`` (what the fixture and challenge say) with the channels ``systems`` install: their MCP servers, the
+    first one's hooks (``hooks``), where their state is mounted and the instructions file it is mounted as."""
     servers = tuple(sorted({server for system in systems for server in system.tool_servers}))
-    hooks = () if condition == CONTROL else installed_hooks(systems[0].attachment.settings)
+    installed = installed_hooks(systems[0].attachment.settings) if hooks and systems else ()
     state = tuple(sorted({mount.target for system in systems for mount in system.attachment.mounts}))
     static = tuple(path for path in state if path == str(USER_MEMORY_PATH))
-    update = {"tool_servers": servers, "hooks": hooks, "state_paths": state, "static_files": static}
-    return run.suite.memory(challenge).model_copy(update=update)
+    update = {"tool_servers": servers, "hooks": installed, "state_paths": state, "static_files": static}
+    return base.model_copy(update=update)
+
+
+def _memory(run: SuiteRun, challenge: str, systems: Sequence[MemorySystem], hooks: bool) -> MemoryDeclaration:
+    return arm_memory(run.suite.memory(challenge), systems, hooks)
+
+
+def _grading_memory(run: SuiteRun, challenge: str, condition: str) -> MemoryDeclaration:
+    """What grading looks for in one arm: the channels its attachment installed. The control has none, so nothing
+    reaching it counts as memory, and any channel that shows there anyway (a server, a file, a hook of the agent's
+    own making) is one its attachment did not install (:func:`bench.grading.delivery.foreign_channels`)."""
+    systems = () if condition == CONTROL else (run.suite.manifest.memory_system(condition),)
+    return _memory(run, challenge, systems, hooks=True)
+
+
+def _view_memory(run: SuiteRun, challenge: str) -> MemoryDeclaration:
+    """What an attempt's page shows of every arm: the phrases, and every system's tools and files."""
+    return _memory(run, challenge, run.systems, hooks=False)
 
 
 def _attempt(
@@ -405,7 +421,7 @@ def _attempt(
     page = plan.add(
         f"view-{label}",
         view,
-        ViewParams(challenge=name, attempt=attempt, memory=_grading_memory(run, name, CONTROL)),
+        ViewParams(challenge=name, attempt=attempt, memory=_view_memory(run, name)),
         grades={condition: graded["grade"] for condition, graded in grades.items()},
     )
     published.pages[label] = page["page"]

@@ -40,14 +40,15 @@ def page_label(challenge: str, attempt: int) -> str:
     return f"{challenge}-{attempt}"
 
 
-@stage("view", version=2, kind=StageKind.DETERMINISTIC)
+@stage("view", version=3, kind=StageKind.DETERMINISTIC)
 def view(context: StageContext, inputs: ViewInputs, params: ViewParams) -> ViewOutputs:
     store = context.store
     arms = []
     for condition in sorted(inputs.grades, key=lambda name: (name != CONTROL, name)):
         graded = store.get_document(inputs.grades[condition], ArmGrade)
-        exchanges = read_exchange_log(store, store.get_document(graded.arm, ArmRecord).exchanges)
-        received = received_contexts(harness_conversation(exchanges), params.memory)
+        record = store.get_document(graded.arm, ArmRecord)
+        conversation = harness_conversation(read_exchange_log(store, record.exchanges), record.runner())
+        received = received_contexts(conversation, params.memory)
         arms.append(ArmView(condition, store.get_document(graded.transcript, Transcript), received))
     html = attempt_page(params.challenge, params.attempt, arms, params.memory.phrases)
     return ViewOutputs(page=store.put_bytes(html.encode("utf-8")))

@@ -2,9 +2,9 @@
 
 Pre is the tree both arms started from, post is the workspace read back after the agent. Each difference is
 classified as added, removed, content-changed, mode-changed (file <-> executable), symlink-retargeted or
-type-swapped. A difference outside ``allowed_output_paths`` forces reward 0, whoever caused it: the seed's lesson
-is that an allowlist must describe what the toolchain writes (a lockfile, a build directory), not only what the
-task intends.
+type-swapped; a compiled ``.pyc`` rewritten without its source is one more, always a violation (:mod:`.bytecode`).
+A difference outside ``allowed_output_paths`` forces reward 0, whoever caused it: the seed's lesson is that an
+allowlist must describe what the toolchain writes (a lockfile, a build directory), not only what the task intends.
 
 Equal subtree digests are skipped without reading them, and an added or removed directory is one mutation
 carrying the subtree's digest (its contents are named by that digest), so a 20,000-file build directory costs
@@ -21,6 +21,7 @@ from typing import Literal
 from ..contracts import ContractModel, Digest, Document, PortablePath, Ref, TreeDigest
 from ..stages import Ports, StageContext, StageKind, TreeReads, stage
 from ..store import EntryKind, Store, TreeEntry, read_tree
+from .bytecode import stale_bytecode
 
 __all__ = [
     "AuditInputs",
@@ -42,6 +43,8 @@ class MutationKind(enum.StrEnum):
     MODE_CHANGED = "mode-changed"
     SYMLINK_RETARGETED = "symlink-retargeted"
     TYPE_SWAPPED = "type-swapped"
+    # a compiled .pyc rewritten while its source was not: it would stand in for the source (:mod:`.bytecode`)
+    BYTECODE_ONLY = "bytecode-only"
 
 
 class Mutation(ContractModel):
@@ -80,11 +83,14 @@ class _Audit:
     def __init__(self, store: Store, allowed: Sequence[str]) -> None:
         self.store = store
         self.allowed = allowed
+        self.written: list[tuple[str, EntryKind, Digest | None]] = []  # every path added or changed, as it is after
 
     def _entries(self, digest: Digest | None) -> dict[str, TreeEntry]:
         return {} if digest is None else {entry.name: entry for entry in read_tree(self.store, digest).entries}
 
     def _one(self, path: str, kind: MutationKind, before: TreeEntry | None, after: TreeEntry | None) -> Mutation:
+        if after is not None:
+            self.written.append((path, after.kind, after.digest))
         allowed = is_allowed(path, self.allowed)
         if not allowed and kind in (MutationKind.ADDED, MutationKind.REMOVED):
             # Creating or deleting the directory that holds an allowed path is part of writing that path.
@@ -136,7 +142,15 @@ class _Audit:
 def audit_trees(store: Store, start: TreeDigest, final: TreeDigest, allowed: Sequence[PortablePath]) -> AuditReceipt:
     """Compare ``start`` with ``final`` under ``allowed``; the receipt says whether reward is forced to 0."""
     roots = tuple(sorted(set(allowed)))
-    mutations = tuple(_Audit(store, roots).directory("", start, final))
+    audit = _Audit(store, roots)
+    found = list(audit.directory("", start, final))
+    found += [
+        Mutation(path=path, kind=MutationKind.BYTECODE_ONLY, allowed=False, before=None, after=None)
+        for path in stale_bytecode(
+            store, audit.written, [m.path for m in found if m.kind is MutationKind.CONTENT_CHANGED]
+        )
+    ]
+    mutations = tuple(found)
     violations = sum(1 for mutation in mutations if not mutation.allowed)
     return AuditReceipt(
         start=start,
@@ -157,7 +171,7 @@ class AuditOutputs(Ports):
     audit: Ref[AuditReceipt]
 
 
-@stage("audit", version=2, kind=StageKind.DETERMINISTIC, trees=TreeReads.LISTINGS)
+@stage("audit", version=3, kind=StageKind.DETERMINISTIC, trees=TreeReads.LISTINGS)
 def audit_stage(context: StageContext, inputs: AuditInputs, params: AuditParams) -> AuditOutputs:
     """The ``audit`` receipt of ``start`` against ``final``, kept in the runner-owned store."""
     receipt = audit_trees(context.store, inputs.start, inputs.final, params.allowed_output_paths)

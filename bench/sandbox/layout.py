@@ -19,6 +19,7 @@ __all__ = [
     "USER_NAME",
     "USER_UID",
     "WORKSPACE",
+    "WORKSPACE_MTIME",
 ]
 
 USER_NAME = "dev"
@@ -26,6 +27,10 @@ USER_UID = 1000
 USER_GID = 1000
 USER_HOME = "/home/dev"
 WORKSPACE = "/workspace"
+# The time every file a container's workspace holds is dated (2024-01-02 09:30 UTC), in every container alike: the
+# same in both arms, the prebuild's and the verifier's (so the bytecode compiled at prebuild stays valid against
+# it), and never the 1970 epoch, which tells files were unpacked for the occasion rather than worked on.
+WORKSPACE_MTIME = 1_704_187_800
 HOSTNAME = "devbox"
 USER = f"{USER_UID}:{USER_GID}"
 # Where a runner-owned script (verifier, oracle) is mounted read-only, only ever in containers the agent is not in.

@@ -125,7 +125,7 @@ class PrebuildOutputs(Ports):
     start: TreeDigest | None  # absent when the prebuild failed: the receipt says why
 
 
-@stage("prebuild", version=3, kind=StageKind.OBSERVED)
+@stage("prebuild", version=4, kind=StageKind.OBSERVED)
 def prebuild_stage(context: StageContext, inputs: PrebuildInputs, params: PrebuildParams) -> PrebuildOutputs:
     """The ``prebuild`` receipt, and the ``start`` tree when it built."""
     receipt = prebuild(context.service(SandboxBackend), inputs.redacted, params)

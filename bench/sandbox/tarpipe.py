@@ -16,6 +16,7 @@ from typing import BinaryIO
 
 from ..contracts import Digest
 from ..store import Store, write_tar
+from .layout import WORKSPACE_MTIME
 
 __all__ = ["CHUNK", "ChunkReader", "chunk_stream", "tree_chunks"]
 
@@ -85,7 +86,8 @@ class _QueueSink(io.RawIOBase):
 
 
 def tree_chunks(store: Store, tree: Digest, *, prefix: str, uid: int, gid: int) -> Generator[bytes, None, None]:
-    """The tar of ``tree`` under ``prefix`` as ~1 MiB chunks; an error in the writer is raised to the reader.
+    """The tar of ``tree`` under ``prefix`` as ~1 MiB chunks, every entry dated :data:`~.layout.WORKSPACE_MTIME`; an
+    error in the writer is raised to the reader.
 
     ``write_tar`` pushes bytes, the engine's request body pulls them: a writer thread fills a bounded queue, so at
     most a few chunks are in memory whatever the workspace size. The store keeps one SQLite connection per
@@ -98,7 +100,7 @@ def tree_chunks(store: Store, tree: Digest, *, prefix: str, uid: int, gid: int) 
     def produce() -> None:
         sink = _QueueSink(pieces, gone)
         try:
-            write_tar(store, tree, sink, prefix=prefix, uid=uid, gid=gid)  # type: ignore[arg-type]
+            write_tar(store, tree, sink, prefix=prefix, uid=uid, gid=gid, mtime=WORKSPACE_MTIME)  # type: ignore[arg-type]
             sink.finish()
         except BaseException as exc:  # handed to the reader below
             failure.append(exc)

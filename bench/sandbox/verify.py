@@ -1,7 +1,9 @@
 """The verifier: a runner-owned script, pinned by SHA-256, run in a fresh container over the post-agent tree.
 
 The script's bytes are checked against the manifest before anything runs (a mismatch is refused), written to a
-private host directory and bind-mounted read-only at :data:`ASSET_DIR`, a path no arm container has. The verifier
+private host directory and bind-mounted read-only at :data:`ASSET_DIR`, a path no arm container has. Python in
+that container neither writes bytecode nor reads any the workspace holds (:data:`NO_BYTECODE`): a ``.pyc`` the agent
+wrote cannot stand in for the source it did not fix (:mod:`.bytecode`). The verifier
 container gets the challenge's limits, no network and the verifier's own timeout; its exit status and a bounded
 copy of its output are the result: passed is :attr:`~.backends.ProcessOutcome.SUCCEEDED` (exit 0 in time).
 """
@@ -24,6 +26,7 @@ from .layout import ASSET_DIR, RUNNER_SCRATCH
 from .spec import Mount, container_spec
 
 __all__ = [
+    "NO_BYTECODE",
     "VerifierResult",
     "VerifyInputs",
     "VerifyOutputs",
@@ -48,6 +51,11 @@ class VerifierResult(Document):
     seconds: float
 
 
+# Every interpreter the script starts compiles from source: no bytecode is written, and what would be read is looked
+# for under an empty prefix instead of each source's __pycache__ (a path the workspace never holds).
+NO_BYTECODE = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/nonexistent/pycache"}
+
+
 def run_owned_script(
     backend: SandboxBackend,
     challenge_dir: Path,
@@ -69,7 +77,9 @@ def run_owned_script(
         (private / name).chmod(0o644)
         mount = Mount(source=str(private), target=ASSET_DIR, read_only=True)
         command = (*runtime.interpreter, f"{ASSET_DIR}/{name}")
-        spec = container_spec(image_id, manifest.environment, command, network=NetworkMode.NONE, mounts=(mount,))
+        spec = container_spec(
+            image_id, manifest.environment, command, network=NetworkMode.NONE, env=NO_BYTECODE, mounts=(mount,)
+        )
         return backend.run(RunRequest(spec=spec, workspace=tree, timeout_seconds=timeout, read_back=read_back))
     finally:
         shutil.rmtree(private, ignore_errors=True)
@@ -112,7 +122,7 @@ class VerifyOutputs(Ports):
     verifier: Ref[VerifierResult]
 
 
-@stage("verify", version=2, kind=StageKind.OBSERVED)
+@stage("verify", version=3, kind=StageKind.OBSERVED)
 def verify_stage(context: StageContext, inputs: VerifyInputs, params: VerifyParams) -> VerifyOutputs:
     """The ``verifier`` result on the ``final`` tree."""
     directory = Path(params.challenge_dir)

@@ -35,7 +35,7 @@ def test_an_unredacted_claude_md_reaches_the_model(
 ) -> None:
     record = _arm(inputs, backend, agent_image, unredacted)
     exchanges = read_exchange_log(inputs.store, record.exchanges)
-    assert any(PHRASE in text for text in received_texts(harness_conversation(exchanges)))
+    assert any(PHRASE in text for text in received_texts(harness_conversation(exchanges, record.runner())))
     first_user = RequestView.of(exchanges[0].request_body).texts(Part.USER)  # type: ignore[arg-type]
     assert any("CLAUDE.md" in text and PHRASE in text for text in first_user)
 
@@ -47,4 +47,5 @@ def test_after_redaction_it_does_not(
     assert [entry.path for entry in receipt.removed] == ["CLAUDE.md"]
     record = _arm(inputs, backend, agent_image, receipt.redacted)
     exchanges = read_exchange_log(inputs.store, record.exchanges)
-    assert exchanges and not any(PHRASE in text for text in received_texts(harness_conversation(exchanges)))
+    conversation = harness_conversation(exchanges, record.runner())
+    assert exchanges and conversation.members and not any(PHRASE in text for text in received_texts(conversation))

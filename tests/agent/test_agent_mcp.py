@@ -15,9 +15,10 @@ from agent_scenario import MODEL, RECALL_PHRASE, Inputs, challenge, memory_decla
 from docker import DockerClient
 
 from bench.agent import ArmRecord, ArmRun, AttemptSetup, PairRecord, read_exchange_log, run_attempt
+from bench.agent.replay_tools import ToolReplay
 from bench.gateway import Mode
 from bench.gateway.policy import offered_tools
-from bench.grading import Channel, MemoryDeclaration, grade_delivery, parse_claude_session
+from bench.grading import Channel, MemoryDeclaration, grade_delivery, harness_conversation, parse_claude_session
 from bench.provision import PairVerdict, SnapshotReceipt, load_fixture
 from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.images import build_layer
@@ -92,10 +93,12 @@ def test_the_first_request_offers_the_slow_servers_tools_and_its_answer_is_deliv
     assert SEARCH in offered_tools(exchanges[0].request_body) and exchanges[0].rule == "search"  # type: ignore[arg-type]
     assert treatment.session is not None
     transcript = parse_claude_session(inputs.store.get_bytes(treatment.session))
-    delivered = grade_delivery(transcript, exchanges, memory.model_copy(update={"tool_servers": ("memory",)}))
+    conversation = harness_conversation(exchanges, treatment.runner())
+    delivered = grade_delivery(transcript, conversation, memory.model_copy(update={"tool_servers": ("memory",)}))
     assert delivered.channel(Channel.MEMORY_TOOL_RETRIEVAL).phrases == (RECALL_PHRASE,) and delivered.gateway_agrees
-    unclaimed = grade_delivery(transcript, exchanges, memory)  # the same results, the server not declared
-    assert not unclaimed.delivered
+    assert delivered.tampered == () and delivered.foreign_channels == ()
+    unclaimed = grade_delivery(transcript, conversation, memory)  # the same results, the server not declared
+    assert not unclaimed.delivered and unclaimed.foreign_channels
 
 
 def test_the_control_is_offered_no_tool_and_the_snapshot_reads_the_servers_graph(
@@ -110,3 +113,13 @@ def test_the_control_is_offered_no_tool_and_the_snapshot_reads_the_servers_graph
     receipt = inputs.store.get_document(treatment.snapshot, SnapshotReceipt)
     assert receipt.snapshot is not None and receipt.snapshot.state.items > 0
     assert any("entities" in call.diagnostics for call in receipt.calls)
+
+
+def test_the_memory_tool_results_replay_from_the_state_restore_left(inputs: Inputs, attempt: dict[str, object]) -> None:
+    pair, treatment = attempt["pair"], attempt["treatment"]
+    assert isinstance(pair, PairRecord) and isinstance(treatment, ArmRecord)
+    assert pair.replay is not None and treatment.state_before and treatment.state_after
+    replay = inputs.store.get_document(pair.replay, ToolReplay)
+    assert replay.findings == () and [call.tool for call in replay.calls] == [SEARCH]
+    assert all(call.matches and call.replayed for call in replay.calls), replay.output
+    assert pair.agent_writes == () and pair.state_findings == ()

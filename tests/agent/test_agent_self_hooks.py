@@ -66,20 +66,22 @@ def test_hooks_the_agent_wrote_in_step_one_get_no_delivery_credit(
     transcript = parse_claude_session(
         store.get_bytes(record.session), [store.get_bytes(s.stream) for s in record.steps]
     )
-    fired = [c for c in hook_contexts(harness_conversation(exchanges)) if RECALL_PHRASE in c.text]
+    runner = record.runner()
+    fired = [c for c in hook_contexts(harness_conversation(exchanges, runner)) if RECALL_PHRASE in c.text]
     assert fired, "the agent's own hook did not fire on resume: the test no longer shows what it claims"
     unknown = MemoryDeclaration(phrases=(RECALL_PHRASE,))  # installed hooks unknown: every hook would count
-    assert grade(transcript, exchanges, unknown, PASSED).delivered.delivered
+    assert grade(transcript, exchanges, unknown, PASSED, runner).delivered.delivered
     control = unknown.model_copy(update={"hooks": ()})  # as the runner grades a control arm: none installed
-    graded = grade(transcript, exchanges, control, PASSED)
+    graded = grade(transcript, exchanges, control, PASSED, runner)
     assert not graded.delivered.delivered and graded.delivered.tampered == ()
     assert graded.delivered.received_by_model == (RECALL_PHRASE,)  # and the pair is excluded as contaminated
+    assert graded.delivered.foreign_channels  # a hook no attachment installed reached the control's model
 
 
 PASSED = OutcomeGrade(verifier_passed=True, audit_clean=True)
 
 
-def test_the_control_arms_harness_settings_are_a_read_only_empty_file(
+def test_the_control_arms_harness_settings_are_a_read_only_file_without_hooks(
     inputs: Inputs, backend: SandboxBackend, agent_image: str
 ) -> None:
     store = inputs.store
@@ -94,5 +96,5 @@ def test_the_control_arms_harness_settings_are_a_read_only_empty_file(
         store.get_bytes(record.session), [store.get_bytes(s.stream) for s in record.steps]
     )
     (result,) = [r.text for s in transcript.steps for r in s.tool_results]
-    assert "Read-only file system" in result and result.rstrip().endswith("{}")  # the write failed; still empty
-    assert json.loads((staging / "settings.json").read_text()) == {}
+    assert "Read-only file system" in result and '"hooks": {}' in result  # the write failed; still no hook
+    assert json.loads((staging / "settings.json").read_text()) == {"hooks": {}}

@@ -16,6 +16,7 @@ import pytest
 from bench.agent.memory import LiveMemory, live_memory
 from bench.agent.rederive_injected import InjectedRederivation, rederive_injected
 from bench.gateway.exchange import ExchangeRecord
+from bench.grading.chain import RunnerRecord
 from bench.grading.memory import InstalledHook, installed_hooks
 from bench.memory import hook_settings
 from bench.provision import Provisioner, load_fixture
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minu
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "tests" / "provision" / "data" / "example-evidence"
 PROMPT = "Jobs are delivered twice after a worker restarts. Why does the visibility timeout allow that?"
+RUNNER = RunnerRecord(prompts=(PROMPT,), cwd="/workspace")
 READ = "/workspace/src/tinyq/lease.py"
 WRITTEN = "/workspace/NOTES.md"
 HOOKS = installed_hooks(hook_settings())
@@ -94,7 +96,7 @@ def _conversation(prompt_context: str, read_context: str, write_context: str | N
 
 
 def _rederive(memory: LiveMemory, exchanges: list[ExchangeRecord]) -> InjectedRederivation:
-    return rederive_injected("reference", "blake3:" + "b" * 64 + ":1", exchanges, HOOKS, memory.retrieve)  # type: ignore[arg-type]
+    return rederive_injected("reference", "blake3:" + "b" * 64 + ":1", exchanges, HOOKS, memory.retrieve, RUNNER)  # type: ignore[arg-type]
 
 
 def _contexts(memory: LiveMemory) -> tuple[str, str]:
@@ -192,7 +194,8 @@ def test_a_tool_call_the_protocol_cannot_carry_is_not_asked_about_and_its_contex
         for block in answer["content"]:  # type: ignore[index]
             if block.get("name") == "Read":
                 block["name"] = long_name
-    receipt = rederive_injected("reference", "blake3:" + "b" * 64 + ":1", exchanges, every_tool, memory.retrieve)
+    digest = "blake3:" + "b" * 64 + ":1"
+    receipt = rederive_injected("reference", digest, exchanges, every_tool, memory.retrieve, RUNNER)  # type: ignore[arg-type]
     assert receipt.events == 2  # the prompt and the Write
     assert len(receipt.findings) == 1
     assert f"PostToolUse:{long_name} context reached the model but is not what" in receipt.findings[0]

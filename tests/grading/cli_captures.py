@@ -5,12 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scenario import ANCHOR_PHRASE, ANCHORED_FILE, RECALL_PHRASE, STARTUP_PHRASE
+from scenario import ANCHOR_PHRASE, ANCHORED_FILE, FOLLOW_UP, PROMPT, RECALL_PHRASE, STARTUP_PHRASE
 
 from bench.gateway import ExchangeRecord
-from bench.grading import MemoryDeclaration, Transcript, parse_claude_session
+from bench.grading import (
+    Conversation,
+    MemoryDeclaration,
+    RunnerRecord,
+    Transcript,
+    harness_conversation,
+    parse_claude_session,
+)
 
-__all__ = ["ARMS", "MEMORY", "captured", "exchanges", "transcript"]
+__all__ = ["ARMS", "MEMORY", "captured", "conversation", "exchanges", "runner", "transcript"]
 
 DATA = Path(__file__).parent / "data"
 ARMS = ("with-hooks", "without-hooks")
@@ -31,3 +38,13 @@ def exchanges(arm: str) -> tuple[ExchangeRecord, ...]:
 
 def meta(arm: str) -> dict[str, str]:
     return json.loads((DATA / "capture.json").read_text())[arm]
+
+
+def runner(arm: str) -> RunnerRecord:
+    """The runner's side of a captured arm: its two prompts and its workspace (no step times were captured)."""
+    return RunnerRecord(prompts=(PROMPT, FOLLOW_UP), cwd=meta(arm)["workspace"])
+
+
+def conversation(arm: str, records: tuple[ExchangeRecord, ...] | list[ExchangeRecord] | None = None) -> Conversation:
+    """The harness's conversation of a captured arm (or of ``records`` read as that arm's)."""
+    return harness_conversation(exchanges(arm) if records is None else records, runner(arm))

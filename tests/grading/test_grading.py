@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from cli_captures import MEMORY, exchanges, transcript
-from scenario import ANCHOR_PHRASE, ANCHORED_FILE, RECALL_PHRASE, STARTUP_PHRASE
+from typing import Any
 
+from cli_captures import MEMORY, captured, conversation, exchanges, runner, transcript
+from scenario import ANCHOR_PHRASE, ANCHORED_FILE, PROMPT, RECALL_PHRASE, STARTUP_PHRASE
+
+from bench.gateway import ExchangeRecord
 from bench.grading import (
     Channel,
     EffortEnd,
     MemoryDeclaration,
     OutcomeGrade,
+    RunnerRecord,
     Step,
     StepSource,
     ToolCall,
@@ -18,10 +22,24 @@ from bench.grading import (
     grade,
     grade_delivery,
     grade_use,
+    harness_conversation,
     measure_effort,
 )
+from bench.grading.delivery import received_contexts
+from tests.grading.exchanges import messages_exchange
 
 PASSED = OutcomeGrade(verifier_passed=True, audit_clean=True)
+
+
+def _use(arm: str, memory: MemoryDeclaration = MEMORY, records: list[ExchangeRecord] | None = None):  # type: ignore[no-untyped-def]
+    held = conversation(arm, records)
+    return grade_use(held, memory, received_contexts(held, memory))
+
+
+def _listed_first(arm: str) -> list[ExchangeRecord]:
+    """The captured arm with the anchored file's name in the first tool output (an ``ls``-like listing)."""
+    raw = captured(arm, "exchanges").replace(b"alpha beta", f"alpha beta {ANCHORED_FILE}".encode())
+    return [ExchangeRecord.model_validate_json(line) for line in raw.splitlines()]
 
 
 def _renumbered(t: Transcript, steps: tuple[Step, ...]) -> Transcript:
@@ -42,7 +60,7 @@ def _agent(text: str = "", *calls: ToolCall) -> Step:
 
 
 def test_hooked_arm_delivers_through_each_channel_and_the_gateway_agrees() -> None:
-    delivered = grade_delivery(transcript("with-hooks"), exchanges("with-hooks"), MEMORY)
+    delivered = grade_delivery(transcript("with-hooks"), conversation("with-hooks"), MEMORY)
     assert delivered.channel(Channel.PROMPT_TIME_RETRIEVAL).phrases == (RECALL_PHRASE,)
     assert delivered.channel(Channel.ANCHOR_TRIGGERED_RECALL).phrases == (ANCHOR_PHRASE,)
     assert delivered.channel(Channel.SESSION_START).phrases == (STARTUP_PHRASE,)
@@ -56,37 +74,33 @@ def test_agent_authored_echo_is_not_delivery() -> None:
     t = transcript("without-hooks")
     assert any(RECALL_PHRASE in s.text for s in t.by_source(StepSource.AGENT))
     planted = _append(t, _agent(f"Anchor: {ANCHOR_PHRASE}"), _tool(ANCHOR_PHRASE))
-    delivered = grade_delivery(planted, exchanges("without-hooks"), MEMORY)
+    delivered = grade_delivery(planted, conversation("without-hooks"), MEMORY)
     assert not delivered.delivered and delivered.outside_channels == ()
     assert delivered.received_by_model == ()  # the model's own turns are not what it was sent
     assert delivered.gateway_agrees
 
 
 def test_transcript_and_gateway_disagreement_is_tampered_never_delivered() -> None:
-    delivered = grade_delivery(transcript("with-hooks"), exchanges("without-hooks"), MEMORY)
+    delivered = grade_delivery(transcript("with-hooks"), conversation("without-hooks"), MEMORY)
     assert not delivered.delivered and not delivered.gateway_agrees and delivered.tampered
     assert delivered.channel(Channel.PROMPT_TIME_RETRIEVAL).phrases == (RECALL_PHRASE,)
     assert delivered.channel(Channel.PROMPT_TIME_RETRIEVAL).gateway_phrases == ()
 
 
 def test_use_needs_delivery_then_an_act_with_no_other_source() -> None:
-    used = grade_use(transcript("with-hooks"), MEMORY)
+    used = _use("with-hooks")
     assert [(e.marker, e.channel, e.tool) for e in used.evidence] == [
         (ANCHORED_FILE, Channel.ANCHOR_TRIGGERED_RECALL, "Read")
     ]
-    assert not grade_use(transcript("without-hooks"), MEMORY).used
-    t = transcript("with-hooks")
-    first_read = next(s.index for s in t.steps if s.source is StepSource.TOOL)
-    listing = _tool(f"notes.txt {ANCHORED_FILE}")  # e.g. `ls` output, before the anchor recall arrives
-    seen_first = _renumbered(t, (*t.steps[:first_read], listing, *t.steps[first_read:]))
-    graded = grade_use(seen_first, MEMORY)
+    assert [(e.delivered_at, e.used_at) for e in used.evidence] == [(2, 3)]  # messages of the conversation
+    assert not _use("without-hooks").used
+    graded = _use("with-hooks", records=_listed_first("with-hooks"))  # e.g. `ls` output before the recall
     assert not graded.used and graded.unattributable == (ANCHORED_FILE,)
 
 
 def test_talking_about_a_marker_is_not_use() -> None:
-    t = _append(transcript("without-hooks"), _agent(f"I should open {ANCHORED_FILE}"))
     identifiers = MemoryDeclaration(phrases=(RECALL_PHRASE,), identifiers=("parse_ledger",))
-    assert not grade_use(t, MEMORY).used and not grade_use(t, identifiers).used
+    assert not _use("without-hooks").used and not _use("without-hooks", identifiers).used
 
 
 def test_effort_counts_exploration_before_the_answer_or_first_edit() -> None:
@@ -104,40 +118,42 @@ def test_effort_counts_exploration_before_the_answer_or_first_edit() -> None:
 
 def test_layers_are_independent_fields() -> None:
     failed = OutcomeGrade(verifier_passed=True, audit_clean=False)
-    hooked = grade(transcript("with-hooks"), exchanges("with-hooks"), MEMORY, failed)
+    hooked = grade(transcript("with-hooks"), exchanges("with-hooks"), MEMORY, failed, runner("with-hooks"))
     assert hooked.delivered.delivered and hooked.used.used and not hooked.outcome.passed
-    plain = grade(transcript("without-hooks"), exchanges("without-hooks"), MEMORY, PASSED)
+    plain = grade(transcript("without-hooks"), exchanges("without-hooks"), MEMORY, PASSED, runner("without-hooks"))
     assert not plain.delivered.delivered and not plain.used.used and plain.outcome.passed
     assert type(hooked).model_validate_json(hooked.model_dump_json()) == hooked
 
 
-def test_use_needs_the_gateway_to_agree_with_the_delivery() -> None:
-    assert grade(transcript("with-hooks"), exchanges("with-hooks"), MEMORY, PASSED).used.used
-    disagreeing = grade(transcript("with-hooks"), exchanges("without-hooks"), MEMORY, PASSED)
-    assert not disagreeing.used.used and disagreeing.used.evidence == ()
+def test_use_is_read_from_the_gateway_not_the_session_file() -> None:
+    assert grade(transcript("with-hooks"), exchanges("with-hooks"), MEMORY, PASSED, runner("with-hooks")).used.used
+    # The with-hooks session file set against the without-hooks gateway log: the session claims the recall, the
+    # model was never sent it, so nothing was used (and the arm is tampered).
+    disagreeing = grade(transcript("with-hooks"), exchanges("without-hooks"), MEMORY, PASSED, runner("without-hooks"))
+    assert not disagreeing.used.used and disagreeing.used.evidence == () and disagreeing.delivered.tampered
+
+
+def _told_then(call: dict[str, Any], marker: str) -> list[ExchangeRecord]:
+    """A conversation: the prompt with a prompt-time hook's context naming ``marker``, answered by ``call``."""
+    told = f"<system-reminder>\nUserPromptSubmit hook additional context: Use {marker}.\n</system-reminder>"
+    prompt = {"role": "user", "content": [{"type": "text", "text": told}, {"type": "text", "text": PROMPT}]}
+    answer = {"type": "message", "role": "assistant", "content": [call]}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call["id"], "content": "ok"}]}
+    return [
+        messages_exchange(0, [prompt], answer),
+        messages_exchange(1, [prompt, {"role": "assistant", "content": [call]}, result], {}),
+    ]
 
 
 def test_a_marker_only_in_a_comment_the_agent_wrote_is_not_use() -> None:
-    t = transcript("with-hooks")
-    first_act = next(s.index for s in t.steps if s.source is StepSource.AGENT and s.tool_calls and s.index > 0)
     marker = "parse_ledger"
     memory = MemoryDeclaration(phrases=(RECALL_PHRASE,), identifiers=(marker,))
-    origin = "attachment:hook_additional_context:UserPromptSubmit"
-    told = Step(
-        index=0, source=StepSource.INJECTED, channel=Channel.PROMPT_TIME_RETRIEVAL, origin=origin, text=f"Use {marker}."
-    )
-    comment = ToolCall(id="w", name="Write", input={"file_path": "/w/a.py", "content": f"x = 1  # {marker} later\n"})
-    act = ToolCall(id="b", name="Bash", input={"command": f"python3 -c 'import m; m.{marker}()'"})
-    in_comment = _renumbered(t, (*t.steps[:first_act], told, _agent("", comment)))
-    assert not grade_use(in_comment, memory).used
-    acted = _renumbered(t, (*t.steps[:first_act], told, _agent("", act)))
-    assert [e.marker for e in grade_use(acted, memory).evidence] == [marker]
-
-
-def test_a_marker_in_a_system_or_attachment_step_first_is_another_source() -> None:
-    t = transcript("with-hooks")
-    first_read = next(s.index for s in t.steps if s.source is StepSource.TOOL)
-    listing = Step(index=0, source=StepSource.SYSTEM, origin="attachment:directory", text=f"notes.txt {ANCHORED_FILE}")
-    seen_first = _renumbered(t, (*t.steps[:first_read], listing, *t.steps[first_read:]))
-    graded = grade_use(seen_first, MEMORY)
-    assert not graded.used and graded.unattributable == (ANCHORED_FILE,)
+    comment = {"type": "tool_use", "id": "w", "name": "Write",
+               "input": {"file_path": "/w/a.py", "content": f"x = 1  # {marker} later\n"}}  # fmt: skip
+    act = {"type": "tool_use", "id": "b", "name": "Bash", "input": {"command": f"python3 -c 'import m; m.{marker}()'"}}
+    record = RunnerRecord(prompts=(PROMPT,), cwd="/w")
+    for call, used in ((comment, False), (act, True)):
+        held = harness_conversation(_told_then(call, marker), record)
+        assert held.findings == []
+        graded = grade_use(held, memory, received_contexts(held, memory))
+        assert [e.marker for e in graded.evidence] == ([marker] if used else [])

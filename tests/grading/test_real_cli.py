@@ -15,7 +15,16 @@ import pytest
 from capture import API_KEY, ArmCapture, capture_arm, policy_gateway_config, scratch_dirs
 from claude_host import Home, require_claude, run_claude
 from cli_captures import MEMORY
-from scenario import ANCHOR_PHRASE, ANCHORED_FILE, PROMPT, RECALL_PHRASE, STARTUP_PHRASE, policy_for, write_workspace
+from scenario import (
+    ANCHOR_PHRASE,
+    ANCHORED_FILE,
+    FOLLOW_UP,
+    PROMPT,
+    RECALL_PHRASE,
+    STARTUP_PHRASE,
+    policy_for,
+    write_workspace,
+)
 
 from bench.fence import ArmCap, PairCaps
 from bench.gateway import (
@@ -28,7 +37,15 @@ from bench.gateway import (
     Price,
     read_exchanges,
 )
-from bench.grading import Channel, MemoryDeclaration, OutcomeGrade, StepSource, grade, parse_claude_session
+from bench.grading import (
+    Channel,
+    MemoryDeclaration,
+    OutcomeGrade,
+    RunnerRecord,
+    StepSource,
+    grade,
+    parse_claude_session,
+)
 
 pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 
@@ -50,7 +67,8 @@ def plain() -> ArmCapture:
 def _grade(arm: ArmCapture, memory: MemoryDeclaration = MEMORY):  # type: ignore[no-untyped-def]
     transcript = parse_claude_session(arm.session, [arm.stream, arm.resume_stream])
     exchanges = [ExchangeRecord.model_validate_json(line) for line in arm.exchanges.splitlines()]
-    return transcript, grade(transcript, exchanges, memory, PASSED)
+    runner = RunnerRecord(prompts=(PROMPT, FOLLOW_UP), cwd=arm.workspace)
+    return transcript, grade(transcript, exchanges, memory, PASSED, runner)
 
 
 def test_resume_keeps_the_native_session(hooked: ArmCapture) -> None:
@@ -64,7 +82,7 @@ def test_hooked_arm_delivers_through_every_channel_and_acts_on_the_anchor(hooked
     assert graded.delivered.channel(Channel.PROMPT_TIME_RETRIEVAL).phrases == (RECALL_PHRASE,)
     assert graded.delivered.channel(Channel.ANCHOR_TRIGGERED_RECALL).phrases == (ANCHOR_PHRASE,)
     assert graded.delivered.channel(Channel.SESSION_START).phrases == (STARTUP_PHRASE,)
-    assert graded.delivered.gateway_agrees
+    assert graded.delivered.gateway_agrees and graded.delivered.tampered == ()
     assert [e.marker for e in graded.used.evidence] == [ANCHORED_FILE]
 
 
@@ -72,7 +90,7 @@ def test_plain_arm_shows_no_delivery_despite_the_agent_echo(plain: ArmCapture) -
     transcript, graded = _grade(plain)
     assert any(RECALL_PHRASE in s.text for s in transcript.by_source(StepSource.AGENT))
     assert not graded.delivered.delivered and graded.delivered.received_by_model == ()
-    assert graded.delivered.gateway_agrees and not graded.used.used
+    assert graded.delivered.gateway_agrees and not graded.used.used and graded.delivered.tampered == ()
     assert graded.effort.tool_calls == 1
 
 

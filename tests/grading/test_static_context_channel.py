@@ -13,13 +13,22 @@ from typing import Any
 
 from bench.agent.claude import USER_MEMORY_PATH
 from bench.gateway import ExchangeRecord
-from bench.grading import Channel, MemoryDeclaration, OutcomeGrade, grade, parse_claude_session
+from bench.grading import (
+    Channel,
+    MemoryDeclaration,
+    OutcomeGrade,
+    RunnerRecord,
+    TamperKind,
+    grade,
+    parse_claude_session,
+)
 from tests.grading.exchanges import messages_exchange
 
 PATH = str(USER_MEMORY_PATH)
 NOTES = "# Project notes\n\n## adr/0002.md\n\nWe drop them, because holds are not money that moved: 38.75 twice.\n"
 PROMPT = "Why are Status H rows dropped?"
 DECLARED = MemoryDeclaration(phrases=("holds are not money that moved",), identifiers=("38.75",), static_files=(PATH,))
+RUNNER = RunnerRecord(prompts=(PROMPT,), cwd="/w")
 WRITE = {"type": "tool_use", "id": "t1", "name": "Write", "input": {"file_path": "/w/A.md", "content": "38.75"}}
 
 
@@ -58,7 +67,7 @@ def _exchanges(first_blocks: list[dict[str, str]]) -> list[ExchangeRecord]:
 
 def _graded(session_notes: str, sent: list[dict[str, str]], memory: MemoryDeclaration = DECLARED) -> Any:
     transcript = parse_claude_session(_session(session_notes))
-    return grade(transcript, _exchanges(sent), memory, OutcomeGrade(verifier_passed=True, audit_clean=True))
+    return grade(transcript, _exchanges(sent), memory, OutcomeGrade(verifier_passed=True, audit_clean=True), RUNNER)
 
 
 def test_a_declared_user_level_file_delivers_through_its_own_channel_and_is_used() -> None:
@@ -77,23 +86,26 @@ def test_an_undeclared_file_delivers_nothing_but_its_phrases_still_reach_the_mod
     graded = _graded(NOTES, [_reminder(PATH, NOTES)], DECLARED.model_copy(update={"static_files": ()}))
     assert not graded.delivered.delivered and not graded.used.used and not graded.delivered.tampered
     assert graded.delivered.received_by_model == ("holds are not money that moved",)
+    assert graded.delivered.foreign_channels == (f"message 0: instructions file {PATH}",)
 
 
 def test_a_session_file_claiming_notes_the_model_never_got_is_tampered() -> None:
     graded = _graded(NOTES, [_reminder(PATH, "# Project notes\n\nNothing here.")])
     assert not graded.delivered.delivered
-    assert [finding.split(":", 1)[0] for finding in graded.delivered.tampered] == [
-        "injected context in the session file but never sent to the model",
-        "injected context sent to the model but missing from the session file",
+    assert [(f.kind, f.step, f.message) for f in graded.delivered.tampered] == [
+        (TamperKind.SESSION_ADDED, 0, None),
+        (TamperKind.SESSION_MISSING, None, 0),
     ]
 
 
 def test_the_block_counts_only_where_the_harness_places_it_not_in_a_tool_result_or_under_another_path() -> None:
-    elsewhere = _reminder("/w/CLAUDE.md", NOTES)  # the project's own CLAUDE.md: both arms get it alike
+    elsewhere = _reminder("/w/CLAUDE.md", NOTES)  # a project CLAUDE.md: certification refuses one at the start
     graded = _graded("# Project notes\n", [elsewhere])
     assert not graded.delivered.channel(Channel.STATIC_CONTEXT).gateway_phrases
+    assert graded.delivered.foreign_channels == ("message 0: instructions file /w/CLAUDE.md",)  # the agent's own
     printed = _exchanges([_reminder(PATH, "# Project notes")])
     printed[1].request_body["messages"][2]["content"][0]["content"] = _reminder(PATH, NOTES)["text"]  # type: ignore[index]
     transcript = parse_claude_session(_session("# Project notes"))
-    delivery = grade(transcript, printed, DECLARED, OutcomeGrade(verifier_passed=True, audit_clean=True)).delivered
+    delivery = grade(transcript, printed, DECLARED, OutcomeGrade(verifier_passed=True, audit_clean=True), RUNNER)
+    delivery = delivery.delivered
     assert not delivery.channel(Channel.STATIC_CONTEXT).gateway_phrases  # an agent's `cat` of the file is its output

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench.analysis import StatisticsSummary
+from bench.analysis.headline import headline
 from bench.publish import MixedKeysError, TrendLine
 from bench.publish.svg import BAND_COLOURS, CONTROL_COLOUR, TREATMENT_COLOUR
 from bench.run.publish import publish_directory as publish
@@ -100,3 +101,15 @@ def test_report_says_first_what_was_compared_and_what_happened(bundle: Path) -> 
     assert html.count("<caption>") >= 4 and '<th scope="col">' in html
     assert 'href="../records/' in html  # whole record paths, as links
     assert "(exploratory: fewer than 5 pairs)" in html
+
+
+def test_the_report_and_the_headline_count_each_memory_system_s_exclusions_by_reason(bundle: Path) -> None:
+    """The factory's bundle excludes the three pairs of the corrected v1 and the aborted one, of one system."""
+    summary = StatisticsSummary.model_validate_json((bundle / "receipts/statistics-summary.json").read_bytes())
+    counts = {(c.condition, c.reason.value): c.pairs for c in summary.exclusions}
+    assert counts == {("reference-memory", "not-completed"): 1, ("reference-memory", "superseded-by-correction"): 3}
+    html = (bundle / REPORT).read_text()
+    assert "<caption>Excluded pairs per memory system and reason</caption>" in html
+    assert "<td>reference-memory</td><td>superseded-by-correction</td><td>3</td>" in html
+    lines = headline(summary).lines()
+    assert lines[-1] == "excluded reference-memory: 1 not-completed, 3 superseded-by-correction"

@@ -7,6 +7,7 @@ from pydantic import ValidationError
 
 from bench.agent.arm_record import PairRecord
 from bench.agent.rederive_injected import InjectedRederivation
+from bench.agent.replay_tools import ToolReplay
 from bench.analysis.admission import Admission, ReasonCode, decide
 from bench.analysis.attempt_record import (
     ArmEnding,
@@ -167,6 +168,16 @@ def test_a_dirty_audit_in_either_arm_is_its_own_exclusion_naming_the_paths(store
         ({"record": _ended(ArmEnding.CAPPED)}, ReasonCode.CAPPED, "treatment arm capped"),
         ({"record": record(control=_arm(tampered=("a hook record added",)))}, ReasonCode.TAMPERED, "hook record"),
         ({"record": record(control=_arm(received_phrases=("quartz",)))}, ReasonCode.CONTAMINATED, "quartz"),
+        (
+            {"record": record(control=_arm(foreign_channels=("exchange 0: MCP tool mcp__memory__search offered",)))},
+            ReasonCode.CONTROL_CHANNEL,
+            "mcp__memory__search offered",
+        ),
+        (
+            {"record": record(treatment=_arm(foreign_channels=("message 4: instructions file /workspace/CLAUDE.md",)))},
+            ReasonCode.UNINSTALLED_CHANNEL,
+            "/workspace/CLAUDE.md",
+        ),
         ({"record": record(treatment=_arm(delivered=False))}, ReasonCode.UNDELIVERED, "delivered nothing"),
         (
             {"record": record(treatment=_arm(delivered=False)), "undelivered": UndeliveredRule.OWN_ROW},
@@ -236,8 +247,29 @@ def test_injected_context_that_does_not_re_derive_excludes_the_pair_naming_the_f
     excluded = exclusion(
         certification(), calibration(), FENCE, named, record(), audits(store), rederivation=_rederivation((finding,))
     )
-    assert excluded == (ReasonCode.NOT_REDERIVED, f"1 finding(s) re-deriving the injected context: {finding}")
+    assert excluded == (ReasonCode.NOT_REDERIVED, f"1 finding(s) re-deriving what the memory supplied: {finding}")
     assert decide(D, record(), *excluded).decision is Admission.EXCLUDED
+
+
+def test_a_memory_tool_result_the_restored_state_does_not_give_excludes_the_pair(store: Store) -> None:
+    finding = "message 4: mcp__memory__search_nodes answered what the restored state does not: 'planted'"
+    replay = ToolReplay(system="memory", exchanges=D, calls=(), findings=(finding,), output="", seconds=0.1)
+    named = pair().model_copy(update={"replay": Digest.of(b"the replay")})
+    excluded = exclusion(certification(), calibration(), FENCE, named, record(), audits(store), replay=replay)
+    assert excluded == (ReasonCode.NOT_REDERIVED, f"1 finding(s) re-deriving what the memory supplied: {finding}")
+    with pytest.raises(ContractError, match="replay"):
+        exclusion(certification(), calibration(), FENCE, pair(), record(), audits(store), replay=replay)
+    wrote = pair().model_copy(update={"state_findings": ("/opt/recall/state.sqlite is mounted read-only, yet...",)})
+    assert exclusion(certification(), calibration(), FENCE, wrote, record(), audits(store))[0] is (  # type: ignore[index]
+        ReasonCode.NOT_REDERIVED
+    )
+
+
+def test_a_treatment_reading_the_memory_s_state_by_its_own_tool_is_excluded(store: Store) -> None:
+    reads = ("message 5: Bash toolu_1 carries the memory's state",)
+    excluded = exclusion(certification(), calibration(), FENCE, pair(), record(treatment=_arm(state_reads=reads)),
+                         audits(store))  # fmt: skip
+    assert excluded is not None and excluded[0] is ReasonCode.STATE_READ and reads[0] in excluded[1]
 
 
 @pytest.mark.parametrize("named", [True, False])

@@ -77,8 +77,11 @@ def test_a_real_gateway_log_with_an_altered_context_does_not_re_derive(demo_runs
     hooks = installed_hooks(system.attachment.settings)
     provisioner = Provisioner((sys.executable, "-m", "bench.memory", "--home", str(tmp_path)), FIXTURE)
     with live_memory(provisioner, load_fixture(FIXTURE), "backfilled", "rederive.demo") as memory:
-        matched = rederive_injected("reference", treatment.exchanges, exchanges, hooks, memory.retrieve)
-        altered = rederive_injected("reference", treatment.exchanges, _rewrite_all(exchanges), hooks, memory.retrieve)
+        runner = treatment.runner()
+        matched = rederive_injected("reference", treatment.exchanges, exchanges, hooks, memory.retrieve, runner)
+        altered = rederive_injected(
+            "reference", treatment.exchanges, _rewrite_all(exchanges), hooks, memory.retrieve, runner
+        )
     assert matched.findings == ()  # a fresh restore of the same fixture re-derives the demo's contexts too
     assert len(altered.findings) == 2
     assert "UserPromptSubmit context reached the model but is not what the memory re-derives" in altered.findings[0]

@@ -110,3 +110,25 @@ def test_a_real_agent_edit_to_a_test_is_caught(
         ("src/lib.rs", MutationKind.CONTENT_CHANGED, True),
         ("tests/it.rs", MutationKind.CONTENT_CHANGED, False),
     ]
+
+
+def test_bytecode_written_without_its_source_is_a_violation_under_an_allowed_cache(store: Store) -> None:
+    """An agent's .pyc stands in for a source it never fixed; one beside its changed source is the toolchain's."""
+    start = {"pkg/m.py": b"x = 1\n", "pkg/__pycache__/m.cpython-311.pyc": b"\x00old"}
+    allowed = (PortablePath("pkg/__pycache__"), PortablePath("pkg/m.py"), PortablePath("out"))
+    alone = audit_trees(
+        store,
+        make_tree(store, start),
+        make_tree(store, {**start, "pkg/__pycache__/m.cpython-311.pyc": b"\x00new"}),
+        allowed,
+    )
+    assert [(m.path, m.kind, m.allowed) for m in alone.mutations] == [
+        ("pkg/__pycache__/m.cpython-311.pyc", MutationKind.CONTENT_CHANGED, True),
+        ("pkg/__pycache__/m.cpython-311.pyc", MutationKind.BYTECODE_ONLY, False),
+    ]
+    assert alone.reward_forced_zero
+    fixed = {"pkg/m.py": b"x = 2\n", "pkg/__pycache__/m.cpython-311.pyc": b"\x00new"}
+    assert not audit_trees(store, make_tree(store, start), make_tree(store, fixed), allowed).reward_forced_zero
+    # A new .pyc is what Python writes for a module imported the first time (a prebuild's compileall does it too).
+    added = {**start, "out/__pycache__/n.cpython-311.opt-1.pyc": b"\x00", "out/n.pyc": b"\x00"}
+    assert not audit_trees(store, make_tree(store, start), make_tree(store, added), allowed).reward_forced_zero

@@ -49,6 +49,9 @@ def _planted_rootfs() -> bytes:
         link = tarfile.TarInfo("etc/tool")
         link.type, link.linkname = tarfile.SYMTYPE, "/srv/SteleBench/tool"
         out.addfile(link)
+        condition = tarfile.TarInfo("opt/treatmentLayer")  # a path naming the arm's condition
+        condition.type = tarfile.DIRTYPE
+        out.addfile(condition)
     return rebuilt.getvalue()
 
 
@@ -68,11 +71,12 @@ def test_a_planted_build_log_is_found_by_file_and_term_and_the_image_refused(
         IdentityFinding("srv/blob", 3, "stele bench"),
         IdentityFinding("opt/stele_bench", None, "stele_bench"),
         IdentityFinding("etc/tool", None, "stelebench"),
+        IdentityFinding("opt/treatmentLayer", None, "treatment"),
     }
     assert scan.files > 1 and scan.bytes > CHUNK
     with pytest.raises(ImageNotNeutral, match=re.escape("var/log/bootstrap.log:2: stele-bench")) as refused:
         require_neutral_image(planted_image, backend_engine, tmp_path)
-    assert refused.value.image_id == planted_image and len(refused.value.findings) == 4
+    assert refused.value.image_id == planted_image and len(refused.value.findings) == 5
     assert not (tmp_path / "scans").exists()  # no clean verdict is remembered for a refused image
 
 

@@ -21,10 +21,11 @@ NAMED_BY_DIGEST = re.compile(r"^([a-z]+/)[0-9a-f]{64}(\.json)?$")  # records/<he
 # test run's "in 0.05s"), so two runs of one arm differ by a token now and then (seen: 67802 against 67803).
 # Where in its transcript an arm first met a memory phrase is observed too: the CLI interleaves entries of its own
 # (seen: two runs of one arm put the same delivery at step 14 and at step 15); that it was delivered, through which
-# channel and which phrases, is decided and compared.
+# channel and which phrases, is decided and compared. So is the message of the gateway's conversation that first
+# carried it, and when each step ran by the runner's clock.
 OBSERVED = {
     *("wall_seconds", "seconds", "session_id", "restore_seconds", "snapshot_seconds", "tokens"),
-    *("first_step", "delivered_at"),
+    *("first_step", "delivered_at", "first_message", "used_at", "started_at", "ended_at"),
 }
 # An action result's times and the machine it ran on are observed (a cluster's differ by node); what it output is
 # decided, by digest (masked, as everywhere: an attempt's outputs embed its times).

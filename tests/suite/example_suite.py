@@ -118,6 +118,8 @@ class Conversation:
                 continue
             output, ok = self._tool(block["name"], block["input"])
             results.append({"type": "tool_result", "tool_use_id": block["id"], "content": output, "is_error": not ok})
+            if "file_path" not in block["input"]:
+                continue
             path = Path(block["input"]["file_path"])
             if ok and self.memory is not None and path.is_relative_to(self.workspace):
                 context = file_context(self.memory, path.relative_to(self.workspace).as_posix())
@@ -126,6 +128,11 @@ class Conversation:
         return results + reminders
 
     def _tool(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        if name == "Bash":
+            ran = subprocess.run(
+                ["bash", "-c", arguments["command"]], cwd=self.workspace, capture_output=True, text=True, timeout=120
+            )
+            return (ran.stdout + ran.stderr).strip(), ran.returncode == 0
         path = Path(arguments["file_path"])
         if not path.is_relative_to(self.workspace):
             return f"{path} is outside the workspace", False

@@ -44,7 +44,9 @@ def test_every_tool_call_is_tied_to_a_turn_so_a_session_always_ends(suite: Suite
     assert not any(isinstance(reply, ToolUseReply) for reply in policy.default)
     for rule in policy.rules:
         for reply in rule.reply:
-            if isinstance(reply, ToolUseReply) and reply.name != MEMORY_SEARCH:
+            if isinstance(reply, ToolUseReply) and reply.name == "Bash":  # run in the workspace, as a model writes it
+                assert str(reply.input["command"]).startswith("cd /workspace && "), rule.name
+            elif isinstance(reply, ToolUseReply) and reply.name != MEMORY_SEARCH:
                 assert str(reply.input["file_path"]).startswith("/workspace/"), rule.name
 
 
@@ -101,7 +103,7 @@ def test_the_control_runs_the_same_rules_in_both_arms(
     for name, state in (("with", memory_state), ("without", None)):
         workspace = fresh_workspace(name)
         runs.append(drive(_policy(suite, CONTROL, str(workspace)), workspace, _prompts(suite, CONTROL), state))
-    assert runs[0] == runs[1] == ["read-rules", "fold-case", "default"]
+    assert runs[0] == runs[1] == ["read-rules", "fold-case", "run-tests", "default"]
 
 
 @pytest.mark.parametrize("challenge_id", [*MEMORY_CHALLENGES, CONTROL])

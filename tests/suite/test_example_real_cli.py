@@ -19,7 +19,7 @@ import pytest
 from example_suite import run_script
 
 from bench.gateway import ArmKey, DirectoryRecorder, ExchangeRecord, Gateway, GatewayConfig, Mode, PolicyPin
-from bench.grading import Channel, Grade, OutcomeGrade, grade, parse_claude_session
+from bench.grading import Channel, Grade, OutcomeGrade, RunnerRecord, grade, parse_claude_session
 from bench.memory import hook_program, hook_settings
 from bench.suite.suite import Suite
 from tests.grading.claude_host import Home, make_dir, require_claude, run_claude
@@ -80,9 +80,9 @@ def _run_arm(suite: Suite, tree: Path, challenge_id: str, state: Path | None) ->
         exchanges = [ExchangeRecord.model_validate_json(line) for line in lines]
         passed = run_script(loaded.directory / loaded.manifest.verifier.asset.path, dirs["ws"]).returncode == 0
         transcript = parse_claude_session(home.session_file(session).read_bytes(), streams)
-        graded = grade(
-            transcript, exchanges, suite.memory(challenge_id), OutcomeGrade(verifier_passed=passed, audit_clean=True)
-        )
+        runner = RunnerRecord(prompts=tuple(prompts), cwd=str(dirs["ws"]))
+        outcome = OutcomeGrade(verifier_passed=passed, audit_clean=True)
+        graded = grade(transcript, exchanges, suite.memory(challenge_id), outcome, runner)
         rules = [e.rule for e in exchanges if e.rule is not None]
         return ArmRun(rules, passed, graded)
     finally:
@@ -112,6 +112,7 @@ def test_memory_decides_a_memory_challenge_through_both_channels(runs, challenge
     for channel in (Channel.PROMPT_TIME_RETRIEVAL, Channel.ANCHOR_TRIGGERED_RECALL):
         assert OWN_PHRASE[challenge_id] in delivered.channel(channel).phrases, (channel, delivered)
     assert delivered.gateway_agrees and memory.grade.used.used, memory.grade.used
+    assert delivered.tampered == () and plain.grade.delivered.tampered == ()
     assert not plain.grade.delivered.delivered and plain.grade.delivered.received_by_model == ()
     assert memory.rules != plain.rules
 
@@ -119,7 +120,7 @@ def test_memory_decides_a_memory_challenge_through_both_channels(runs, challenge
 def test_the_control_passes_alike_in_both_arms(runs) -> None:  # type: ignore[no-untyped-def]
     memory, plain = runs[(CONTROL, True)], runs[(CONTROL, False)]
     assert memory.passed and plain.passed
-    assert memory.rules == plain.rules == ["read-rules", "fold-case", "default"]
+    assert memory.rules == plain.rules == ["read-rules", "fold-case", "run-tests", "default"]
 
 
 def test_the_real_cli_takes_the_same_path_as_the_in_process_driver(runs) -> None:  # type: ignore[no-untyped-def]

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
-from bench.agent.attachment import MCP_CONFIG_PATH, SETTINGS_PATH, treatment_attachment
-from bench.agent.claude import USER_MEMORY_PATH
+from bench.agent.attachment import (
+    MCP_CONFIG_PATH,
+    SETTINGS_PATH,
+    USER_DIRS,
+    control_attachment,
+    return_writes,
+    treatment_attachment,
+)
+from bench.agent.claude import CLAUDE_DIR, USER_MEMORY_PATH
 from bench.errors import ContractError
 from bench.provision import PairVerdict, ProbeKind, ProbeOutcome, SnapshotReceipt
 from bench.provision.messages import RestoreLocations, RestoreResponse
@@ -109,12 +117,24 @@ def test_the_attachment_mounts_what_restore_reported_and_writes_the_declared_con
     declared = _declared(system(attachment={**system()["attachment"], "settings": {"hooks": {}}}))
     attachment = treatment_attachment(declared, _restored({"graph": str(graph)}), staging, "sha256:" + "a" * 64)
     by_target = {mount.target: mount for mount in attachment.mounts}
-    assert set(by_target) == {str(SETTINGS_PATH), str(MCP_CONFIG_PATH), "/opt/kg"}
-    assert by_target["/opt/kg"].source == str(graph) and not by_target["/opt/kg"].read_only
-    assert by_target[str(SETTINGS_PATH)].read_only and by_target[str(MCP_CONFIG_PATH)].read_only
+    user = {str(SETTINGS_PATH), str(MCP_CONFIG_PATH), str(USER_MEMORY_PATH), *(str(CLAUDE_DIR / d) for d in USER_DIRS)}
+    assert set(by_target) == {*user, "/opt/kg"}
+    staged = Path(by_target["/opt/kg"].source)  # a copy named in hex: the provisioner's path names it
+    assert staged != graph and staged.parent == staging and re.fullmatch(r"[0-9a-f]{16}", staged.name)
+    assert (staged / "memory.jsonl").read_text() == "{}" and not by_target["/opt/kg"].read_only
+    assert all(by_target[target].read_only for target in user)
+    (tmp_path / "other").mkdir()
+    control = control_attachment(tmp_path / "other")  # the same user-level files, none of them the agent's
+    assert {mount.target for mount in control.mounts} == user and all(m.read_only for m in control.mounts)
+    shown = {m.target: Path(m.source).read_text() for m in control.mounts if Path(m.source).is_file()}
+    assert json.loads(shown[str(SETTINGS_PATH)]) == {"hooks": {}} and shown[str(USER_MEMORY_PATH)] == ""
+    assert json.loads(shown[str(MCP_CONFIG_PATH)]) == {"mcpServers": {}}
     config = json.loads(Path(by_target[str(MCP_CONFIG_PATH)].source).read_text())
     assert config == {"mcpServers": {"memory": {"type": "stdio", "args": [], **SERVER["memory"]}}}
-    assert graph.stat().st_mode & 0o777 == 0o777 and (graph / "memory.jsonl").stat().st_mode & 0o777 == 0o666
+    assert staged.stat().st_mode & 0o777 == 0o777 and (staged / "memory.jsonl").stat().st_mode & 0o777 == 0o666
+    (staged / "memory.jsonl").write_text('{"planted": true}')  # what the arm left goes back where restore put it
+    return_writes(declared, _restored({"graph": str(graph)}), attachment)
+    assert (graph / "memory.jsonl").read_text() == '{"planted": true}'
     assert attachment.image_id == "sha256:" + "a" * 64
     with pytest.raises(ContractError, match="restore reported \\['other'\\]"):
         treatment_attachment(declared, _restored({"other": str(graph)}), staging, None)

@@ -1,4 +1,5 @@
-"""Every image is scanned for the harness's name before it is used: nothing an agent can see names the harness.
+"""Every image is scanned for the harness's name before it is used: nothing an agent can see names the harness, and
+no path in it names an arm's condition (:data:`~bench.packaging.markers.CONDITION_TERMS`).
 
 The image's filesystem streams out of the backend (:meth:`~..backends.SandboxBackend.export_image`: a container
 created from it, never started) and every path, link target and regular file's content is searched for the terms
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from ...errors import SandboxError
 from ...packaging.identity import IdentityFinding, ScanTally, scan_tar
-from ...packaging.markers import HARNESS_TERMS
+from ...packaging.markers import CONDITION_TERMS, HARNESS_TERMS
 from ..backends import SandboxBackend
 from .registry import using
 
@@ -67,7 +68,7 @@ def scan_image(image_id: str, backend: SandboxBackend | None = None) -> ImageSca
 
 
 def _verdict_file(cache: Path, image_id: str) -> Path:
-    terms = hashlib.sha256("\n".join(HARNESS_TERMS).encode()).hexdigest()[:12]
+    terms = hashlib.sha256("\n".join(HARNESS_TERMS + CONDITION_TERMS).encode()).hexdigest()[:12]
     return cache / "scans" / f"{image_id.removeprefix('sha256:')}-{terms}.clean"
 
 

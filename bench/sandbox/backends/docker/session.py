@@ -28,7 +28,7 @@ from docker.utils.socket import STDOUT, frames_iter  # type: ignore[import-untyp
 
 from ....contracts import Digest
 from ....store import Store
-from ...layout import USER_GID, USER_UID
+from ...layout import USER_GID, USER_UID, WORKSPACE_MTIME
 from ...spec import ContainerSpec
 from ..base import STDERR_LIMIT, ExecResult, Session
 from .engine import (
@@ -136,6 +136,7 @@ def _directories_tar(paths: tuple[PurePosixPath, ...]) -> bytes:
         for path in paths:
             info = tarfile.TarInfo(str(path).lstrip("/"))
             info.type, info.mode, info.uid, info.gid = tarfile.DIRTYPE, 0o755, USER_UID, USER_GID
+            info.mtime = WORKSPACE_MTIME
             archive.addfile(info)
     return buffer.getvalue()
 
