@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import ContractError
 from ..provision.messages import RestoreResponse
 from ..sandbox.layout import USER_HOME
-from ..sandbox.spec import MemoryAttachment, Mount
+from ..sandbox.spec import MemoryAttachment, Mount, runner_name
 from ..suite.memory_system import MemorySystem
 from .claude import AUTO_MEMORY, managed_settings_mount
 
@@ -56,18 +56,20 @@ def _location(system: MemorySystem, restored: RestoreResponse, name: str) -> Pat
     return path
 
 
-def _write(staging: Path, name: str, data: dict[str, Any]) -> Path:
+def _write(staging: Path, name: str, data: dict[str, Any], target: PurePosixPath) -> Mount:
+    """A runner-written configuration file, mounted read-only at ``target`` and recorded by its portable name."""
     path = staging / name
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    content = (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8")
+    path.write_bytes(content)
     path.chmod(0o644)
-    return path
+    return Mount.of(path, runner_name(name, content), str(target))
 
 
 def _settings(staging: Path, declared: dict[str, Any] | None) -> Mount:
     """Every arm's harness settings file, read-only: the system's declared settings, or an empty object. An agent
     therefore cannot write hooks of its own there (the control arm's would otherwise load on a ``--resume`` step)."""
     staging.chmod(0o755)
-    return Mount(source=str(_write(staging, "settings.json", dict(declared or {}))), target=str(SETTINGS_PATH))
+    return _write(staging, "settings.json", dict(declared or {}), SETTINGS_PATH)
 
 
 def control_attachment(staging: Path) -> MemoryAttachment:
@@ -86,13 +88,13 @@ def treatment_attachment(
             name: {"type": "stdio", "command": server.command, "args": list(server.args), "env": dict(server.env)}
             for name, server in sorted(declared.mcp_servers.items())
         }
-        config = _write(staging, "mcp.json", {"mcpServers": servers})
-        mounts.append(Mount(source=str(config), target=str(MCP_CONFIG_PATH)))
+        mounts.append(_write(staging, "mcp.json", {"mcpServers": servers}, MCP_CONFIG_PATH))
     if declared.settings is not None and declared.settings.get(AUTO_MEMORY) is True:
         # Managed settings outrank the user settings file, so the system's own switch is lifted into them.
         mounts.append(managed_settings_mount({AUTO_MEMORY: True}))
     for mount in declared.mounts:
         source = _location(system, restored, mount.location)
         _grant(source, mount.writable)
-        mounts.append(Mount(source=str(source), target=mount.target, read_only=not mount.writable))
+        name = f"restore:{system.name}/{mount.location}"  # the provisioner's per-run path is this machine's
+        mounts.append(Mount.of(source, name, mount.target, read_only=not mount.writable))
     return MemoryAttachment(mounts=tuple(mounts), image_id=image_id)

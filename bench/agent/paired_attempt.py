@@ -80,7 +80,7 @@ class AttemptOutputs(Ports):
     rederivations: dict[str, Ref[InjectedRederivation]]
 
 
-@stage("paired-attempt", version=4, kind=StageKind.OBSERVED)
+@stage("paired-attempt", version=5, kind=StageKind.OBSERVED)
 def paired_attempt(context: StageContext, inputs: AttemptInputs, params: PairedAttemptParams) -> AttemptOutputs:
     store = context.store
     _require_gates(store, inputs)

@@ -90,7 +90,7 @@ def docker_client() -> Client:
 
 def create_container(client: Client, spec: ContainerSpec, network: str, labels: Mapping[str, str]) -> Container:
     """Create (not start) the container ``spec`` describes: limits, no capabilities, the lease labels."""
-    mounts = [Mount(m.target, m.source, type="bind", read_only=m.read_only) for m in spec.effective_mounts()]
+    mounts = [Mount(m.target, m.bound, type="bind", read_only=m.read_only) for m in spec.effective_mounts()]
     limits = spec.limits
     image = spec.effective_image()
     with engine_errors(f"creating a container from {image}"):
