@@ -15,7 +15,11 @@ import pytest
 from bench import __version__
 
 REPO = Path(__file__).resolve().parent.parent
-RESOLVE_SECONDS = 120  # the bound the issue sets on resolving `pip install '.[test]'` in a fresh venv
+# What pip prints when it backtracks, the cause of the 15-minute resolutions: with bounded, consistent ranges it never
+# has to. Resolving took 26 s here on a quiet machine and 107 s at a load of 11 on two cores (the issue's bound is two
+# minutes), so the test holds the behaviour, not a wall time; the timeout only stops a regression from running on.
+BACKTRACKING = "is looking at multiple versions of"
+RESOLVE_TIMEOUT = 600
 # What a user's checkout holds that a build must not read: the project's own store, runs and caches.
 _LEFT_OUT = shutil.ignore_patterns(".git", "store", "published", "*-versions", ".doit.sqlite*", "__pycache__",
                                    "*.egg-info", "build", ".*_cache", ".hypothesis", "logs")  # fmt: skip
@@ -28,7 +32,7 @@ def _run(argv: list[str], timeout: float, cwd: Path) -> subprocess.CompletedProc
 
 
 @pytest.mark.slow
-def test_a_fresh_venv_resolves_the_test_extra_in_bounded_time_installs_it_and_runs_stele_bench(
+def test_a_fresh_venv_resolves_the_test_extra_without_backtracking_installs_it_and_runs_stele_bench(
     tmp_path: Path,
 ) -> None:
     source = tmp_path / "stele-bench"
@@ -37,9 +41,10 @@ def test_a_fresh_venv_resolves_the_test_extra_in_bounded_time_installs_it_and_ru
     made = _run([sys.executable, "-m", "venv", str(venv)], 120, tmp_path)
     assert made.returncode == 0, made.stderr
     pip = [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check"]
-    # Resolving alone, within the bound: a resolver that backtracks runs into the timeout and fails the test.
-    resolved = _run([*pip, "install", "--dry-run", "--quiet", f"{source}[test]"], RESOLVE_SECONDS, tmp_path)
+    resolved = _run([*pip, "install", "--dry-run", f"{source}[test]"], RESOLVE_TIMEOUT, tmp_path)
     assert resolved.returncode == 0, resolved.stderr[-3000:]
+    said = resolved.stdout + resolved.stderr
+    assert BACKTRACKING not in said, [line for line in said.splitlines() if BACKTRACKING in line]
     installed = _run([*pip, "install", "--quiet", f"{source}[test]"], 1200, tmp_path)
     assert installed.returncode == 0, installed.stderr[-3000:]
     version = _run([str(venv / "bin" / "stele-bench"), "--version"], 60, tmp_path)
