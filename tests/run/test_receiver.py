@@ -108,7 +108,7 @@ class _Serving:
     def __exit__(self, *_: object) -> None:
         assert self.process is not None
         self.process.terminate()
-        self.process.wait(timeout=30)
+        self.process.communicate(timeout=30)  # waits, and closes the pipe
 
 
 def test_load_bundle_reads_a_copied_bundle_with_no_store(copy: Path, demo_runs: DemoRuns) -> None:
