@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from html import escape
 
 from ..analysis import Comparison, ComparisonKind, Interval, PowerStatement, StatisticsSummary
+from ..analysis.paired import DesignPower
 from .svg import EffectMark, effect_plot
 from .tables import table
 
@@ -114,13 +115,13 @@ def power_text(power: PowerStatement) -> str:
     """What the result says beside what the design could detect, as one sentence: a null is never "no
     difference" when nothing was detectable."""
 
-    def design(pairs: int, effect: float | None, which: str) -> str:
+    def design(which: str, at: DesignPower) -> str:
+        effect = at.minimum_detectable_effect
         found = "nothing" if effect is None else f"a difference of {effect * 100:.0f} points or more"
-        return f"{found} with the {pairs} {which} pairs"
+        return f"{found} with the {at.pairs} {which} pairs"
 
-    parts = [] if power.planned is None else [design(power.planned.pairs, power.planned.minimum_detectable_effect,
-                                                      "planned")]  # fmt: skip
-    parts.append(design(power.admitted.pairs, power.admitted.minimum_detectable_effect, "admitted"))
+    planned = [] if power.planned is None else [design("planned", power.planned)]
+    parts = [*planned, design("admitted", power.admitted)]
     if power.significant:
         verdict = f"Detected at alpha {power.alpha}."
     elif power.admitted.minimum_detectable_effect is None:
