@@ -110,9 +110,10 @@ def test_the_attachment_mounts_what_restore_reported_and_writes_the_declared_con
     attachment = treatment_attachment(declared, _restored({"graph": str(graph)}), staging, "sha256:" + "a" * 64)
     by_target = {mount.target: mount for mount in attachment.mounts}
     assert set(by_target) == {str(SETTINGS_PATH), str(MCP_CONFIG_PATH), "/opt/kg"}
-    assert by_target["/opt/kg"].source == str(graph) and not by_target["/opt/kg"].read_only
+    assert by_target["/opt/kg"].bound == str(graph) and not by_target["/opt/kg"].read_only
+    assert by_target["/opt/kg"].source == f"restore:{declared.name}/graph"  # what a record shows
     assert by_target[str(SETTINGS_PATH)].read_only and by_target[str(MCP_CONFIG_PATH)].read_only
-    config = json.loads(Path(by_target[str(MCP_CONFIG_PATH)].source).read_text())
+    config = json.loads(Path(by_target[str(MCP_CONFIG_PATH)].bound).read_text())
     assert config == {"mcpServers": {"memory": {"type": "stdio", "args": [], **SERVER["memory"]}}}
     assert graph.stat().st_mode & 0o777 == 0o777 and (graph / "memory.jsonl").stat().st_mode & 0o777 == 0o666
     assert attachment.image_id == "sha256:" + "a" * 64
