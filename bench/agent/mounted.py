@@ -53,7 +53,7 @@ def record_mounts(
     """``attachment`` with each mount's digest; ``system`` is the treatment's (None for the control)."""
     mounts: list[Mount] = []
     for mount in attachment.mounts:
-        source = Path(mount.source).resolve()
+        source = Path(mount.bound).resolve()
         if system is not None:
             _require_declared(system, mount, source, suite_root)
         mounts.append(mount.model_copy(update={"digest": _mounted(store, source)}))

@@ -147,8 +147,10 @@ def _stage(backend: SandboxBackend, root: Path, copies: tuple[StateCopy, ...]) -
         for path in (root / f"p{n}", *(root / f"p{n}").rglob("*")):
             path.chmod(0o755 if path.is_dir() else 0o644)
         inside = f"{ASSET_DIR}/p{n}" + (f"/{PurePosixPath(copy.target).name}" if copy.file else "")
-        mounts += [Mount(source=str(root / f"p{n}"), target=f"{ASSET_DIR}/p{n}"), Mount(source=str(live),
-                   target=copy.target, read_only=False)]  # fmt: skip
+        mounts += [
+            Mount.of(root / f"p{n}", f"runner:replay/p{n}", f"{ASSET_DIR}/p{n}"),
+            Mount.of(live, f"runner:replay/l{n}", copy.target, read_only=False),
+        ]
         state.append({"target": copy.target, "pristine": inside, "file": copy.file})
     return mounts, state
 
@@ -184,8 +186,8 @@ def replay_tools(
         (root / "driver.py").write_text(_DRIVER)
         for path in (root / "plan.json", root / "driver.py"):
             path.chmod(0o644)
-        mounts.append(Mount(source=str(root / "plan.json"), target="/mnt/plan.json"))
-        mounts.append(Mount(source=str(root / "driver.py"), target="/mnt/driver.py"))
+        mounts.append(Mount.of(root / "plan.json", "runner:replay/plan.json", "/mnt/plan.json"))
+        mounts.append(Mount.of(root / "driver.py", "runner:replay/driver.py", "/mnt/driver.py"))
         command = ("python3", "/mnt/driver.py", "/mnt/plan.json", WORKSPACE)
         environment = Environment(network_mode=NetworkMode.NONE, cpus=1.0, memory_mb=1024)
         spec = container_spec(image_id, environment, command, network=NetworkMode.NONE, mounts=tuple(mounts))

@@ -1,4 +1,4 @@
-"""`stele-bench export inspect BUNDLE -o FILE`: a published bundle as an Inspect AI log for `inspect view`."""
+"""`stele-bench export inspect [BUNDLE] [--log-dir DIR]`: a published bundle as an Inspect AI log for `inspect view`."""
 
 from __future__ import annotations
 
@@ -21,32 +21,35 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     inspect = formats.add_parser(
         "inspect",
         help="an Inspect AI evaluation log: one sample per arm, with its transcript and scores",
-        description="Write the bundle as an Inspect AI log (JSON, format 2): one sample per graded arm with its "
-        "transcript as messages and the verifier, delivered and used scores. `inspect view --log-dir DIR` shows it.",
+        description="Write the bundle as an Inspect AI log (JSON, format 2) into a log directory, named as Inspect "
+        "names its own logs (<ISO timestamp>_<suite>_<id>.json), the suite as its task: one sample per graded arm "
+        "with its transcript as messages and the verifier, delivered and used scores. A bundle directory needs "
+        "nothing else (no store, no project). `inspect view --log-dir DIR` lists and shows it.",
     )
     inspect.add_argument(
         "bundle",
         nargs="?",
         default="published/example",
-        help="a bundle directory, or a ref, digest or unique prefix of a published tree in the store "
-        "(default: published/example)",
+        help="a bundle directory (a copy anywhere will do), or a ref, digest or unique prefix of a published tree "
+        "in the store (default: published/example)",
     )
     inspect.add_argument(
-        "--output", "-o", type=Path, required=True, metavar="FILE", help="the log file to write (name it *.json)"
+        "--log-dir", type=Path, default=Path("logs"), metavar="DIR", help="where to write the log (default: logs)"
     )
     inspect.set_defaults(handler=_inspect)
 
 
 def _inspect(args: argparse.Namespace, out: Output) -> int:
-    store = open_store(args, create=False)  # transcripts and arm records live in the store, not in the bundle
     directory = Path(args.bundle)
-    if directory.is_dir():
-        files, task = bundle_files(directory), directory.resolve().name
+    data: dict[str, object] = {}
+    if directory.is_dir():  # the bundle alone: its objects and lineage hold every arm
+        files = bundle_files(directory)
     else:
-        tree = resolve_digest(store, args.bundle)
-        files, task = tree_files(store, tree), args.bundle.rsplit("/", 1)[-1]
-    count = write_inspect_log(store, files, task, args.output)
-    data = {"log": str(args.output), "samples": count, "store": store.location}
-    view = f"inspect view --log-dir {args.output.parent}"
-    out.result(data, f"wrote {count} samples to {args.output}; view them with `{view}`")
+        store = open_store(args, create=False)
+        files = tree_files(store, resolve_digest(store, args.bundle))
+        data["store"] = store.location
+    log, count = write_inspect_log(files, args.log_dir)
+    data |= {"log": str(log), "samples": count}
+    view = f"inspect view --log-dir {args.log_dir}"
+    out.result(data, f"wrote {count} samples to {log}; view them with `{view}`")
     return 0

@@ -9,8 +9,11 @@ carries the condition, the admission and the digests to trace it back with `stel
 The file is Inspect's JSON log format (version 2), written with the standard library: stele-bench does not need
 Inspect installed to export, and the test reads the file back with ``inspect_ai.log.read_eval_log``.
 
-Grades are found by their kind among the bundle's files, and each is tied to its attempt through the store (the
-``paired-attempt`` action that produced its arm record), so the export follows no path convention of a plan.
+Everything comes from the bundle alone, no store: grades are found by their kind among its files, each tied to its
+attempt through the bundle's own lineage (the ``paired-attempt`` action whose pair records name its arm record), so
+the export follows no path convention of a plan. The task is the suite (the ``report`` action's parameter), the
+log's date the run's (its earliest action), and the file is named as Inspect names its own logs
+(``<ISO timestamp>_<task>_<id>.json``): `inspect view` lists only ``.json`` logs named that way.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +33,15 @@ from ..contracts.strict_json import parse_json_object
 from ..errors import ContractError
 from ..grading import StepSource, Transcript
 from ..publish.bundle import parse_document
+from ..publish.manifest import LINEAGE_PATH
+from ..publish.provenance import read_lineage
 from ..results import BundleResults, results_of
 from ..run.grade import ArmGrade, arm_result
 from ..store import Store
-from ..store.actions import ActionResult, producers
+from ..store.actions import ActionKey, ActionResult
 from ..suite.memory_system import CONTROL
 
-__all__ = ["inspect_log", "write_inspect_log"]
+__all__ = ["inspect_log", "log_name", "write_inspect_log"]
 
 _FORMAT_VERSION = 2
 
@@ -49,14 +55,47 @@ def _grades(files: Mapping[PortablePath, bytes]) -> dict[PortablePath, ArmGrade]
     return found
 
 
-def _pair_of(store: Store, arm: Digest) -> PairRecord:
-    """A pair the arm belongs to (the control arm belongs to every system's pair of its attempt)."""
-    for result_digest in producers(store, arm):
-        outputs = store.get_document(result_digest, ActionResult).outputs
-        pairs = sorted(name for name in outputs if name.startswith("pairs/"))
-        if pairs:
-            return store.get_document(outputs[pairs[0]], PairRecord)
-    raise ContractError(f"arm record {arm} was produced by no recorded paired attempt in the store {store.location}")
+@dataclass(frozen=True)
+class _Run:
+    """The bundle's files as a store, with what its lineage says: each arm's pair, the suite and when it ran."""
+
+    store: Store
+    pairs: dict[Digest, PairRecord]  # arm record -> a pair it belongs to (the control: its attempt's first system's)
+    suite: str
+    started: float  # the earliest action's start (seconds since the epoch)
+
+    @classmethod
+    def of(cls, files: Mapping[PortablePath, bytes]) -> _Run:
+        store = Store.in_memory()
+        with store.batch():
+            for path, data in files.items():
+                store.put_bytes(data, document=path.endswith(".json"))
+        pairs: dict[Digest, PairRecord] = {}
+        suites, starts = set(), []
+        for action in read_lineage(files).actions:
+            for digest in (action.key, action.result):
+                if not store.has(digest):
+                    raise ContractError(f"{LINEAGE_PATH} names {digest}, which is not in the bundle", path=LINEAGE_PATH)
+            spec, outcome = store.get_document(action.key, ActionKey), store.get_document(action.result, ActionResult)
+            starts.append(outcome.started)
+            if action.stage == "report":
+                suites.add(str(spec.params.get("suite", "")))
+            for name in sorted(outcome.outputs) if action.stage == "paired-attempt" else ():
+                if name.startswith("pairs/"):
+                    pair = store.get_document(outcome.outputs[name], PairRecord)
+                    for arm in pair.arms:
+                        pairs.setdefault(arm, pair)
+        if len(suites) != 1 or not next(iter(suites)):
+            raise ContractError(
+                f"{LINEAGE_PATH} must list one report action naming its suite (found {sorted(suites)})",
+                path=LINEAGE_PATH,
+            )
+        return cls(store=store, pairs=pairs, suite=suites.pop(), started=min(starts))
+
+    def pair_of(self, arm: Digest) -> PairRecord:
+        if arm not in self.pairs:
+            raise ContractError(f"arm record {arm} was produced by no paired attempt the bundle's lineage lists")
+        return self.pairs[arm]
 
 
 def _messages(transcript: Transcript) -> list[dict[str, Any]]:
@@ -88,8 +127,9 @@ def _messages(transcript: Transcript) -> list[dict[str, Any]]:
     return messages
 
 
-def _sample(store: Store, grade: ArmGrade, bundle: BundleResults) -> dict[str, Any]:
-    pair = _pair_of(store, grade.arm)
+def _sample(run: _Run, grade: ArmGrade, bundle: BundleResults) -> dict[str, Any]:
+    store = run.store
+    pair = run.pair_of(grade.arm)
     transcript = store.get_document(grade.transcript, Transcript)
     result = arm_result(store, grade)
     condition = grade.condition
@@ -145,16 +185,22 @@ def _accuracy(samples: list[dict[str, Any]], scorer: str) -> dict[str, Any]:
     }
 
 
-def inspect_log(store: Store, files: Mapping[PortablePath, bytes], task: str) -> dict[str, Any]:
-    """The log of the bundle whose files are ``files``, arms from ``store``, named ``task``."""
+def _created(run: _Run) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(run.started))
+
+
+def inspect_log(files: Mapping[PortablePath, bytes]) -> dict[str, Any]:
+    """The log of the bundle whose files are ``files``: the task is its suite, every arm a sample."""
+    run = _Run.of(files)
+    task = run.suite
     bundle = results_of(files, task)
     grades = _grades(files)
     if not grades:
-        raise ContractError(f"{task} holds no arm grades: there is no arm to export", path=task)
-    samples = sorted((_sample(store, g, bundle) for g in grades.values()), key=lambda s: s["id"])
+        raise ContractError(f"the bundle of {task} holds no arm grades: there is no arm to export", path=task)
+    samples = sorted((_sample(run, g, bundle) for g in grades.values()), key=lambda s: s["id"])
     models = {record.key.model for record in bundle.records.values()} or {"unknown"}
     identity = Digest.of(b"".join(sorted(grade.arm.encode() for grade in grades.values()))).hex[:22]
-    created = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+    created = _created(run)
     return {
         "version": _FORMAT_VERSION,
         "status": "success",
@@ -182,11 +228,19 @@ def inspect_log(store: Store, files: Mapping[PortablePath, bytes], task: str) ->
     }
 
 
-def write_inspect_log(store: Store, files: Mapping[PortablePath, bytes], task: str, target: Path) -> int:
-    """Write the log to ``target`` (Inspect reads ``*.json`` logs); returns the number of samples."""
-    log = inspect_log(store, files, task)
+def log_name(log: Mapping[str, Any]) -> str:
+    """The file name Inspect gives its own logs, ``<ISO timestamp>_<task>_<id>.json``, which `inspect view` lists
+    (a ``.json`` log named otherwise is not listed); ``_`` separates the parts, so none may hold one."""
+    stamp = log["eval"]["created"].replace(":", "-")
+    return f"{stamp}_{log['eval']['task'].replace('_', '-')}_{log['eval']['task_id']}.json"
+
+
+def write_inspect_log(files: Mapping[PortablePath, bytes], log_dir: Path) -> tuple[Path, int]:
+    """Write the bundle's log into ``log_dir`` under :func:`log_name`; returns its path and its sample count."""
+    log = inspect_log(files)
+    target = log_dir / log_name(log)
     target.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(log, indent=1, ensure_ascii=False) + "\n"
     # A lone surrogate (a bundle directory's name that is not UTF-8) written as its JSON escape, not as raw bytes.
     write_checked(target, text.encode("utf-8", "backslashreplace"), "the log file")
-    return len(log["samples"])
+    return target, len(log["samples"])

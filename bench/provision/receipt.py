@@ -18,7 +18,15 @@ from bench.contracts import ContractModel, Document, PortablePath
 
 from .errors import ProvisionRefused, RefusalReason
 from .fixture import Fixture, FixtureProbe
-from .messages import ProbeAnswer, ProbeKind, ProbeStatus, RestoreRequest, RestoreResponse, SnapshotResponse
+from .messages import (
+    Name,
+    ProbeAnswer,
+    ProbeKind,
+    ProbeStatus,
+    RestoreRequest,
+    RestoreResponse,
+    SnapshotResponse,
+)
 from .process import CallRecord
 
 __all__ = [
@@ -70,14 +78,19 @@ class Assessment(ContractModel):
 
 class SnapshotReceipt(Document):
     """Restore's and snapshot's replies, every call made so far, and the verdict. ``snapshot`` is None when the
-    snapshot was refused; ``refusal`` then names why."""
+    snapshot was refused; ``refusal`` then names why.
+
+    Restore's reply is kept without the host paths of its locations (the provisioner's per-run directories on this
+    machine, which a publication must not carry): ``locations`` names them, and each arm's spec names what it
+    mounted from them as ``restore:<system>/<location>``."""
 
     kind: Literal["snapshot-receipt"] = "snapshot-receipt"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     fixture_id: str
     graph_arm: str
     run_identity: str
     restored: RestoreResponse
+    locations: tuple[Name, ...] = ()
     snapshot: SnapshotResponse | None
     refusal: RefusalReason | None
     calls: tuple[CallRecord, ...]
@@ -129,7 +142,8 @@ def snapshot_receipt(
         fixture_id=fixture.fixture_id,
         graph_arm=request.graph_arm,
         run_identity=request.run_identity,
-        restored=restored,
+        restored=restored.model_copy(update={"locations": None}),
+        locations=tuple(sorted(restored.locations.paths)) if restored.locations is not None else (),
         snapshot=snapshot,
         refusal=refusal,
         calls=calls,

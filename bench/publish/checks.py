@@ -44,6 +44,8 @@ _CONTAINER_HOME = re.escape(USER_HOME.removeprefix("/home/").encode())
 # answers only on the arm's internal network), recorded in each arm's container spec. Any other key is refused.
 _AGENT_KEY = re.escape(AGENT_KEY.encode())
 _SCRATCH = b"|".join(re.escape(prefix.encode()) for prefix in RUNNER_SCRATCH.values())
+# Under a scratch prefix: mkdtemp's eight random characters, or the hex of a content- or token-named staging folder.
+_SCRATCH_FOLDER = re.compile(rb"/(?:" + _SCRATCH + rb")[a-z0-9_]{8,}(?![A-Za-z0-9._-])")
 
 
 # (check, what it is, pattern). Patterns run over raw bytes so no decoding can hide a match.
@@ -71,7 +73,12 @@ LEAK_PATTERNS: tuple[tuple[Check, str, re.Pattern[bytes]], ...] = (
     (Check.HOST_PATH, "Windows home directory", re.compile(rb"(?i)\b[A-Z]:(?:\\\\|\\|/)Users(?:\\\\|\\|/)")),
     # Where the verifier and oracle are mounted (never in an agent's container), and the runner's scratch folders.
     (Check.RUNNER_PATH, "runner asset mount", re.compile(re.escape(ASSET_DIR.encode()) + rb"(?![A-Za-z0-9._-])")),
-    (Check.RUNNER_PATH, "runner scratch folder", re.compile(rb"/(?:" + _SCRATCH + rb")[a-z0-9_]{8}(?![A-Za-z0-9._-])")),
+    # mkdtemp's eight random characters, or the hex of a content-named or token-named staging folder.
+    (
+        Check.RUNNER_PATH,
+        "runner scratch folder",
+        re.compile(rb"/(?:" + _SCRATCH + rb")[a-z0-9_]{8,}(?![A-Za-z0-9._-])"),
+    ),
 )
 
 

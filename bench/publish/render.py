@@ -1,16 +1,17 @@
 """The static HTML report: one self-contained file that opens from disk (inline CSS and SVG, no scripts).
 
-It says at its top how the model was reached: in policy mode, that the model was a deterministic stand-in (and
-which policies it answered from). It shows per-challenge paired outcomes with their exact intervals, each memory
-system beside the others (a row per system against the shared control), the three grading layers with delivery per
-channel (hooks, and the memory system's own tools), the admission decisions and one trend plot per comparability
-key. It contains no timestamps and iterates only in sorted
-order, so the same inputs always give byte-identical HTML.
+It answers first: the title names what was compared; under it the harness, the model and how it was reached (in
+policy mode, that the model was a deterministic stand-in); then, per memory system, the pooled effect with its exact
+interval and p-value, as a table and one effect chart (:mod:`.effects`). The detail follows: per-challenge paired
+outcomes, each comparison per challenge with the power to find it, the three grading layers with delivery per
+channel, continuous measures, every admission decision and one trend plot per comparability key. Systems appear in
+one order everywhere (by name). It contains no timestamps and iterates only in sorted order, so the same inputs
+always give byte-identical HTML.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from html import escape
 
 from ..analysis import (
@@ -23,36 +24,21 @@ from ..analysis import (
     ContinuousSummary,
     Interval,
     PairedAttempt,
-    PowerStatement,
     StatisticsSummary,
 )
 from ..contracts import Digest, PortablePath
 from ..errors import ContractError
 from ..gateway.config import Mode
 from .bundle import ATTEMPT_PAGES
-from .headline import headlines, report_title
-from .svg import CONTROL_COLOUR, TREATMENT_COLOUR, TrendLine, interval_plot, layer_bars, trend_plot
+from .effects import effects_section, power_text
+from .headline import report_meta, report_title
+from .style import BASE_STYLE
+from .svg import CONTROL_COLOUR, TREATMENT_COLOUR, TrendLine, layer_bars, trend_plot
+from .tables import table
 
 __all__ = ["render_report"]
 
-_STYLE = """
-body{font-family:sans-serif;margin:24px;color:#222;background:#fff;max-width:1100px}
-@media (max-width:600px){body{margin:8px}}
-.scroll{overflow-x:auto;max-width:100%}svg{max-width:100%;height:auto;background:#fff}
-caption{text-align:left;font-size:12px;color:#555;padding:2px 0}
-figure{margin:8px 0}p,h1,h3,li{overflow-wrap:anywhere}
-.headline{font-size:15px}.headline li{margin:2px 0}
-@media (prefers-color-scheme:dark){body{background:#111;color:#eee}th{background:#333}.note,caption{color:#bbb}
-a{color:#8cf}.control{color:#f0a060}.treatment{color:#8cb8f0}.excluded{background:#3a2222}
-.admitted{background:#223a22}.stand-in{background:#3a3218;border-color:#806a20}}
-h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}
-h3{font-size:14px;margin-bottom:4px}
-table{border-collapse:collapse;font-size:12px;margin:8px 0}
-th,td{border:1px solid #ccc;padding:3px 6px;text-align:left}th{background:#f2f2f2}
-.control{color:#b35806}.treatment{color:#1f5fa6}.excluded{background:#fbeaea}.admitted{background:#eaf6ea}
-code{font-size:11px}.note{font-size:12px;color:#555}
-.stand-in{font-size:14px;background:#fff4d6;border:1px solid #e0c060;padding:8px}
-"""
+_STYLE = BASE_STYLE + ".answer{font-size:15px}#answer table{font-size:14px}"
 
 
 def _interval(interval: Interval, digits: int = 3) -> str:
@@ -64,109 +50,70 @@ def _cell_title(cell: Cell) -> str:
     return f"{cell.key.challenge}: {cell.build.label}"
 
 
-def _table(
-    header: Sequence[str], rows: Sequence[Sequence[str]], caption: str, row_classes: Sequence[str] | None = None
-) -> str:
-    """A captioned table with column headers, in a box that scrolls sideways on a narrow screen."""
-    head = "".join(f'<th scope="col">{h}</th>' for h in header)
-    body = []
-    for index, row in enumerate(rows):
-        css = f' class="{row_classes[index]}"' if row_classes else ""
-        body.append(f"<tr{css}>" + "".join(f"<td>{value}</td>" for value in row) + "</tr>")
-    return (
-        # A box that scrolls must be reachable from the keyboard: focusable, and named by its table's caption.
-        f'<div class="scroll" tabindex="0" role="region" aria-label="{escape(caption)}"><table>'
-        f"<caption>{escape(caption)}</caption><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table></div>"
-    )
+def _cells(summary: StatisticsSummary) -> list[Cell]:
+    """The cells in the report's one order: by challenge, then by system name and build."""
+    return sorted(summary.cells, key=lambda c: (c.key.challenge, c.build.label, c.build.sequence, str(c.key_id)))
 
 
 def _outcomes(summary: StatisticsSummary) -> str:
-    header = ["challenge", "memory system", "pairs", "control pass", "treatment pass", "T only / C only",
-              "McNemar p", "discordant share", "conditional odds ratio"]  # fmt: skip
+    header = ["challenge", "memory system", "pairs", "control passed", "system passed",
+              "passed only with: system / control", "McNemar p", "conditional odds ratio"]  # fmt: skip
     rows = [
         [
             escape(c.key.challenge),
             escape(c.build.label),
             str(len(c.attempts)),
-            f"{c.control.passes}/{c.control.attempts} {_interval(c.control.pass_rate)}",
-            f"{c.treatment.passes}/{c.treatment.attempts} {_interval(c.treatment.pass_rate)}",
+            f"{c.control.passes} of {c.control.attempts} {_interval(c.control.pass_rate)}",
+            f"{c.treatment.passes} of {c.treatment.attempts} {_interval(c.treatment.pass_rate)}",
             f"{c.paired.treatment_only} / {c.paired.control_only}",
             f"{c.paired.mcnemar_p:.4g}" + (" (exploratory: fewer than 5 pairs)" if len(c.attempts) < 5 else ""),
-            _interval(c.paired.discordant_share),
             _interval(c.paired.odds_ratio, 2),
         ]
-        for c in summary.cells
+        for c in _cells(summary)
     ]
-    plot_rows = []
-    for c in summary.cells:
-        for arm, colour, s in (("control", CONTROL_COLOUR, c.control), ("treatment", TREATMENT_COLOUR, c.treatment)):
-            high = 1.0 if s.pass_rate.high is None else s.pass_rate.high
-            plot_rows.append((f"{_cell_title(c)} {arm}", s.pass_rate.low, high, s.passes / s.attempts, colour))
-    plot = interval_plot(plot_rows, f"pass rates with exact {summary.confidence} intervals")
-    table = _table(header, rows, "Paired outcomes per challenge and memory system, against the shared control")
-    return table + f'<figure id="outcome-intervals">{plot}</figure>'
+    caption = "Paired outcomes per challenge and memory system, against the shared control (pass rates with exact "
+    return table(header, rows, caption + f"{summary.confidence} intervals)")
 
 
 def _layers(summary: StatisticsSummary) -> str:
     parts = []
-    for c in summary.cells:
+    for c in _cells(summary):
         rows = []
-        for arm, colour, s in (("control", CONTROL_COLOUR, c.control), ("treatment", TREATMENT_COLOUR, c.treatment)):
+        for arm, colour, s in (("control", CONTROL_COLOUR, c.control), ("system", TREATMENT_COLOUR, c.treatment)):
             rows.append((f"{arm} delivered", s.delivered, s.attempts, colour))
             rows += [(f"{arm} · via {channel}", n, s.attempts, colour) for channel, n in s.delivered_via.items()]
             rows += [(f"{arm} used", s.used, s.attempts, colour), (f"{arm} outcome", s.passes, s.attempts, colour)]
         counts = [[escape(label), f"{n} of {total}"] for label, n, total, _ in rows]
         chart = layer_bars(rows, f"grading layers, {_cell_title(c)}")
-        table = _table(["layer", "arms"], counts, f"Grading layers, {_cell_title(c)}")
-        parts.append(f"<h3>{escape(_cell_title(c))}</h3>{chart}{table}")
+        counted = table(["layer", "arms"], counts, f"Grading layers, {_cell_title(c)}")
+        parts.append(f"<h3>{escape(_cell_title(c))}</h3><figure>{chart}</figure>{counted}")
     return "".join(parts)
 
 
-def _effect(effect: float | None) -> str:
-    return "none detectable" if effect is None else f"{effect:.3f}"
-
-
-def _power_text(power: PowerStatement) -> str:
-    """The result's reading beside what the design could detect: a null never passes for "no difference"."""
-    planned = "" if power.planned is None else f"planned {_effect(power.planned.minimum_detectable_effect)} at "
-    planned += "" if power.planned is None else f"{power.planned.pairs} pairs; "
-    design = f"{planned}admitted {_effect(power.admitted.minimum_detectable_effect)} at {power.admitted.pairs} pairs"
-    if power.significant:
-        verdict = f"detected at alpha {power.alpha}"
-    elif power.admitted.minimum_detectable_effect is None:
-        verdict = "<strong>underpowered</strong>: no effect was detectable at these pairs"
-    elif power.underpowered:
-        verdict = "<strong>underpowered</strong>: fewer pairs admitted than planned"
-    else:
-        verdict = "no difference detected"
-    return f"{verdict} ({design}; minimum detectable effect at power {power.target_power})"
-
-
 def _comparison(comparison: Comparison) -> str:
-    against = "the shared control" if comparison.kind is ComparisonKind.VERSUS_CONTROL else "the static baseline"
-    title = f"{comparison.treatment.label} against {against} ({comparison.reference})"
+    system = escape(comparison.treatment.label)
+    other = "the control" if comparison.kind is ComparisonKind.VERSUS_CONTROL else escape(comparison.reference)
+    title = f"{system} against {other}"
     rows = [
         [escape(s.challenge), str(len(s.attempts)), f"{s.paired.treatment_only} / {s.paired.control_only}",
-         f"{s.paired.mcnemar_p:.4g}", _interval(s.paired.odds_ratio, 2), "", _power_text(s.power)]
+         f"{s.paired.mcnemar_p:.4g}", _interval(s.paired.odds_ratio, 2), "", power_text(s.power)]
         for s in comparison.strata
     ]  # fmt: skip
     pooled = comparison.pooled
     estimate = "&#8734;" if pooled.odds_ratio_estimate is None else f"{pooled.odds_ratio_estimate:.3g}"
     across = "exploratory" if pooled.across_challenges_p is None else f"sign test p {pooled.across_challenges_p:.4g}"
     directions = (
-        f"{pooled.challenges_favouring_treatment} favour {escape(comparison.treatment.label)}, "
-        f"{pooled.challenges_favouring_reference} the reference, {pooled.challenges_favouring_neither} neither "
-        f"({across})"
+        f"{pooled.challenges_favouring_treatment} favour {system}, {pooled.challenges_favouring_reference} favour "
+        f"{other}, {pooled.challenges_favouring_neither} neither ({across})"
     )
     rows.append(
         ["<strong>pooled (stratified exact)</strong>", str(pooled.pairs),
          f"{pooled.treatment_only} / {pooled.reference_only}", f"{pooled.p_value:.4g}",
-         f"{_interval(pooled.odds_ratio, 2)} estimate {estimate}", directions, _power_text(pooled.power)]
+         f"{_interval(pooled.odds_ratio, 2)} estimate {estimate}", directions, power_text(pooled.power)]
     )  # fmt: skip
-    header = ["challenge", "pairs", "T only / R only", "exact p", "conditional odds ratio", "challenges",
-              "power"]  # fmt: skip
-    return f"<h3>{escape(title)}</h3>" + _table(header, rows, f"{escape(title)}: per challenge and pooled")
+    header = ["challenge", "pairs", f"passed only with: {system} / {other}", "exact p", "conditional odds ratio",
+              "challenges", "power"]  # fmt: skip
+    return f"<h3>{title}</h3>" + table(header, rows, f"{title}: per challenge and pooled")
 
 
 def _comparisons(summary: StatisticsSummary) -> str:
@@ -181,10 +128,12 @@ def _comparisons(summary: StatisticsSummary) -> str:
     note = (
         '<p class="note">Per challenge: exact McNemar. Pooled: the exact conditional test of a common odds ratio '
         "over the challenges as strata, with its exact interval. Beside each, the minimum detectable effect (the "
-        "smallest difference in pass rates detected with the target power when no pair favours the reference) at "
+        "smallest difference in pass rates detected with the target power when no pair favours the other arm) at "
         f"the preregistered and at the admitted pairs. {baseline}</p>"
     )
-    return note + "".join(_comparison(c) for c in summary.comparisons)
+    order = {ComparisonKind.VERSUS_CONTROL: 0, ComparisonKind.VERSUS_BASELINE: 1}
+    ranked = sorted(summary.comparisons, key=lambda c: (order[c.kind], c.treatment.label, c.treatment.sequence))
+    return note + "".join(_comparison(c) for c in ranked)
 
 
 def _continuous_text(measure: ContinuousSummary) -> str:
@@ -223,11 +172,11 @@ def _continuous(summary: StatisticsSummary) -> str:
     rows = [
         [escape(c.key.challenge), escape(c.build.label)]
         + [_continuous_text(measure) for measure in (c.tokens, c.dollars, c.wall_seconds)]
-        for c in summary.cells
+        for c in _cells(summary)
     ]
-    header = ["challenge", "memory system", "tokens (treatment - control)", "USD (treatment - control)",
-              "wall seconds (treatment - control)"]  # fmt: skip
-    return _table(header, rows, "Continuous measures, treatment minus control")
+    header = ["challenge", "memory system", "tokens (system - control)", "USD (system - control)",
+              "wall seconds (system - control)"]  # fmt: skip
+    return table(header, rows, "Continuous measures, the system's arm minus the control's")
 
 
 def _model_note(summary: StatisticsSummary) -> str:
@@ -242,7 +191,7 @@ def _model_note(summary: StatisticsSummary) -> str:
             f"{', '.join(f'<code>{p}</code>' for p in policies)}), not from {models}. Token counts are estimates "
             "and are not tested; nothing was spent.</p>"
         )
-    return f'<p class="note">Model: {models}, reached through the gateway in forward mode; metered per arm.</p>'
+    return f'<p class="note">The model {models} was reached through the gateway in forward mode, metered per arm.</p>'
 
 
 def _page_link(record: PairedAttempt, pages: Collection[str]) -> str:
@@ -271,16 +220,17 @@ def _admissions(
          f'<a href="../{escape(path)}"><code>{escape(path)}</code></a>', _page_link(record, pages)]
         for challenge, _, attempt, path, record, decision in entries
     ]  # fmt: skip
-    header = ["challenge", "build", "attempt", "completion", "decision", "reason", "note", "record", "transcripts"]
+    header = ["challenge", "memory system", "attempt", "completion", "decision", "reason", "note", "record",
+              "transcripts"]  # fmt: skip
     caption = "Every record, admitted or excluded, with the reason"
-    return _table(header, rows, caption, [e[5].decision.value for e in entries])
+    return table(header, rows, caption, [e[5].decision.value for e in entries])
 
 
 def _exclusions(summary: StatisticsSummary) -> str:
     """Per treatment condition, how many of its pairs were excluded for each reason."""
     rows = [[escape(c.condition), c.reason.value, str(c.pairs)] for c in summary.exclusions]
     caption = "Excluded pairs per memory system and reason"
-    return _table(["memory system", "reason", "excluded"], rows, caption) if rows else ""
+    return table(["memory system", "reason", "excluded"], rows, caption) if rows else ""
 
 
 def _trends(summary: StatisticsSummary) -> str:
@@ -311,18 +261,29 @@ _VERIFICATION = (
 )
 
 
+def _counts(records: Mapping[Digest, object], admissions: Mapping[PortablePath, AdmissionDecision]) -> str:
+    admitted = sum(d.decision is Admission.ADMITTED for d in admissions.values())
+    return (
+        f'<p class="note">{len(records)} records: {admitted} admitted, {len(admissions) - admitted} excluded (each '
+        'with its reason under <a href="#admissions">Admission decisions</a>).</p>'
+    )
+
+
 def render_report(
     summary: StatisticsSummary,
     records: Mapping[Digest, tuple[PortablePath, PairedAttempt]],
     admissions: Mapping[PortablePath, AdmissionDecision],
     pages: Collection[str] = frozenset(),
     suite: str = "",
+    harness: str | None = None,
 ) -> str:
-    """The report of ``suite``; ``pages`` names the attempts (``<challenge>-<attempt>``) with a transcript page."""
-    admitted = sum(d.decision is Admission.ADMITTED for d in admissions.values())
+    """The report of ``suite`` run on ``harness`` (None: not recorded); ``pages`` names the attempts
+    (``<challenge>-<attempt>``) with a transcript page."""
+    answer = effects_section(summary) + _counts(records, admissions)
     sections = [
+        ("answer", "Effect of each memory system", answer),
         ("outcomes", "Per-challenge paired outcomes", _outcomes(summary)),
-        ("comparisons", "Effects across challenges, with the power to find them", _comparisons(summary)),
+        ("comparisons", "Each comparison per challenge, with the power to find it", _comparisons(summary)),
         ("layers", "Grading layers: delivered, used, outcome", _layers(summary)),
         ("continuous", "Continuous measures", _continuous(summary)),
         (
@@ -333,18 +294,15 @@ def render_report(
         ("trends", "Trends per comparability key across builds", _trends(summary)),
         ("verification", "What a reader re-derives, and what rests on the signature", _VERIFICATION),
     ]
-    body = "".join(f'<section id="{id_}"><h2>{title}</h2>{content}</section>' for id_, title, content in sections)
-    title = escape(report_title(summary, suite))
-    legend = (
-        f'<p class="note"><span class="control">&#9632; control</span> <span class="treatment">&#9632; treatment '
-        "(each memory system against the shared control)</span>"
-        f" &middot; {len(records)} records, {admitted} admitted, {len(admissions) - admitted} excluded &middot; "
-        f"exact {escape(summary.confidence)} intervals (Clopper-Pearson; conditional odds ratio on discordant pairs)"
-        "</p>"
+    body = "".join(
+        f'<section id="{id_}" aria-labelledby="{id_}-title"><h2 id="{id_}-title">{title}</h2>{content}</section>'
+        for id_, title, content in sections
     )
+    title, meta = escape(report_title(summary, suite)), escape(report_meta(summary, harness))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{title}</title><style>{_STYLE}</style></head><body><main><h1>{title}</h1>"
-        f"{_model_note(summary)}{headlines(summary)}{legend}{body}</main></body></html>\n"
+        f"<title>{title} · {meta}</title><style>{_STYLE}</style></head><body>"
+        f'<header><h1>{title}</h1><p class="meta">{meta}</p>{_model_note(summary)}</header>'
+        f"<main>{body}</main></body></html>\n"
     )

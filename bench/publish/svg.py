@@ -1,4 +1,4 @@
-"""Inline SVG plots for the static report: intervals, grading layers and trends. No scripts, no external assets.
+"""Inline SVG plots for the static report: effects, grading layers and trends. No scripts, no external assets.
 
 Coordinates are printed with fixed precision so the same inputs give byte-identical markup.
 A trend line is one comparability key across builds; ``TrendLine`` refuses points from two keys, because a
@@ -19,9 +19,11 @@ __all__ = [
     "BAND_COLOURS",
     "CONTROL_COLOUR",
     "TREATMENT_COLOUR",
+    "WIDTH",
+    "EffectMark",
     "MixedKeysError",
     "TrendLine",
-    "interval_plot",
+    "effect_plot",
     "layer_bars",
     "trend_plot",
 ]
@@ -75,51 +77,73 @@ def _svg(width: int, height: int, title: str, body: list[str]) -> str:
     )
 
 
-def _axis(x0: float, x1: float, y: float) -> list[str]:
-    parts = [f'<line x1="{_n(x0)}" y1="{_n(y)}" x2="{_n(x1)}" y2="{_n(y)}" stroke="#444"/>']
-    for tick in range(0, 11, 2):
-        x = x0 + (x1 - x0) * tick / 10
-        parts.append(f'<line x1="{_n(x)}" y1="{_n(y)}" x2="{_n(x)}" y2="{_n(y + 4)}" stroke="#444"/>')
-        parts.append(f'<text x="{_n(x)}" y="{_n(y + 15)}" font-size="10" text-anchor="middle">{tick / 10:.1f}</text>')
-    return parts
+# Every chart is drawn this wide, so a phone's 390 px screen (less the page's margins) shows it at its own size
+# instead of scaling its labels down to a few pixels; labels sit above their marks, never beside them.
+WIDTH = 360
+_LABEL = 'font-size="12" fill="#222"'
 
 
-def interval_plot(rows: Sequence[tuple[str, float, float, float, str]], title: str) -> str:
-    """One horizontal interval per row on [0, 1]: (label, low, high, point estimate, colour)."""
-    left, right, row_height = 380.0, 700.0, 18  # room for "challenge @ build arm" labels
-    height = row_height * len(rows) + 30
+@dataclass(frozen=True)
+class EffectMark:
+    """One comparison on the effect chart: the difference in pass rate (-1 to 1) and its interval, if it has one."""
+
+    label: str
+    value: str  # the numbers, on their own line under the label
+    difference: float
+    interval: tuple[float, float] | None  # None: no pair differed, so there is nothing to draw an interval from
+
+
+def effect_plot(marks: Sequence[EffectMark], title: str) -> str:
+    """Each comparison's difference in pass rate with its interval, on one axis from -100 to +100 points, zero marked:
+    the answer at a glance, one row per comparison."""
+    left, right, row = 14.0, WIDTH - 14.0, 52
+
+    def x(value: float) -> float:
+        return left + (right - left) * (value + 1) / 2
+
+    height = row * len(marks) + 40
     body: list[str] = []
-    for index, (label, low, high, point, colour) in enumerate(rows):
-        y = 12 + index * row_height
-
-        def x(v: float) -> float:
-            return left + (right - left) * v
-
-        body.append(f'<text x="{_n(left - 6)}" y="{_n(y + 4)}" font-size="11" text-anchor="end">{escape(label)}</text>')
+    for index, mark in enumerate(marks):
+        y = 40 + index * row
+        body.append(f'<text x="{_n(left)}" y="{_n(y - 24)}" {_LABEL}>{escape(mark.label)}</text>')
+        body.append(f'<text x="{_n(left)}" y="{_n(y - 10)}" {_LABEL} font-weight="bold">{escape(mark.value)}</text>')
+        zero = _n(x(0))  # no difference: a dashed tick across each mark, clear of the labels
         body.append(
-            f'<line x1="{_n(x(low))}" y1="{_n(y)}" x2="{_n(x(high))}" y2="{_n(y)}" stroke="{colour}" stroke-width="3"/>'
+            f'<line x1="{zero}" y1="{_n(y - 7)}" x2="{zero}" y2="{_n(y + 7)}" stroke="#666" stroke-dasharray="2 2"/>'
         )
-        body.append(f'<circle cx="{_n(x(point))}" cy="{_n(y)}" r="4" fill="{colour}"/>')
-    body.extend(_axis(left, right, height - 22))
-    return _svg(int(right) + 20, height, title, body)
+        if mark.interval is not None:
+            low, high = mark.interval
+            body.append(
+                f'<line x1="{_n(x(low))}" y1="{_n(y)}" x2="{_n(x(high))}" y2="{_n(y)}" stroke="{TREATMENT_COLOUR}" '
+                'stroke-width="4"/>'
+            )
+        body.append(f'<circle cx="{_n(x(mark.difference))}" cy="{_n(y)}" r="5" fill="{TREATMENT_COLOUR}"/>')
+    axis = height - 22
+    body.append(f'<line x1="{_n(left)}" y1="{_n(axis)}" x2="{_n(right)}" y2="{_n(axis)}" stroke="#444"/>')
+    for tick in (-100, -50, 0, 50, 100):
+        tx = x(tick / 100)
+        body.append(f'<line x1="{_n(tx)}" y1="{_n(axis)}" x2="{_n(tx)}" y2="{_n(axis + 4)}" stroke="#444"/>')
+        anchor = "start" if tick == -100 else "end" if tick == 100 else "middle"
+        body.append(
+            f'<text x="{_n(tx)}" y="{_n(axis + 16)}" {_LABEL} text-anchor="{anchor}">{tick:+d}</text>'
+            if tick
+            else f'<text x="{_n(tx)}" y="{_n(axis + 16)}" {_LABEL} text-anchor="middle">0</text>'
+        )
+    return _svg(WIDTH, height, title, body)
 
 
 def layer_bars(rows: Sequence[tuple[str, int, int, str]], title: str) -> str:
-    """Horizontal bars of count / total: (label, count, total, colour)."""
-    left, right, row_height = 250.0, 570.0, 16  # room for "treatment · via anchor-triggered-recall"
-    height = row_height * len(rows) + 30
+    """Horizontal bars of count / total, each labelled above its bar: (label, count, total, colour)."""
+    left, right, row = 4.0, WIDTH - 50.0, 30
     body: list[str] = []
     for index, (label, count, total, colour) in enumerate(rows):
-        y = 6 + index * row_height
+        y = 16 + index * row
         width = (right - left) * (count / total if total else 0.0)
-        body.append(
-            f'<text x="{_n(left - 6)}" y="{_n(y + 10)}" font-size="11" text-anchor="end">{escape(label)}</text>'
-        )
-        body.append(f'<rect x="{_n(left)}" y="{_n(y)}" width="{_n(right - left)}" height="12" fill="#eee"/>')
-        body.append(f'<rect x="{_n(left)}" y="{_n(y)}" width="{_n(width)}" height="12" fill="{colour}"/>')
-        body.append(f'<text x="{_n(right + 4)}" y="{_n(y + 10)}" font-size="10">{count}/{total}</text>')
-    body.extend(_axis(left, right, height - 22))
-    return _svg(int(right) + 50, height, title, body)
+        body.append(f'<text x="{_n(left)}" y="{_n(y)}" {_LABEL}>{escape(label)}</text>')
+        body.append(f'<rect x="{_n(left)}" y="{_n(y + 4)}" width="{_n(right - left)}" height="10" fill="#eee"/>')
+        body.append(f'<rect x="{_n(left)}" y="{_n(y + 4)}" width="{_n(width)}" height="10" fill="{colour}"/>')
+        body.append(f'<text x="{_n(right + 6)}" y="{_n(y + 13)}" {_LABEL}>{count}/{total}</text>')
+    return _svg(WIDTH, row * len(rows) + 8, title, body)
 
 
 def _series(line: TrendLine, arm: str, colour: str, x: list[float], y_of: float, y_scale: float) -> list[str]:
@@ -141,7 +165,7 @@ def _series(line: TrendLine, arm: str, colour: str, x: list[float], y_of: float,
 
 def trend_plot(line: TrendLine) -> str:
     """Pass rate per build for one key: a control and a treatment series, each point with its exact interval."""
-    width, top, bottom, left, right = 560, 14.0, 190.0, 50.0, 530.0
+    width, top, bottom, left, right = WIDTH, 14.0, 190.0, 34.0, WIDTH - 10.0
     count = len(line.cells)
     step = (right - left) / max(count, 1)
     xs = [left + step * (i + 0.5) for i in range(count)]
@@ -150,11 +174,10 @@ def trend_plot(line: TrendLine) -> str:
     for tick in (0.0, 0.5, 1.0):
         y = bottom - scale * tick
         body.append(f'<line x1="{_n(left)}" y1="{_n(y)}" x2="{_n(right)}" y2="{_n(y)}" stroke="#ddd"/>')
-        body.append(f'<text x="{_n(left - 6)}" y="{_n(y + 4)}" font-size="10" text-anchor="end">{tick:.1f}</text>')
+        body.append(f'<text x="{_n(left - 6)}" y="{_n(y + 4)}" {_LABEL} text-anchor="end">{tick:.1f}</text>')
     for cell, cx in zip(line.cells, xs, strict=True):
         body.append(
-            f'<text x="{_n(cx)}" y="{_n(bottom + 16)}" font-size="10" text-anchor="middle">'
-            f"{escape(cell.build.label)}</text>"
+            f'<text x="{_n(cx)}" y="{_n(bottom + 16)}" {_LABEL} text-anchor="middle">{escape(cell.build.label)}</text>'
         )
     body += _series(line, "control", CONTROL_COLOUR, [x - 4 for x in xs], bottom, scale)
     body += _series(line, "treatment", TREATMENT_COLOUR, [x + 4 for x in xs], bottom, scale)

@@ -1,10 +1,12 @@
 """The transcript viewer: one static page per attempt, every arm side by side, step by step.
 
-Each column is one arm (the shared control first, then each memory system's treatment): the prompts, the
-assistant's text, tool calls and their results, and the context a hook injected, highlighted by channel with
-the memory's phrases marked. Below each arm's steps, what the gateway's log says reached the model (hook blocks
-and memory-tool results), the independent witness grading checks delivery against. Plain HTML and CSS, no
-script: the page opens from disk.
+Each column is one arm (the shared control first, then each memory system's treatment). It opens with what the arm
+came to: its outcome and how it ended, through which channels memory reached its model, whether the agent used it,
+and the admission of the pair(s) it belongs to. Then the steps: the prompts, the assistant's text, tool calls and
+their results, and the context a hook injected, highlighted by channel with the memory's phrases marked. Below each
+arm's steps, what the gateway's log says reached the model (hook blocks and memory-tool results), the independent
+witness grading checks delivery against. Plain HTML and CSS, no script: the page opens from disk. On a narrow
+screen the arms stack.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+from ..analysis import Admission, AdmissionDecision, ArmResult
 from ..grading.gateway_view import ReceivedContext
 from ..grading.transcript import Step, StepSource, Transcript
+from .style import BASE_STYLE
 
 __all__ = ["INJECTED_COLOUR", "ArmView", "attempt_page"]
 
@@ -23,26 +27,33 @@ INJECTED_COLOUR = "#ffd21f"  # the injected block's background: what the screens
 RECEIVED_COLOUR = "#cfe8ff"
 _SHOWN = 4000  # characters of one step's text; a tool result can be a whole file
 
-_STYLE = f"""
-body{{font-family:sans-serif;margin:16px;color:#222;background:#fff}}
-h1{{font-size:20px}}.note{{font-size:12px;color:#555}}
+_STYLE = (
+    BASE_STYLE
+    + f"""
+body{{max-width:none}}
 .arms{{display:grid;grid-template-columns:repeat(var(--arms),minmax(0,1fr));gap:12px;align-items:start}}
-.arm h2{{font-size:16px;margin:4px 0}}
-.step{{border:1px solid #ddd;border-radius:4px;padding:6px;margin:6px 0;font-size:12px;overflow-wrap:anywhere}}
-.step .who{{font-weight:bold;font-size:11px;color:#555;text-transform:uppercase}}
-.step pre{{white-space:pre-wrap;margin:4px 0;font-size:11px}}
-.user{{background:#f4f4f4}}.agent{{background:#fff}}.tool{{background:#fafafa;color:#444}}.system{{color:#777}}
-.injected{{background:{INJECTED_COLOUR};border-color:#b38f00}}
-.received{{background:{RECEIVED_COLOUR};border-color:#6a9ccc}}
+@media (max-width:900px){{.arms{{grid-template-columns:minmax(0,1fr)}}}}
+.arm h2{{font-size:16px;margin:4px 0}}.arm dl{{font-size:13px;margin:4px 0 8px}}.arm dt{{font-weight:bold}}
+.arm dd{{margin:0 0 4px 0}}
+.step{{border:1px solid var(--line);border-radius:4px;padding:6px;margin:6px 0;font-size:13px;overflow-wrap:anywhere}}
+.step .who{{font-weight:bold;font-size:12px;color:var(--muted);text-transform:uppercase}}
+.step pre{{white-space:pre-wrap;margin:4px 0;font-size:12px}}
+.user{{background:var(--soft)}}.tool{{background:var(--soft)}}
+.injected{{background:{INJECTED_COLOUR};border-color:#b38f00;color:#000}}.injected .who{{color:#333}}
+.received{{background:{RECEIVED_COLOUR};border-color:#6a9ccc;color:#000}}.received .who{{color:#333}}
 mark{{background:#ff7a00;color:#000}}
 """
+)
 
 
 @dataclass(frozen=True)
 class ArmView:
-    """One column: the arm's condition, its normalised transcript and what the gateway says the model received."""
+    """One column: the arm's condition, what it came to, its admission(s), its normalised transcript and what the
+    gateway says the model received."""
 
     condition: str
+    result: ArmResult
+    admissions: tuple[tuple[str, AdmissionDecision], ...]  # (memory system, decision) of each pair the arm is in
     transcript: Transcript
     received: tuple[ReceivedContext, ...]
 
@@ -76,12 +87,38 @@ def _received(context: ReceivedContext, phrases: Sequence[str]) -> str:
     )
 
 
+def _admission(admissions: Sequence[tuple[str, AdmissionDecision]]) -> str:
+    if not admissions:
+        return "not decided (no admission was given to this page)"
+    shown = [
+        f"{escape(system)}: {decision.decision.value}"
+        + ("" if decision.decision is Admission.ADMITTED else f" ({escape(decision.reason.value)})")
+        for system, decision in admissions
+    ]
+    return "; ".join(shown)
+
+
+def _outcome(arm: ArmView) -> str:
+    """What the arm came to, before its steps: outcome, ending, delivery by channel, use, admission."""
+    result = arm.result
+    ending = result.ending.value + (f": {escape(result.ending_note)}" if result.ending_note else "")
+    delivered = ", ".join(escape(channel) for channel in result.delivered_via) if result.delivered else "nothing"
+    facts = [
+        ("outcome", f"<strong>{result.outcome.value}</strong> ({ending})"),
+        ("memory reached the model through", delivered),
+        ("the agent used it", "yes" if result.used else "no"),
+        ("admission", _admission(arm.admissions)),
+    ]
+    return "<dl>" + "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in facts) + "</dl>"
+
+
 def _column(arm: ArmView, phrases: Sequence[str]) -> str:
     steps = "".join(_step(step, phrases) for step in arm.transcript.steps if step.source is not StepSource.SYSTEM)
     injected = len(arm.transcript.by_source(StepSource.INJECTED))
     received = "".join(_received(context, phrases) for context in arm.received) or '<p class="note">nothing</p>'
     return (
-        f'<section class="arm" data-condition="{escape(arm.condition)}"><h2>{escape(arm.condition)}</h2>'
+        f'<section class="arm" data-condition="{escape(arm.condition)}" aria-label="{escape(arm.condition)} arm">'
+        f"<h2>{escape(arm.condition)}</h2>{_outcome(arm)}"
         f'<p class="note">{len(arm.transcript.steps)} steps, {injected} injected</p>{steps}'
         f"<h3>The gateway's record of injected context that reached the model</h3>{received}</section>"
     )
@@ -92,8 +129,11 @@ def attempt_page(challenge: str, attempt: int, arms: Sequence[ArmView], phrases:
     title = f"{escape(challenge)}, attempt {attempt}"
     columns = "".join(_column(arm, phrases) for arm in arms)
     return (
-        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
-        f'<style>{_STYLE}</style></head><body><h1>{title}</h1><p class="note"><a href="../index.html">report</a> '
-        "&middot; injected context is highlighted with its channel; memory phrases are marked</p>"
-        f'<div class="arms" style="--arms:{len(arms)}">{columns}</div></body></html>\n'
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{title}</title><style>{_STYLE}</style></head><body>"
+        f'<header><h1>{title}</h1><nav aria-label="report"><a href="../index.html">back to the report</a></nav>'
+        '<p class="note">Each arm: what it came to, then its steps; injected context is highlighted with its channel '
+        "and memory phrases are marked.</p></header>"
+        f'<main><div class="arms" style="--arms:{len(arms)}">{columns}</div></main></body></html>\n'
     )

@@ -44,6 +44,7 @@ from ..provision.code import store_code
 from ..publish.bundle import ATTEMPT_PAGES, REPORT_PATH, SUMMARY_PATH
 from ..sandbox.audit import AuditOutputs, AuditParams, audit_stage
 from ..sandbox.calibrate import CalibrateOutputs, CalibrateParams, calibrate_stage
+from ..sandbox.images.agent import CLI_VERSION
 from ..sandbox.images.build import build_layer
 from ..sandbox.images.registry import ImageName, find_image
 from ..sandbox.layout import WORKSPACE
@@ -191,7 +192,7 @@ def suite_plan(
     rendered = plan.add(
         "report",
         report,
-        ReportParams(suite=opened.manifest.suite_id),
+        ReportParams(suite=opened.manifest.suite_id, harness=f"Claude Code {CLI_VERSION}"),
         records=records,
         admissions=admissions,
         summary=summary["summary"],
@@ -263,9 +264,11 @@ def _challenge(
     gates = _Gates(owned.challenge, policy, prebuilt, certified["report"], calibrated, prereg.frozen)
     for attempt in range(1, run.attempts + 1):
         pair, grades, audits = _attempt(plan, run, loaded, attempt, gates, published)
+        admissions = {}
         for system in run.systems:
             key = _key(run, name, system, policy, prereg.digest, owned.runner["verifier"])
-            _record(plan, run, system, key, attempt, pair, grades, audits, gates, published)
+            admissions[system.name] = _record(plan, run, system, key, attempt, pair, grades, audits, gates, published)
+        _view(plan, run, name, attempt, grades, admissions, published)
     prereg_path = f"{name}/v{prereg.version}.json"
     frozen = store.put_bytes(read_bounded(run.preregistrations / prereg_path, "the preregistration"))
     published.preregistrations[f"{name}/v{prereg.version}"] = frozen
@@ -314,8 +317,8 @@ def _record(
     audits: dict[str, Handle[AuditOutputs]],
     gates: _Gates,
     published: _Published,
-) -> None:
-    """One system's pair of one attempt: its durable record and the admission decision about it."""
+) -> Link:
+    """One system's pair of one attempt: its durable record and the admission decision about it (returned)."""
     label = f"{key.challenge}-{attempt}-{system.name}"
     labels = {"challenge": key.challenge, "attempt": str(attempt), "memory": system.name}
     record = plan.add(
@@ -343,6 +346,7 @@ def _record(
     )
     published.records[label] = record["record"]
     published.admissions[label] = admission["admission"]
+    return admission["admission"]
 
 
 def _policy_mode(run: SuiteRun) -> bool:
@@ -417,15 +421,28 @@ def _attempt(
         for condition in (CONTROL, *(system.name for system in run.systems))
     }
     grades = {c: graded for c, (graded, _) in arms.items()}
+    return pair, grades, {c: audited for c, (_, audited) in arms.items()}
+
+
+def _view(
+    plan: PlanBuilder,
+    run: SuiteRun,
+    name: str,
+    attempt: int,
+    grades: dict[str, Handle[GradeOutputs]],
+    admissions: dict[str, Link],
+    published: _Published,
+) -> None:
+    """The attempt's transcript page: every arm's grade, and each system's admission."""
     label = page_label(name, attempt)
     page = plan.add(
         f"view-{label}",
         view,
         ViewParams(challenge=name, attempt=attempt, memory=_view_memory(run, name)),
         grades={condition: graded["grade"] for condition, graded in grades.items()},
+        admissions=admissions,
     )
     published.pages[label] = page["page"]
-    return pair, grades, {c: audited for c, (_, audited) in arms.items()}
 
 
 def _arm(

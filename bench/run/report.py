@@ -14,6 +14,7 @@ __all__ = ["ReportInputs", "ReportOutputs", "ReportParams", "report"]
 
 class ReportParams(ContractModel):
     suite: str  # what the title names
+    harness: str | None = None  # the agent harness the arms ran, as the plan names it (None: not recorded)
 
 
 class ReportInputs(Verdicts):
@@ -32,5 +33,5 @@ def report(context: StageContext, inputs: ReportInputs, params: ReportParams) ->
     summary = store.get_document(inputs.summary, StatisticsSummary)
     placed = {digest: (PortablePath(f"{RECORDS}/{digest.hex}.json"), record) for digest, record in records.items()}
     decided = {PortablePath(f"{ADMISSIONS}/{decision.record.hex}.json"): decision for decision in decisions}
-    html = render_report(summary, placed, decided, frozenset(inputs.pages), params.suite)
+    html = render_report(summary, placed, decided, frozenset(inputs.pages), params.suite, params.harness)
     return ReportOutputs(report=store.put_bytes(html.encode("utf-8")))

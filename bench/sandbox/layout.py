@@ -36,8 +36,15 @@ USER = f"{USER_UID}:{USER_GID}"
 # Where a runner-owned script (verifier, oracle) is mounted read-only, only ever in containers the agent is not in.
 ASSET_DIR = "/mnt/task"
 # Prefixes of the runner's own scratch directories on the host (verifier staging, a gateway's policy, a pair's
-# fixture, publication): a path under one of them in a published file is a runner-owned path (bench.publish.checks).
-RUNNER_SCRATCH = {"verifier": "task-", "gateway": "gw-", "fixture": "fx-", "publication": "publish-"}
+# fixture, publication, an arm's configuration files): a path under one of them in a published file is a
+# runner-owned path (bench.publish.checks).
+RUNNER_SCRATCH = {
+    "verifier": "task-",
+    "gateway": "gw-",
+    "fixture": "fx-",
+    "publication": "publish-",
+    "staging": "h-",
+}
 # The name the model gateway answers to on a model-only network.
 GATEWAY_ALIAS = "api"
 # The port it answers on there (a relay to the runner's gateway, see bench.sandbox.backends.docker.network).

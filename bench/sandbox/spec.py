@@ -9,8 +9,10 @@ pair's specs and returns the diff receipt.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
@@ -34,15 +36,43 @@ __all__ = [
     "container_spec",
     "identity_terms_in",
     "prepare_pair",
+    "runner_name",
     "spec_diff",
 ]
 
 
 class Mount(ContractModel):
-    source: str  # a host path; visible inside through /proc/self/mountinfo, so it is checked too
+    """A bind mount. ``source`` is what a record shows: a portable name for what is mounted (``runner:<file>@<hash>``
+    for a file the runner wrote, ``restore:<system>/<location>`` for restored state; see :func:`runner_name`).
+    ``host`` is where it lies on this machine: bound when the container starts and never stored, so no record or
+    spec-diff carries a host path (a publication must not). A mount read back from a record has no ``host`` and
+    cannot start a container."""
+
+    source: str
     target: str
     read_only: bool = True
     digest: Digest | None = None  # the bytes mounted as the container starts (a blob or a tree), where recorded
+    host: str | None = Field(default=None, exclude=True, repr=False)
+
+    @classmethod
+    def of(cls, host: Path, name: str, target: str, read_only: bool = True) -> Mount:
+        return cls(source=name, target=target, read_only=read_only, host=str(host))
+
+    @property
+    def bound(self) -> str:
+        """The host path the engine binds; refused for a mount that names none (one read back from a record)."""
+        if self.host is None:
+            raise SandboxError(
+                f"the mount of {self.source} at {self.target} names no host path (a recorded spec); "
+                "build the spec anew to start a container"
+            )
+        return self.host
+
+
+def runner_name(name: str, data: bytes) -> str:
+    """The portable name of a file the runner wrote with ``data``: its name and the start of its SHA-256, so two
+    arms' spec-diff shows whether their files differ without naming where they were staged."""
+    return f"runner:{name}@{hashlib.sha256(data).hexdigest()[:16]}"
 
 
 class Limits(ContractModel):
@@ -169,8 +199,8 @@ def check_neutral(spec: ContainerSpec) -> None:
     """Refuse a spec whose agent-visible fields name the harness, a condition or the experiment."""
     visible = {"hostname": spec.hostname, "workdir": spec.workdir, "user": spec.user}
     visible |= {f"env {key}": f"{key}={value}" for key, value in spec.effective_env().items()}
-    for mount in spec.effective_mounts():
-        visible[f"mount {mount.target}"] = f"{mount.source} {mount.target}"
+    for mount in spec.effective_mounts():  # the host path shows in the container's /proc/self/mountinfo
+        visible[f"mount {mount.target}"] = f"{mount.bound} {mount.target}"
     found = {where: terms for where, text in visible.items() if (terms := identity_terms_in(text))}
     if found:
         detail = "; ".join(f"{where}: {', '.join(terms)}" for where, terms in sorted(found.items()))

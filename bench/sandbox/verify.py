@@ -75,7 +75,7 @@ def run_owned_script(
         private.chmod(0o755)  # the container's non-root user must read it
         (private / name).write_bytes(data)
         (private / name).chmod(0o644)
-        mount = Mount(source=str(private), target=ASSET_DIR, read_only=True)
+        mount = Mount.of(private, "runner:task", ASSET_DIR)
         command = (*runtime.interpreter, f"{ASSET_DIR}/{name}")
         spec = container_spec(
             image_id, manifest.environment, command, network=NetworkMode.NONE, env=NO_BYTECODE, mounts=(mount,)

@@ -40,6 +40,8 @@ from bench.suite.challenge import ChallengeManifest, NetworkMode
 from bench.suite.memory_system import CONTROL, MemorySystem
 from bench.suite.suite import load_suite
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 NOTE = "Always follow the quartz ledger convention."
 CONTROL_ONLY = {"turn": 1, "lacks": [RECALL_PHRASE]}  # the reference memory's recall is absent: the control arm
 TREATMENT_ONLY = {"turn": 1, "contains": [RECALL_PHRASE]}

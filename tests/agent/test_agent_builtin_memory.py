@@ -60,7 +60,7 @@ def test_a_system_declaring_the_builtin_memory_has_it_in_its_own_arm_only(
     inputs: Inputs, backend: SandboxBackend, agent_image: str, builtin: MemoryAttachment
 ) -> None:
     (mount,) = [m for m in builtin.mounts if m.target == str(MANAGED_SETTINGS_PATH)]
-    assert mount.target == str(MANAGED_SETTINGS_PATH) and Path(mount.source).read_text() == (
+    assert mount.target == str(MANAGED_SETTINGS_PATH) and Path(mount.bound).read_text() == (
         '{"autoMemoryEnabled": true}\n'
     )
     texts = _system_texts(_arm(inputs, backend, agent_image, builtin), inputs)

@@ -121,8 +121,9 @@ def test_power_beside_each_result_is_the_preregistered_statement(preregs: dict[s
         assert comparison.pooled.power.planned == stated.pooled
     html = render_report(summary, {}, {})
     assert "pooled (stratified exact)" in html
-    assert "<strong>underpowered</strong>: no effect was detectable at these pairs" in html
-    assert f"planned {stated.pooled.minimum_detectable_effect:.3f} at 15 pairs" in html
+    assert "<strong>Underpowered</strong>: these pairs could detect no difference." in html
+    planned = f"a difference of {stated.pooled.minimum_detectable_effect * 100:.0f} points or more with the 15 planned"
+    assert planned in html
     assert "compared with the static baseline notes" in html
 
 

@@ -42,6 +42,8 @@ OK = {
     "destroy": {"ok": True},
 }
 reply = OK[verb]
+if verb == "restore" and config.get("locations"):
+    reply = {**reply, "locations": {"version": 1, "paths": config["locations"]}}
 if mode == "ok":
     print(json.dumps(reply))
 elif mode == "exit":

@@ -6,6 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
+from bench.contracts import canonical_bytes
 from bench.provision import Fixture, PairVerdict, ProbeOutcome, SnapshotReceipt, provisioned
 from bench.provision.fixture import load_fixture
 from bench.provision.messages import MemoryState, ProbeAnswer, SnapshotResponse
@@ -119,3 +120,19 @@ def test_receipt_from_a_run_records_calls_and_round_trips(fake, tiny_fixture) ->
     assert [c.verb.value for c in receipt.calls] == ["restore", "snapshot"]
     assert SnapshotReceipt.model_validate_json(receipt.model_dump_json()) == receipt
     assert load_fixture(root) == fixture
+
+
+def test_receipt_keeps_restore_locations_by_name_never_by_host_path(fake, tiny_fixture, tmp_path) -> None:
+    """A provisioner's per-run directories are this machine's: a publication of the receipt must not carry them."""
+    root, fixture = tiny_fixture
+    state = tmp_path / "per-run-state-7f3a"
+    f = fake(locations={"state": str(state), "hook": str(state / "hook.py")})
+
+    async def go() -> SnapshotReceipt:
+        async with provisioned(f.provisioner(root), fixture, "plain", "run-9") as session:
+            assert session.restored.locations is not None  # the runner mounts from the paths while it runs
+            return await session.snapshot()
+
+    receipt = asyncio.run(go())
+    assert receipt.locations == ("hook", "state") and receipt.restored.locations is None
+    assert str(state).encode() not in canonical_bytes(receipt)

@@ -6,7 +6,7 @@ import struct
 import zlib
 from collections import Counter
 
-__all__ = ["colour_counts"]
+__all__ = ["colour_bands", "colour_counts"]
 
 _CHANNELS = {0: 1, 2: 3, 4: 2, 6: 4}  # colour type -> samples per pixel (8-bit only)
 
@@ -49,9 +49,8 @@ def _unfilter_sequential(line: bytearray, previous: bytearray, kind: int, bpp: i
             line[i] = (line[i] + _paeth(left, up, corner)) & 0xFF
 
 
-def colour_counts(data: bytes, step: int = 3, across: tuple[float, float] = (0.0, 1.0)) -> Counter[tuple[int, ...]]:
-    """How often each RGB colour occurs on a grid of every ``step``-th pixel of an 8-bit, non-interlaced PNG;
-    ``across`` limits it to a band of the width (fractions: (0.0, 0.5) is the left half)."""
+def _decode(data: bytes) -> tuple[list[bytearray], int, int]:
+    """The unfiltered rows of an 8-bit, non-interlaced PNG, its width and its bytes per pixel."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     position, idat, header = 8, b"", b""
     while position < len(data):
@@ -64,9 +63,32 @@ def colour_counts(data: bytes, step: int = 3, across: tuple[float, float] = (0.0
     width, height, depth, colour_type, _, _, interlace = struct.unpack(">IIBBBBB", header)
     assert depth == 8 and interlace == 0 and colour_type in _CHANNELS, (depth, colour_type, interlace)
     bpp = _CHANNELS[colour_type]
-    rows = _unfilter(zlib.decompress(idat), width, height, bpp)
+    return _unfilter(zlib.decompress(idat), width, height, bpp), width, bpp
+
+
+def colour_counts(data: bytes, step: int = 3, across: tuple[float, float] = (0.0, 1.0)) -> Counter[tuple[int, ...]]:
+    """How often each RGB colour occurs on a grid of every ``step``-th pixel of an 8-bit, non-interlaced PNG;
+    ``across`` limits it to a band of the width (fractions: (0.0, 0.5) is the left half)."""
+    rows, width, bpp = _decode(data)
     counts: Counter[tuple[int, ...]] = Counter()
     for row in rows[::step]:
         for x in range(int(width * across[0]), int(width * across[1]), step):
             counts[tuple(row[x * bpp : x * bpp + min(bpp, 3)])] += 1
     return counts
+
+
+def colour_bands(data: bytes, colour: tuple[int, int, int], least: int = 8) -> list[tuple[int, int]]:
+    """The horizontal bands (first row, last row) where at least ``least`` pixels of a row are ``colour``:
+    one per mark drawn across the image, such as each comparison's interval on an effect chart."""
+    rows, width, bpp = _decode(data)
+    wanted = bytes(colour)
+    bands: list[tuple[int, int]] = []
+    for y, row in enumerate(rows):
+        hits = sum(row[x * bpp : x * bpp + 3] == wanted for x in range(width))
+        if hits < least:
+            continue
+        if bands and bands[-1][1] == y - 1:
+            bands[-1] = (bands[-1][0], y)
+        else:
+            bands.append((y, y))
+    return bands

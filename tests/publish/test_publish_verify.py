@@ -16,6 +16,7 @@ from bench.publish import Check, ClaimKind, PublicationRefused, check_bundle, ch
 from bench.publish.manifest import write_manifest
 from bench.publish.verify import Trust
 from bench.run.publish import publish_directory as publish
+from bench.sandbox.layout import RUNNER_SCRATCH
 from tests.publish.bundle_factory import write_bundle
 
 SUMMARY = "receipts/statistics-summary.json"
@@ -188,3 +189,15 @@ def test_same_inputs_give_byte_identical_derivations(tmp_path: Path) -> None:
         return [(a["stage"], a["key"]) for a in json.loads((root / "receipts/lineage.json").read_bytes())["actions"]]
 
     assert keys(first) == keys(second)
+
+
+@pytest.mark.parametrize("prefix", sorted(RUNNER_SCRATCH.values()))
+def test_leak_scan_finds_every_runner_scratch_folder_and_leaves_container_paths_alone(prefix: str) -> None:
+    for name in ("k2j4_x9a", "423cc093f6413b10"):  # mkdtemp's letters; a staging folder's hex
+        found = check_leaks("objects/x.json", f'{{"source":"/tmp/{prefix}{name}/settings.json"}}'.encode())
+        assert [f.check for f in found] == [Check.RUNNER_PATH], (prefix, name)
+    # Paths inside a container are evidence, kept as the harness or the verifier wrote them.
+    assert (
+        check_leaks("objects/y", b'{"cwd":"/workspace","sock":"/tmp/cc-socks/7.sock","out":"/tmp/tmpilyea9vs.csv"}')
+        == []
+    )

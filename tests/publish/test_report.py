@@ -1,4 +1,5 @@
-"""The static report: self-contained, deterministic, one key per trend line, and rendered by headless Chromium."""
+"""The static report: self-contained, deterministic, one key per trend line, answering first, and rendered by
+headless Chromium (axe-core in both colour schemes at both widths; the first screen carries the effects)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ import pytest
 from bench.analysis import StatisticsSummary
 from bench.analysis.headline import headline
 from bench.publish import MixedKeysError, TrendLine
+from bench.publish.effects import effects
 from bench.publish.svg import BAND_COLOURS, CONTROL_COLOUR, TREATMENT_COLOUR
 from bench.run.publish import publish_directory as publish
 from tests.publish.axe import audit
 from tests.publish.bundle_factory import write_bundle
-from tests.publish.png import colour_counts
+from tests.publish.png import colour_bands, colour_counts
+from tests.publish.screen import first_screen
 
 REPORT = "report/index.html"
 
@@ -33,12 +36,12 @@ def test_report_is_self_contained(bundle: Path) -> None:
     html = (bundle / REPORT).read_text()
     assert "<script" not in html
     assert not re.search(r"""(src|href)=["']?(https?:|//|file:)""", html), "the report must need no external asset"
-    assert html.count("<svg") == 1 + 4 + 2  # outcome intervals, four cells' layers, two trend keys
-    for section in ("outcomes", "comparisons", "layers", "continuous", "admissions", "trends"):
-        assert f'<section id="{section}">' in html
+    assert html.count("<svg") == 1 + 4 + 2  # the effect chart, four cells' layers, two trend keys
+    for section in ("answer", "outcomes", "comparisons", "layers", "continuous", "admissions", "trends"):
+        assert f'<section id="{section}" aria-labelledby="{section}-title">' in html
     assert "superseded-by-correction" in html and "not-completed" in html
     assert re.search(r"exploratory \(\d non-zero differences, \d zero: fewer than 5 non-zero, no test computed\)", html)
-    assert "pooled (stratified exact)" in html and "minimum detectable effect at power 0.8" in html
+    assert "pooled (stratified exact)" in html and "At power 0.8 the design detects" in html
 
 
 def test_trend_line_refuses_two_keys(bundle: Path) -> None:
@@ -80,23 +83,47 @@ def test_report_renders_in_headless_chromium(bundle: Path, tmp_path: Path) -> No
         assert counts[_rgb(colour)] > 100, f"trend interval bands {colour} missing"
 
 
+def _summary(bundle: Path) -> StatisticsSummary:
+    return StatisticsSummary.model_validate_json((bundle / "receipts/statistics-summary.json").read_bytes())
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 @pytest.mark.parametrize("width", [1300, 390])
 def test_report_has_no_serious_accessibility_violation_and_fits_the_width(
-    bundle: Path, tmp_path: Path, width: int
+    bundle: Path, tmp_path: Path, width: int, dark: bool
 ) -> None:
-    result = audit(bundle / REPORT, width, tmp_path)
+    result = audit(bundle / REPORT, width, tmp_path, dark)
     serious = [v for v in result["violations"] if v["impact"] in ("serious", "critical")]
     assert serious == [], serious
     assert result["scrollWidth"] <= result["clientWidth"], result  # nothing runs off the side; tables scroll
+
+
+@pytest.mark.parametrize(("width", "height"), [(1300, 900), (390, 844)])
+def test_the_first_screen_carries_the_pooled_effect_of_every_comparison(
+    bundle: Path, tmp_path: Path, width: int, height: int
+) -> None:
+    shown = effects(_summary(bundle))
+    assert len(shown) == 4  # three builds on one challenge, one on another
+    marks = colour_bands(first_screen(bundle / REPORT, width, height, tmp_path), _rgb(TREATMENT_COLOUR))
+    # Each comparison is one mark (its interval and its point) on the effect chart, all of it above the fold.
+    assert len(marks) == len(shown), marks
+    assert all(bottom < height for _, bottom in marks)
 
 
 def test_report_says_first_what_was_compared_and_what_happened(bundle: Path) -> None:
     html = (bundle / REPORT).read_text()
     title = html.split("<title>", 1)[1].split("</title>", 1)[0]
     assert title.startswith("bundle: mem-1.0, mem-1.1, mem-1.2 against the shared control")  # admitted only
-    assert "model claude-sonnet-4-5" in title and "mode" in title
-    top = html.split("<section", 1)[0]
-    assert top.count("<li><strong>mem-") == 3 and "admitted pairs passed" in top
+    assert "harness not recorded" in title and "model claude-sonnet-4-5" in title and "mode" in title
+    header, main = html.split("<main>", 1)
+    assert "<header><h1>" in header and "gateway forward mode" in header
+    answer = main.split('<section id="outcomes"', 1)[0]
+    assert answer.startswith('<section id="answer"')
+    for effect in effects(_summary(bundle)):  # per comparison: its effect, its interval and its exact p
+        low, high = effect.interval or (0.0, 0.0)
+        row = f"{effect.difference * 100:+.0f} points ({low * 100:+.0f} to {high * 100:+.0f})"
+        assert row in answer and f"<td>{effect.p_value:.3g}</td>" in answer
+    assert "mem-1.2</strong> on add-flag" in answer and "mem-1.2</strong> on rename-config" in answer
     assert '<meta name="viewport"' in html and "prefers-color-scheme:dark" in html
     assert html.count("<caption>") >= 4 and '<th scope="col">' in html
     assert 'href="../records/' in html  # whole record paths, as links
@@ -113,3 +140,21 @@ def test_the_report_and_the_headline_count_each_memory_system_s_exclusions_by_re
     assert "<td>reference-memory</td><td>superseded-by-correction</td><td>3</td>" in html
     lines = headline(summary).lines()
     assert lines[-1] == "excluded reference-memory: 1 not-completed, 3 superseded-by-correction"
+
+
+def test_report_names_the_comparator_in_plain_words_and_says_power_in_sentences(bundle: Path) -> None:
+    html = (bundle / REPORT).read_text()
+    assert "R only" not in html and "the reference" not in html and "T only" not in html
+    assert "passed only with: mem-1.0 / the control" in html and "favour the control" in html
+    assert "none detectable" not in html  # the garbled "planned none detectable at 5 pairs; admitted none ..."
+    sentence = (
+        r"At power 0\.8 the design detects (nothing|a difference of \d+ points or more) with the \d+ planned pairs; "
+    )
+    assert re.search(sentence + r"(nothing|a difference of \d+ points or more) with the \d+ admitted pairs\.", html)
+
+
+def test_systems_keep_one_order_in_every_table(bundle: Path) -> None:
+    html = (bundle / REPORT).read_text()
+    outcomes = html.split('<section id="outcomes"', 1)[1].split("</section>", 1)[0]
+    rows = re.findall(r"<tr><td>([a-z-]+)</td><td>(mem-[0-9.]+)</td>", outcomes)
+    assert rows and rows == sorted(rows)  # by challenge, then by system, whatever the keys' digests

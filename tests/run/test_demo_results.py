@@ -33,10 +33,8 @@ def _json(demo_runs: DemoRuns, *argv: str) -> dict[str, Any]:
 def test_export_inspect_writes_a_log_inspect_ai_reads_with_one_sample_per_arm(
     demo_runs: DemoRuns, tmp_path: Path
 ) -> None:
-    target = tmp_path / "logs" / "example.json"
-    target.parent.mkdir()
-    exported = _json(demo_runs, "export", "inspect", str(demo_runs.published), "-o", str(target))
-    log = read_eval_log(str(target))  # Inspect's own reader, as `inspect view` uses it
+    exported = _json(demo_runs, "export", "inspect", str(demo_runs.published), "--log-dir", str(tmp_path / "logs"))
+    log = read_eval_log(exported["log"])  # Inspect's own reader, as `inspect view` uses it
     assert log.status == "success" and log.samples is not None
     assert exported["samples"] == len(log.samples) == len(CHALLENGES) * len(CONDITIONS)  # one control per attempt
     assert {sample.metadata["condition"] for sample in log.samples} == CONDITIONS
@@ -51,11 +49,12 @@ def test_export_inspect_writes_a_log_inspect_ai_reads_with_one_sample_per_arm(
 
 
 def test_export_inspect_takes_the_published_ref_and_a_digest_prefix_too(demo_runs: DemoRuns, tmp_path: Path) -> None:
-    by_ref = _json(demo_runs, "export", "inspect", "published/example", "-o", str(tmp_path / "a.json"))
+    by_ref = _json(demo_runs, "export", "inspect", "published/example", "--log-dir", str(tmp_path / "a"))
     refs = _json(demo_runs, "store", "ls")["refs"]
     short = refs["published/example"].split(":")[1][:12]
-    by_prefix = _json(demo_runs, "export", "inspect", short, "-o", str(tmp_path / "b.json"))
+    by_prefix = _json(demo_runs, "export", "inspect", short, "--log-dir", str(tmp_path / "b"))
     assert by_ref["samples"] == by_prefix["samples"] == len(CHALLENGES) * len(CONDITIONS)
+    assert Path(by_ref["log"]).read_bytes() == Path(by_prefix["log"]).read_bytes()  # the run's date, not today's
 
 
 def test_lineage_of_the_published_bundle_names_each_shared_object_once_in_every_format(demo_runs: DemoRuns) -> None:

@@ -24,10 +24,15 @@ from demo_runs import REPO, DemoRuns, bench_command
 
 from bench.store import Store
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 SUITE = "challenges/example"
 # Stages whose every input is decided in the example (observed stages' outputs there are deterministic trees): their
 # keys are equal digest for digest. The rest read an agent's records, which no two real runs share byte for byte.
-LITERAL = {"corpus", "redact", "certify", "prebuild", "calibrate", "paired-attempt", "verify", "audit"}
+# verify and audit read an arm's final tree, which is observed: an agent that edits a module and imports it leaves
+# bytecode stamped with the edit's time (the example's rule-letter-case policy runs the tests), so their keys are
+# equal by provenance, not digest for digest.
+LITERAL = {"corpus", "redact", "certify", "prebuild", "calibrate", "paired-attempt"}
 UPSTREAM = {"corpus", "redact", "certify", "prebuild", "calibrate"}
 
 

@@ -16,6 +16,8 @@ from bench.contracts import Digest
 from bench.store import Store
 from bench.store.actions import ActionKey, recorded_from
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 
 @pytest.fixture
 def project(demo_runs: DemoRuns, tmp_path: Path) -> Path:

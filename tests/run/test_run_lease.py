@@ -30,6 +30,8 @@ import sys
 from pathlib import Path
 from bench.project import Project
 from bench.run_lease import run_lease
+
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 with run_lease(Project(Path(sys.argv[1])), "stele-bench demo", True, print):
     print("held", flush=True)
     sys.stdin.read()  # until the test closes it

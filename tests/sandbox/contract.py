@@ -176,7 +176,7 @@ class SandboxContract:
         shared = tmp_path / "shared"
         shared.mkdir(mode=0o755)
         (shared / "note").write_text("mounted\n")
-        mount = Mount(source=str(shared), target="/mnt/task", read_only=True)
+        mount = Mount.of(shared, "runner:shared", "/mnt/task")
         script = "cat /mnt/task/note; touch /mnt/task/new 2>/dev/null && echo writable || echo read-only"
         assert self.run(backend, self.spec(image, script, mounts=(mount,))).output.split() == ["mounted", "read-only"]
         assert not (shared / "new").exists()

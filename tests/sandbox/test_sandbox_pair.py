@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from bench.contracts import canonical_bytes
 from bench.errors import SandboxError
 from bench.sandbox import MemoryAttachment, Mount, ProcessOutcome, RunRequest, container_spec, prepare_pair
 from bench.sandbox.backends import LEASE_LABEL, OWNER_LABEL
 from bench.sandbox.backends.docker import DockerBackend
-from bench.sandbox.spec import identity_terms_in
+from bench.sandbox.spec import ContainerSpec, identity_terms_in
 from bench.store import Store, walk_tree
 from bench.suite.challenge import Environment
 from tests.sandbox.sandbox_helpers import make_tree
@@ -28,7 +31,7 @@ def attachment(tmp_path_factory: pytest.TempPathFactory) -> MemoryAttachment:
     (hooks / "recall.sh").write_text("#!/bin/sh\necho recalled\n")
     hooks.chmod(0o755)
     return MemoryAttachment(
-        env={"RECALL_URL": "http://127.0.0.1:7000"}, mounts=(Mount(source=str(hooks), target="/home/dev/.hooks"),)
+        env={"RECALL_URL": "http://127.0.0.1:7000"}, mounts=(Mount.of(hooks, "runner:hooks", "/home/dev/.hooks"),)
     )
 
 
@@ -49,6 +52,20 @@ def test_a_real_pair_differs_only_in_the_memory_attachment(
     assert results[0].tree == results[1].tree  # same work from the same start gives the same tree
 
 
+def test_a_recorded_spec_names_what_is_mounted_never_where_it_lies_on_the_host(
+    tiny_image: str, environment: Environment, attachment: MemoryAttachment
+) -> None:
+    spec = container_spec(tiny_image, environment, ("true",), attachment=attachment)
+    (mount,) = attachment.mounts
+    assert mount.host is not None and mount.bound == mount.host  # what the engine binds
+    receipt = prepare_pair(container_spec(tiny_image, environment, ("true",)), spec, ("without", "with"))
+    for document in (canonical_bytes(receipt), canonical_bytes(spec)):
+        assert mount.host.encode() not in document and b"runner:hooks" in document
+    recorded = ContainerSpec.model_validate_json(canonical_bytes(spec))
+    with pytest.raises(SandboxError, match="names no host path"):
+        _ = recorded.effective_mounts()[0].bound  # a record cannot start a container
+
+
 def test_a_pair_differing_elsewhere_is_refused(tiny_image: str, environment: Environment) -> None:
     first = container_spec(tiny_image, environment, ("true",))
     second = first.model_copy(update={"hostname": "other", "env": {**first.env, "EXTRA": "1"}})
@@ -61,7 +78,7 @@ def test_a_pair_differing_elsewhere_is_refused(tiny_image: str, environment: Env
     [
         {"hostname": "stele-runner"},
         {"env": {"HOME": "/home/dev", "RUN_CONDITION": "treatment"}},
-        {"mounts": (Mount(source="/srv/benchmarks/x", target="/data"),)},
+        {"mounts": (Mount.of(Path("/srv/benchmarks/x"), "runner:x", "/data"),)},
         {"workdir": "/experiment"},
     ],
 )

@@ -90,7 +90,7 @@ def test_an_arm_cannot_read_the_verifier_or_the_manifest(
     )
     assert result.output == "searched\n"  # no file holds the token and no asset directory exists
     # The same search does find both files when they are mounted, so the check above can fail.
-    exposed = spec.model_copy(update={"mounts": (Mount(source=str(challenge), target="/mnt/task"),)})
+    exposed = spec.model_copy(update={"mounts": (Mount.of(challenge, "runner:task", "/mnt/task"),)})
     leaked = backend.run(RunRequest(spec=exposed, workspace=None, timeout_seconds=60, read_back=False))
     assert set(leaked.output.split()) == {
         "/mnt/task/verify.sh",

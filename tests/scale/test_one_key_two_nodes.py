@@ -10,12 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from ray_cluster import RayCluster
 from s3server import S3Server
 
 from bench.contracts import Digest
 from bench.store import Store
 from bench.store.actions import recorded_from, results_for
+
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 
 REPO = Path(__file__).resolve().parents[2]
 

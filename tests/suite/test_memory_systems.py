@@ -119,17 +119,19 @@ def test_the_attachment_mounts_what_restore_reported_and_writes_the_declared_con
     by_target = {mount.target: mount for mount in attachment.mounts}
     user = {str(SETTINGS_PATH), str(MCP_CONFIG_PATH), str(USER_MEMORY_PATH), *(str(CLAUDE_DIR / d) for d in USER_DIRS)}
     assert set(by_target) == {*user, "/opt/kg"}
-    staged = Path(by_target["/opt/kg"].source)  # a copy named in hex: the provisioner's path names it
+    staged = Path(by_target["/opt/kg"].bound)  # a copy named in hex: the provisioner's path names it
     assert staged != graph and staged.parent == staging and re.fullmatch(r"[0-9a-f]{16}", staged.name)
+    assert by_target["/opt/kg"].source == f"restore:{declared.name}/graph"  # what a record shows
     assert (staged / "memory.jsonl").read_text() == "{}" and not by_target["/opt/kg"].read_only
     assert all(by_target[target].read_only for target in user)
+    assert all(by_target[target].source.startswith("runner:") for target in user)  # no staging path recorded
     (tmp_path / "other").mkdir()
     control = control_attachment(tmp_path / "other")  # the same user-level files, none of them the agent's
     assert {mount.target for mount in control.mounts} == user and all(m.read_only for m in control.mounts)
-    shown = {m.target: Path(m.source).read_text() for m in control.mounts if Path(m.source).is_file()}
+    shown = {m.target: Path(m.bound).read_text() for m in control.mounts if Path(m.bound).is_file()}
     assert json.loads(shown[str(SETTINGS_PATH)]) == {"hooks": {}} and shown[str(USER_MEMORY_PATH)] == ""
     assert json.loads(shown[str(MCP_CONFIG_PATH)]) == {"mcpServers": {}}
-    config = json.loads(Path(by_target[str(MCP_CONFIG_PATH)].source).read_text())
+    config = json.loads(Path(by_target[str(MCP_CONFIG_PATH)].bound).read_text())
     assert config == {"mcpServers": {"memory": {"type": "stdio", "args": [], **SERVER["memory"]}}}
     assert staged.stat().st_mode & 0o777 == 0o777 and (staged / "memory.jsonl").stat().st_mode & 0o777 == 0o666
     (staged / "memory.jsonl").write_text('{"planted": true}')  # what the arm left goes back where restore put it

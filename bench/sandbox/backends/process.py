@@ -92,7 +92,7 @@ class _Root:
             "hostname": self.spec.hostname,
             "isolate_network": self.spec.network.mode is NetworkMode.NONE,
             "system": [name for name in SYSTEM if (self.path / name).is_dir() and not (self.path / name).is_symlink()],
-            "mounts": [[m.source, m.target, m.read_only] for m in self.spec.effective_mounts()],
+            "mounts": [[m.bound, m.target, m.read_only] for m in self.spec.effective_mounts()],
             "parent": os.getpid(),
         }
         command = [sys.executable, "-I", str(Path(launch.__file__)), json.dumps(config)]
@@ -236,7 +236,7 @@ def _make_root(path: Path, spec: ContainerSpec, home_dirs: tuple[PurePosixPath, 
     for mount in spec.effective_mounts():
         target = path / mount.target.lstrip("/")
         target.parent.mkdir(parents=True, exist_ok=True)
-        if Path(mount.source).is_dir():
+        if Path(mount.bound).is_dir():
             target.mkdir(exist_ok=True)
         else:
             target.touch()

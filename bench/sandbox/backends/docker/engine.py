@@ -108,7 +108,7 @@ def created(make: Callable[[], R], remove: Callable[[R], None]) -> Iterator[R]:
 
 def create_container(client: Client, spec: ContainerSpec, network: str, labels: Mapping[str, str]) -> Container:
     """Create (not start) the container ``spec`` describes: limits, no capabilities, the lease labels."""
-    mounts = [Mount(m.target, m.source, type="bind", read_only=m.read_only) for m in spec.effective_mounts()]
+    mounts = [Mount(m.target, m.bound, type="bind", read_only=m.read_only) for m in spec.effective_mounts()]
     limits = spec.limits
     image = spec.effective_image()
     with engine_errors(f"creating a container from {image}"):
