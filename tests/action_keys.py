@@ -17,8 +17,9 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from bench.contracts import Digest
 from bench.store import Store
-from bench.store.actions import ActionKey, recorded_from
+from bench.store.actions import ActionKey, RunActions, recorded_from
 
 __all__ = ["Action", "keys_by_provenance", "literal_keys", "store_actions"]
 
@@ -26,12 +27,23 @@ Action = tuple[str, dict[str, Any], dict[str, Any]]  # key digest, key document,
 
 
 def store_actions(store: Store) -> list[Action]:
-    """Every action recorded in ``store``."""
+    """Every action recorded in ``store``; an input that lists a run's actions (the bundle's ``run``, supplied by the
+    pipeline) is written as that list of keys, so it too is compared by provenance."""
     found: list[Action] = []
     for result in recorded_from(store, 0.0):
-        key = store.get_document(result.key, ActionKey)
-        found.append((str(result.key), key.model_dump(mode="json"), result.model_dump(mode="json")))
+        key = store.get_document(result.key, ActionKey).model_dump(mode="json")
+        for name, value in key["inputs"].items():
+            if _kind(store, value) == "run-actions":
+                key["inputs"][name] = [str(k) for k in store.get_document(Digest(value), RunActions).keys]
+        found.append((str(result.key), key, result.model_dump(mode="json")))
     return found
+
+
+def _kind(store: Store, digest: str) -> object:
+    try:
+        return json.loads(store.get_bytes(Digest(digest))).get("kind")
+    except (ValueError, AttributeError):
+        return None
 
 
 def literal_keys(actions: Iterable[Action]) -> dict[str, set[str]]:
@@ -60,7 +72,9 @@ def keys_by_provenance(actions: Iterable[Action]) -> dict[str, list[str]]:
 
     def written(key: Mapping[str, Any]) -> dict[str, Any]:
         inputs = {
-            name: min(f"output {output} of {named(producer)}" for producer, output in produced[value])
+            name: sorted(named(listed) for listed in value)
+            if isinstance(value, list)
+            else min(f"output {output} of {named(producer)}" for producer, output in produced[value])
             if value in produced
             else value
             for name, value in key["inputs"].items()
