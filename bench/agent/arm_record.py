@@ -70,7 +70,7 @@ class PairRecord(Document):
     """One memory system's pair: the attempt's shared control and that system's treatment, and whether it counts."""
 
     kind: Literal["pair-run"] = "pair-run"
-    schema_version: Literal[3] = 3
+    schema_version: Literal[4] = 4
     challenge_id: str
     attempt: int = Field(ge=1)
     system: ConditionName  # the memory system whose treatment this pair holds
@@ -87,6 +87,9 @@ class PairRecord(Document):
     # The treatment's InjectedRederivation (bench.agent.rederive_injected) when its memory system declared
     # deterministic retrieval; None otherwise. Its findings exclude the pair at admission.
     rederivation: Digest | None = None
+    # The treatment's RetrievalScore (bench.agent.retrieval_score) for the same systems: what its retrieval names
+    # for the challenge's prompt, beside the challenge's oracle documents. None: not measured.
+    retrieval: Digest | None = None
 
 
 PUBLIC_CONTRACTS: tuple[type[ContractModel], ...] = (ArmRecord, PairRecord)

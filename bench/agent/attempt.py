@@ -15,8 +15,12 @@ system's treatment arm. Order of events, each recorded:
    observes the drain between consecutive arms (a stop there starts no further arm);
 5. each system's snapshot re-reads what the system holds after the run; its verdict is its pair's verdict;
 6. each system whose restore declared deterministic retrieval re-derives what its hooks injected in its treatment
-   arm (:mod:`.rederive_injected`); a difference is a finding on its pair;
+   arm (:mod:`.rederive_injected`); a difference is a finding on its pair; and is asked what it retrieves for the
+   challenge's own prompt, the documents it names kept beside the challenge's oracle (:mod:`.retrieval_score`);
 7. every system's memory is destroyed, on every way out.
+
+Every system's restore is handed the same evidence corpus: the fixture's own, or, when the attempt runs with a
+distractor pool, the evidence with the pool beside it (:func:`~bench.provision.pool.seed_corpus`).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from ..errors import FenceError, SandboxError
 from ..fence import Fence, FenceConfig
 from ..grading.memory import installed_hooks
 from ..provision.fixture import Fixture
+from ..provision.messages import ArtifactRef
 from ..provision.receipt import SnapshotReceipt
 from ..sandbox.backends import IDLE_COMMAND
 from ..sandbox.spec import ContainerSpec, MemoryAttachment, container_spec, prepare_pair
@@ -49,6 +54,7 @@ from .claude import agent_env, managed_settings_mount
 from .memory import LiveMemory, live_memory, system_provisioner
 from .recorder import read_exchange_log
 from .rederive_injected import rederive_injected
+from .retrieval_score import score_retrieval
 
 __all__ = ["FENCE_REASON", "AttemptOutcome", "AttemptSetup", "arm_caps", "arm_order", "arm_spec", "run_attempt"]
 
@@ -68,6 +74,8 @@ class AttemptSetup:
     image_id: str  # the agent image: the control's, and every system's without a layer
     systems: tuple[MemorySystem, ...]
     layers: Mapping[str, str] = field(default_factory=dict)  # system name -> its layer image ID
+    corpus: ArtifactRef | None = None  # the evidence with its distractor pool; None: the fixture's evidence alone
+    oracle: tuple[str, ...] = ()  # the challenge's oracle documents, which retrieval is scored against
 
 
 @dataclass
@@ -82,6 +90,7 @@ class AttemptOutcome:
     pairs: dict[str, Digest]
     finals: dict[str, Digest]  # condition -> the arm's final tree
     rederivations: dict[str, Digest] = field(default_factory=dict)  # systems declaring deterministic retrieval
+    retrievals: dict[str, Digest] = field(default_factory=dict)  # the same systems: what the prompt retrieves
 
 
 def arm_spec(run: ArmRun, image_id: str, attachment: MemoryAttachment | None) -> ContainerSpec:
@@ -181,7 +190,7 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
             for system in setup.systems:
                 provisioner = system_provisioner(system, setup.suite_root, setup.fixture_root)
                 live[system.name] = memories.enter_context(
-                    live_memory(provisioner, setup.fixture, setup.graph_arm, f"{identity}.{system.name}")
+                    live_memory(provisioner, setup.fixture, setup.graph_arm, f"{identity}.{system.name}", setup.corpus)
                 )
                 _log.info("%s: memory restored", system.name)
             specs = {CONTROL: arm_spec(run, setup.image_id, control_attachment(staging[CONTROL]))}
@@ -197,15 +206,22 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
             _log.info(
                 "snapshots taken: %s", ", ".join(f"{name} {r.assessment.verdict.value}" for name, r in receipts.items())
             )
-            rederived = {
-                system.name: _rederive(run, system, live[system.name], records[system.name])
-                for system in setup.systems
-                if live[system.name].deterministic
-            }
+            deterministic = [system for system in setup.systems if live[system.name].deterministic]
+            rederived = {s.name: _rederive(run, s, live[s.name], records[s.name]) for s in deterministic}
+            scored = {s.name: _score(run, setup, s.name, live[s.name]) for s in deterministic}
     finally:
         for directory in staging.values():
             shutil.rmtree(directory, ignore_errors=True)
-    return _record(run, setup, attempt, order, drained or fenced, diffs, records, receipts, rederived)
+    return _record(run, setup, attempt, order, drained or fenced, diffs, records, receipts, (rederived, scored))
+
+
+def _score(run: ArmRun, setup: AttemptSetup, name: str, memory: LiveMemory) -> Digest:
+    """What ``name``'s retrieval names for the challenge's prompt, against its oracle; stored."""
+    score = score_retrieval(name, run.challenge.prompt, setup.oracle, setup.fixture.retrieval_k, memory.answer)
+    _log.info(
+        "%s: retrieval for the prompt named %s", name, "nothing" if score.retrieved is None else len(score.retrieved)
+    )
+    return run.store.put_document(score)
 
 
 def _rederive(run: ArmRun, system: MemorySystem, memory: LiveMemory, record: ArmRecord) -> Digest:
@@ -231,13 +247,15 @@ def _record(
     diffs: Mapping[str, Digest],
     records: dict[str, ArmRecord],
     receipts: Mapping[str, SnapshotReceipt],
-    rederived: Mapping[str, Digest],
+    retrieval: tuple[Mapping[str, Digest], Mapping[str, Digest]],
 ) -> AttemptOutcome:
-    """Store the control, each treatment (with its snapshot) and each system's pair record."""
+    """Store the control, each treatment (with its snapshot) and each system's pair record; ``retrieval`` holds
+    the rederivations and the retrieval scores of the systems declaring deterministic retrieval."""
     store = run.store
+    rederived, scored = retrieval
     control = store.put_document(records[CONTROL])
     finals = {CONTROL: records[CONTROL].final}
-    outcome = AttemptOutcome(fence, control, {}, {}, dict(diffs), {}, finals, dict(rederived))
+    outcome = AttemptOutcome(fence, control, {}, {}, dict(diffs), {}, finals, dict(rederived), dict(scored))
     for name, receipt in receipts.items():
         snapshot = outcome.snapshots[name] = store.put_document(receipt)
         treated = records[name].model_copy(update={"snapshot": snapshot})
@@ -259,6 +277,7 @@ def _record(
             verdict=receipt.verdict,
             reasons=receipt.assessment.reasons,
             rederivation=rederived.get(name),
+            retrieval=scored.get(name),
         )
         outcome.pairs[name] = store.put_document(pair)
     return outcome

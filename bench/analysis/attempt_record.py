@@ -22,6 +22,7 @@ from pydantic import Field, model_validator
 
 from ..contracts import ContractModel, Digest, Document, canonical_bytes
 from ..gateway.config import Mode
+from .retrieval import RetrievalResult
 
 __all__ = [
     "PUBLIC_CONTRACTS",
@@ -79,6 +80,9 @@ class ComparabilityKey(ContractModel):
     manifest: Digest
     verifier: Digest
     source_commit: Annotated[str, Field(pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$")]
+    # How many distractor documents were seeded beside the evidence (the fixture's pool, at the size this run
+    # used): the same challenge under more noise is another question.
+    distractors: Annotated[int, Field(ge=0)] = 0
 
     @model_validator(mode="after")
     def _policy_in_policy_mode(self) -> ComparabilityKey:
@@ -126,19 +130,25 @@ class ArmResult(ContractModel):
     tokens: Annotated[int, Field(ge=0)]
     wall_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]
     spent_usd: Annotated[Decimal, Field(ge=0, allow_inf_nan=False)] = Decimal(0)  # as the gateway metered it
+    # The provider reported no usable usage for some answer, so ``tokens`` and ``spent_usd`` are bounds, not
+    # measurements: cost statistics leave the arm out and count it (:mod:`.cost`). Set by the runner's usage label.
+    usage_bounded: bool = False
 
 
 class PairedAttempt(Document):
     """One paired attempt: both arms ran the same task from the same start, so they are analysed as a pair."""
 
     kind: Literal["paired-attempt"] = "paired-attempt"
-    schema_version: Literal[3] = 3
+    schema_version: Literal[4] = 4
     key: ComparabilityKey
     build: Build
     attempt: Annotated[int, Field(ge=1)]
     completion: Completion
     control: ArmResult | None
     treatment: ArmResult | None
+    # What the treatment's memory retrieved for the challenge's prompt, when its retrieval is deterministic;
+    # None: not measured (never a zero).
+    retrieval: RetrievalResult | None = None
 
     @model_validator(mode="after")
     def _completed_has_both_arms(self) -> PairedAttempt:

@@ -10,7 +10,7 @@ order, so the same inputs always give byte-identical HTML.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from html import escape
 
 from ..analysis import (
@@ -31,6 +31,8 @@ from ..errors import ContractError
 from ..gateway.config import Mode
 from .bundle import ATTEMPT_PAGES
 from .headline import headlines, report_title
+from .html_table import table as _table
+from .noise import noise_section
 from .svg import CONTROL_COLOUR, TREATMENT_COLOUR, TrendLine, interval_plot, layer_bars, trend_plot
 
 __all__ = ["render_report"]
@@ -62,23 +64,6 @@ def _interval(interval: Interval, digits: int = 3) -> str:
 
 def _cell_title(cell: Cell) -> str:
     return f"{cell.key.challenge}: {cell.build.label}"
-
-
-def _table(
-    header: Sequence[str], rows: Sequence[Sequence[str]], caption: str, row_classes: Sequence[str] | None = None
-) -> str:
-    """A captioned table with column headers, in a box that scrolls sideways on a narrow screen."""
-    head = "".join(f'<th scope="col">{h}</th>' for h in header)
-    body = []
-    for index, row in enumerate(rows):
-        css = f' class="{row_classes[index]}"' if row_classes else ""
-        body.append(f"<tr{css}>" + "".join(f"<td>{value}</td>" for value in row) + "</tr>")
-    return (
-        # A box that scrolls must be reachable from the keyboard: focusable, and named by its table's caption.
-        f'<div class="scroll" tabindex="0" role="region" aria-label="{escape(caption)}"><table>'
-        f"<caption>{escape(caption)}</caption><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table></div>"
-    )
 
 
 def _outcomes(summary: StatisticsSummary) -> str:
@@ -229,7 +214,9 @@ def _model_note(summary: StatisticsSummary) -> str:
 
 def _page_link(record: PairedAttempt, pages: Collection[str]) -> str:
     """The record's attempt page, when the report was given one (a bundle assembled by hand has none)."""
-    label = f"{record.key.challenge}-{record.attempt}"
+    # A suite run at several pool sizes names each size's pages (bench.run.plan's _Variant).
+    pooled = f"{record.key.challenge}-pool{record.key.distractors}-{record.attempt}"
+    label = pooled if pooled in pages else f"{record.key.challenge}-{record.attempt}"
     if label not in pages:
         return ""
     return f'<a href="{ATTEMPT_PAGES.removeprefix("report/")}/{escape(label)}.html">transcripts</a>'
@@ -288,6 +275,7 @@ def render_report(
         ("comparisons", "Effects across challenges, with the power to find them", _comparisons(summary)),
         ("layers", "Grading layers: delivered, used, outcome", _layers(summary)),
         ("continuous", "Continuous measures", _continuous(summary)),
+        ("noise", "Memory under noise: effect per pool size, cost per pass, retrieval", noise_section(summary)),
         ("admissions", "Admission decisions", _admissions(records, admissions, pages)),
         ("trends", "Trends per comparability key across builds", _trends(summary)),
     ]

@@ -44,7 +44,7 @@ def verdicts(store: Store, inputs: Verdicts) -> tuple[dict[Digest, PairedAttempt
     return records, decisions
 
 
-@stage("analyze", version=4, kind=StageKind.DETERMINISTIC)
+@stage("analyze", version=5, kind=StageKind.DETERMINISTIC)
 def analyze(context: StageContext, inputs: AnalyzeInputs, params: AnalyzeParams) -> AnalyzeOutputs:
     records, decisions = verdicts(context.store, inputs)
     plans = [

@@ -25,6 +25,7 @@ from ..fence import fence_record as fence_records
 from ..packaging import PUBLIC_CONTRACTS as PACKAGING_CONTRACTS
 from ..packaging.certify import certify
 from ..packaging.corpus import corpus
+from ..packaging.distractor_pool import distractor_pool
 from ..packaging.plan import packaging_plan
 from ..packaging.redact import redact
 from ..pipeline import plan as pipeline_plan
@@ -71,6 +72,7 @@ STAGES = Catalogue(
         tree_summary,
         corpus,
         redact,
+        distractor_pool,
         certify,
         prebuild_stage,
         calibrate_stage,

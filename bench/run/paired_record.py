@@ -3,14 +3,17 @@
 The comparability key, the build under test and the preregistered budget come in as params (the plan derives them
 from the suite and the preregistration); everything measured comes in as inputs, so the record can be re-derived
 from them. The record is completed only when both arms finished (:mod:`.ending`); otherwise it is aborted, kept
-whole, and admission excludes it with the reason its arms' endings give.
+whole, and admission excludes it with the reason its arms' endings give. What the treatment's memory retrieved for
+the challenge's prompt, when the pair record names a retrieval score, is carried into the record as it was measured.
 """
 
 from __future__ import annotations
 
 from ..agent.arm_record import PairRecord
+from ..agent.retrieval_score import RetrievalScore
 from ..analysis.attempt_record import ArmEnding, Build, ComparabilityKey, Completion, PairedAttempt
 from ..analysis.prereg import Budget
+from ..analysis.retrieval import RetrievalResult
 from ..contracts import ContractModel, Ref
 from ..errors import StageError
 from ..stages import Ports, StageContext, StageKind, stage
@@ -36,7 +39,7 @@ class RecordOutputs(Ports):
     record: Ref[PairedAttempt]
 
 
-@stage("paired-record", version=4, kind=StageKind.DETERMINISTIC)
+@stage("paired-record", version=5, kind=StageKind.DETERMINISTIC)
 def paired_record(context: StageContext, inputs: RecordInputs, params: RecordParams) -> RecordOutputs:
     store = context.store
     pair = store.get_document(inputs.pair, PairRecord)
@@ -54,5 +57,10 @@ def paired_record(context: StageContext, inputs: RecordInputs, params: RecordPar
         completion=Completion.COMPLETED if finished else Completion.ABORTED,
         control=arms[0],
         treatment=arms[1],
+        retrieval=None if pair.retrieval is None else _retrieval(store.get_document(pair.retrieval, RetrievalScore)),
     )
     return RecordOutputs(record=store.put_document(record))
+
+
+def _retrieval(score: RetrievalScore) -> RetrievalResult:
+    return RetrievalResult(oracle=score.oracle, depths=score.depths, retrieved=score.retrieved, note=score.note)

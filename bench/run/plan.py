@@ -1,7 +1,7 @@
 """A suite manifest as a run plan: every stage invocation from the pinned commit to the published bundle.
 
-    corpus -> redact -> per challenge: certify, prebuild -> calibrate
-      -> per attempt: paired-attempt (the shared control, one treatment per memory system)
+    corpus -> redact -> [distractor-pool per pool size] -> per challenge: certify, prebuild -> calibrate
+      -> per pool size, per attempt: paired-attempt (the shared control, one treatment per memory system)
          -> per arm: verify, audit -> grade; -> view (the attempt's transcript page)
          -> per memory system: paired-record (control and that system's treatment) -> admit
     -> analyze -> report -> bundle (with the lineage of everything in it) -> publish
@@ -34,10 +34,12 @@ from ..gateway.config import Mode
 from ..grading.memory import MemoryDeclaration, installed_hooks
 from ..packaging.certify import CertifyParams, certify
 from ..packaging.corpus import corpus, corpus_params
+from ..packaging.distractor_pool import PoolParams, distractor_pool
 from ..packaging.redact import RedactOutputs, RedactParams, redact
 from ..packaging.surfaces import FixtureSurfaces, challenge_inputs, fixture_inputs
 from ..pipeline.builder import Handle, Link, PlanBuilder
 from ..pipeline.plan import Plan
+from ..provision.fixture import verify_artifact
 from ..publish.bundle import ATTEMPT_PAGES, REPORT_PATH, SUMMARY_PATH
 from ..sandbox.audit import AuditOutputs, AuditParams, audit_stage
 from ..sandbox.calibrate import CalibrateOutputs, CalibrateParams, calibrate_stage
@@ -79,11 +81,25 @@ class SuiteRun:
     fixture: TreeDigest
     layers: dict[str, ImageId]  # memory system name -> its layer image, for systems that declare one
     selected: tuple[str, ...] = ()  # the memory systems to run (`run --memory`); empty: every declared one
+    pools: dict[int, Link | None] = field(default_factory=dict)  # pool size -> its distractor-pool tree (0: none)
 
     @property
     def systems(self) -> tuple[MemorySystem, ...]:
         declared = self.suite.manifest.memory_systems
         return tuple(system for system in declared if not self.selected or system.name in self.selected)
+
+
+@dataclass(frozen=True)
+class _Variant:
+    """One pool size a challenge runs at, and the label its invocations carry (plain when the suite runs one)."""
+
+    challenge: str
+    distractors: int
+    several: bool  # the suite runs more than one pool size: labels name the size
+
+    @property
+    def label(self) -> str:
+        return f"{self.challenge}-pool{self.distractors}" if self.several else self.challenge
 
 
 @dataclass
@@ -131,6 +147,23 @@ def _layers(suite: Suite, selected: tuple[str, ...]) -> dict[str, ImageId]:
     return layers
 
 
+def _pools(plan: PlanBuilder, store: Store, suite: Suite, fixture_root: Path) -> dict[int, Link | None]:
+    """A ``distractor-pool`` invocation per pool size the suite runs (none for size 0), by size."""
+    pool = suite.fixture.distractors
+    corpus: TreeDigest | None = None
+    if pool is not None and pool.corpus is not None:
+        with store.batch():
+            corpus = tree_from_directory(store, Path(verify_artifact(fixture_root, pool.corpus).path))
+    pools: dict[int, Link | None] = {}
+    for size in suite.pool_sizes:
+        if size == 0 or pool is None:
+            pools[size] = None
+            continue
+        made = plan.add(f"pool-{size}", distractor_pool, PoolParams(pool=pool, size=size), corpus=corpus)
+        pools[size] = made["pool"]
+    return pools
+
+
 def suite_plan(
     base: Path,
     store: Store,
@@ -147,6 +180,8 @@ def suite_plan(
     with store.batch():
         fixture_tree = tree_from_directory(store, base / root / opened.manifest.fixture.path)
         surfaces = fixture_inputs(store, base / root / opened.manifest.fixture.path, opened.fixture)
+    plan = PlanBuilder()
+    pools = _pools(plan, store, opened, base / root / opened.manifest.fixture.path)
     run = SuiteRun(
         store=store,
         suite=opened,
@@ -158,8 +193,8 @@ def suite_plan(
         fixture=fixture_tree,
         layers=_layers(opened, selected),
         selected=selected,
+        pools=pools,
     )
-    plan = PlanBuilder()
     project = opened.manifest.project
     corpus_run = plan.add(
         "corpus", corpus, corpus_params(str(root / project.bundle), project.commit, project.repository)
@@ -222,6 +257,7 @@ def _challenge(
         CertifyParams(memory_phrases=run.suite.fixture.memory_phrases),
         source=redacted["tree"],
         evidence=surfaces.evidence,
+        distractors=run.pools[max(run.pools)],  # the largest pool: every smaller one is its prefix
         graph=dict(surfaces.graph),
         challenge=owned.challenge,
         runner={**surfaces.runner, **owned.runner},
@@ -252,11 +288,13 @@ def _challenge(
     published.files[f"receipts/{name}/calibration.json"] = calibrated["calibration"]
     policy = store.put_bytes(run.suite.policy(name, WORKSPACE)) if _policy_mode(run) else None
     gates = _Gates(owned.challenge, policy, prebuilt, certified["report"], calibrated, prereg.frozen)
-    for attempt in range(1, run.attempts + 1):
-        pair, grades, audits = _attempt(plan, run, loaded, attempt, gates, published)
-        for system in run.systems:
-            key = _key(run, name, system, policy, prereg.digest, owned.runner["verifier"])
-            _record(plan, run, system, key, attempt, pair, grades, audits, gates, published)
+    for size in sorted(run.pools):
+        variant = _Variant(name, size, len(run.pools) > 1)
+        for attempt in range(1, run.attempts + 1):
+            pair, grades, audits = _attempt(plan, run, loaded, variant, attempt, gates, published)
+            for system in run.systems:
+                key = _key(run, name, system, policy, prereg.digest, owned.runner["verifier"], size)
+                _record(plan, run, system, key, (variant, attempt), pair, grades, audits, gates, published)
     prereg_path = f"{name}/v{prereg.version}.json"
     frozen = store.put_bytes((run.preregistrations / prereg_path).read_bytes())
     published.preregistrations[f"{name}/v{prereg.version}"] = frozen
@@ -276,7 +314,13 @@ class _Gates:
 
 
 def _key(
-    run: SuiteRun, challenge: str, system: MemorySystem, policy: Digest | None, manifest: Digest, verifier: Digest
+    run: SuiteRun,
+    challenge: str,
+    system: MemorySystem,
+    policy: Digest | None,
+    manifest: Digest,
+    verifier: Digest,
+    distractors: int,
 ) -> ComparabilityKey:
     """What makes one system's data points the same question: never its version, which is the build under test."""
     suite = run.suite.manifest
@@ -291,6 +335,7 @@ def _key(
         manifest=manifest,
         verifier=verifier,
         source_commit=suite.project.commit,
+        distractors=distractors,
     )
 
 
@@ -299,16 +344,18 @@ def _record(
     run: SuiteRun,
     system: MemorySystem,
     key: ComparabilityKey,
-    attempt: int,
+    placed: tuple[_Variant, int],
     pair: Handle[AttemptOutputs],
     grades: dict[str, Handle[GradeOutputs]],
     audits: dict[str, Handle[AuditOutputs]],
     gates: _Gates,
     published: _Published,
 ) -> None:
-    """One system's pair of one attempt: its durable record and the admission decision about it."""
-    label = f"{key.challenge}-{attempt}-{system.name}"
-    labels = {"challenge": key.challenge, "attempt": str(attempt), "memory": system.name}
+    """One system's pair of one attempt (``placed``: at which pool size, which attempt): its durable record and
+    the admission decision about it."""
+    variant, attempt = placed
+    label = f"{variant.label}-{attempt}-{system.name}"
+    labels = {"challenge": variant.label, "attempt": str(attempt), "memory": system.name}
     record = plan.add(
         f"record-{label}",
         paired_record,
@@ -343,6 +390,7 @@ def _policy_mode(run: SuiteRun) -> bool:
 def _attempt_params(run: SuiteRun, name: str, attempt: int) -> PairedAttemptParams:
     manifest = run.suite.manifest
     return PairedAttemptParams(
+        oracle=manifest.challenge(name).oracle,
         challenge_id=name,
         attempt=attempt,
         model=manifest.model,
@@ -369,13 +417,20 @@ def _grading_memory(run: SuiteRun, challenge: str, condition: str) -> MemoryDecl
 
 
 def _attempt(
-    plan: PlanBuilder, run: SuiteRun, loaded: LoadedChallenge, attempt: int, gates: _Gates, published: _Published
+    plan: PlanBuilder,
+    run: SuiteRun,
+    loaded: LoadedChallenge,
+    variant: _Variant,
+    attempt: int,
+    gates: _Gates,
+    published: _Published,
 ) -> tuple[Handle[AttemptOutputs], dict[str, Handle[GradeOutputs]], dict[str, Handle[AuditOutputs]]]:
-    """One attempt: the shared control and every treatment, then each arm's verifier run, audit and grade."""
+    """One attempt at one pool size: the shared control and every treatment, then each arm's verifier run, audit
+    and grade."""
     manifest = loaded.manifest
     name = manifest.challenge_id
     pair = plan.add(
-        f"pair-{name}-{attempt}",
+        f"pair-{variant.label}-{attempt}",
         paired_attempt,
         _attempt_params(run, name, attempt),
         start=gates.prebuilt["start"],
@@ -383,15 +438,16 @@ def _attempt(
         calibration=gates.calibrated["calibration"],
         challenge=gates.challenge,
         fixture=run.fixture,
+        distractors=run.pools[variant.distractors],
         policy=gates.policy,
-        labels={"challenge": name, "attempt": str(attempt)},
+        labels={"challenge": variant.label, "attempt": str(attempt)},
     )
     arms = {
-        condition: _arm(plan, run, loaded, attempt, condition, pair, gates, published)
+        condition: _arm(plan, run, loaded, (variant, attempt), condition, pair, gates, published)
         for condition in (CONTROL, *(system.name for system in run.systems))
     }
     grades = {c: graded for c, (graded, _) in arms.items()}
-    label = page_label(name, attempt)
+    label = page_label(variant.label, attempt)
     page = plan.add(
         f"view-{label}",
         view,
@@ -406,7 +462,7 @@ def _arm(
     plan: PlanBuilder,
     run: SuiteRun,
     loaded: LoadedChallenge,
-    attempt: int,
+    placed: tuple[_Variant, int],
     condition: str,
     pair: Handle[AttemptOutputs],
     gates: _Gates,
@@ -414,7 +470,8 @@ def _arm(
 ) -> tuple[Handle[GradeOutputs], Handle[AuditOutputs]]:
     """One arm of an attempt (the control or a system's treatment): its verifier run, audit and grade."""
     manifest = loaded.manifest
-    name = manifest.challenge_id
+    variant, attempt = placed
+    name = variant.label
     label = f"{name}-{attempt}-{condition}"
     labels = {"challenge": name, "attempt": str(attempt), "arm": condition}
     final = pair[f"finals/{condition}"]
@@ -441,7 +498,7 @@ def _arm(
     graded = plan.add(
         f"grade-{label}",
         grade_stage,
-        GradeParams(memory=_grading_memory(run, name, condition)),
+        GradeParams(memory=_grading_memory(run, manifest.challenge_id, condition)),
         arm=pair["control"] if condition == CONTROL else pair[f"treatments/{condition}"],
         verifier=verified["verifier"],
         audit=audited["audit"],

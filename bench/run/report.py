@@ -25,7 +25,7 @@ class ReportOutputs(Ports):
     report: BlobDigest  # static HTML
 
 
-@stage("report", version=4, kind=StageKind.DETERMINISTIC)
+@stage("report", version=5, kind=StageKind.DETERMINISTIC)
 def report(context: StageContext, inputs: ReportInputs, params: ReportParams) -> ReportOutputs:
     store = context.store
     records, decisions = verdicts(store, inputs)
