@@ -40,15 +40,12 @@ class PoolEffect(ContractModel):
     stratified_p: float | None  # the pooled stratified exact test against the control at this size
 
 
-def _stratified(comparisons: Sequence[Comparison], cell: Cell) -> float | None:
+def _stratified(comparisons: Sequence[Comparison], group: Sequence[Cell]) -> float | None:
+    """The p of the one comparison against the control whose strata are exactly these cells; None when the cells
+    split over several (another fixture or model among them): no single stratified test then covers the row."""
+    keys = {cell.key_id for cell in group}
     for comparison in comparisons:
-        if (
-            comparison.kind is ComparisonKind.VERSUS_CONTROL
-            and comparison.treatment == cell.build
-            and comparison.treatment_condition == cell.key.treatment_condition
-            and comparison.distractors == cell.key.distractors
-            and any(stratum.key_id == cell.key_id for stratum in comparison.strata)
-        ):
+        if comparison.kind is ComparisonKind.VERSUS_CONTROL and {s.key_id for s in comparison.strata} == keys:
             return comparison.pooled.p_value
     return None
 
@@ -77,7 +74,7 @@ def pool_effects(cells: Sequence[Cell], comparisons: Sequence[Comparison]) -> li
                 control_only=control_only,
                 difference=float(Fraction(treatment_only - control_only, pairs)) if pairs else 0.0,
                 mcnemar_p=float(mcnemar_exact(treatment_only, control_only)),
-                stratified_p=_stratified(comparisons, group[0]),
+                stratified_p=_stratified(comparisons, group),
             )
         )
     return effects

@@ -11,7 +11,9 @@ for it, so it is refused, as is a pool document that is not a regular file.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import stat
 from pathlib import Path
 
 from bench.contracts import Sha256
@@ -60,7 +62,9 @@ def pool_documents(pool: DistractorPool, size: int, corpus: dict[str, bytes] | N
 def seed_corpus(evidence: ArtifactRef, pool: Path, target: Path) -> ArtifactRef:
     """``target`` made to hold the evidence corpus and every document below ``pool``; its path and SHA-256.
 
-    ``evidence`` is the fixture's verified artifact (a directory, or one file kept under its own name).
+    ``evidence`` is the fixture's verified artifact (a directory, or one file kept under its own name). Pool
+    documents are hard-linked where the file system allows (a restore of a large pool then costs no copy), else
+    copied; both directories are the runner's scratch for one attempt.
     """
     source = Path(evidence.path)
     target.mkdir(parents=True)
@@ -68,20 +72,39 @@ def seed_corpus(evidence: ArtifactRef, pool: Path, target: Path) -> ArtifactRef:
         shutil.copytree(source, target, dirs_exist_ok=True, symlinks=True)
     else:
         shutil.copy2(source, target / source.name)
-    for document in sorted(pool.rglob("*")):
-        relative = document.relative_to(pool).as_posix()
-        if document.is_symlink() or not (document.is_file() or document.is_dir()):
-            raise ContractError(f"distractor {relative!r} is not a regular file; a pool holds documents only")
-        if document.is_dir():
-            continue
-        placed = target / relative
-        if placed.exists() or placed.is_symlink():
+    made: set[str] = set()
+    for relative in _documents(pool):
+        placed = os.path.join(target, relative)
+        if os.path.lexists(placed):
             raise ContractError(
                 f"distractor {relative!r} has the path of an evidence document; a distractor must never pass for "
                 "the oracle: rename it in the pool",
                 field="distractors",
                 actual=relative,
             )
-        placed.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(document, placed)
+        parent = os.path.dirname(placed)
+        if parent not in made:
+            os.makedirs(parent, exist_ok=True)
+            made.add(parent)
+        try:
+            os.link(os.path.join(pool, relative), placed)
+        except OSError:
+            shutil.copyfile(os.path.join(pool, relative), placed)
     return ArtifactRef(path=str(target), sha256=Sha256(artifact_sha256(target)))
+
+
+def _documents(pool: Path) -> list[str]:
+    """Every regular file below ``pool`` by relative path, sorted; anything else there is refused."""
+    found: list[str] = []
+    prefix = len(os.path.join(pool, ""))
+    for directory, subdirectories, files in os.walk(pool):
+        for name in subdirectories + files:
+            full = os.path.join(directory, name)
+            mode = os.lstat(full).st_mode
+            if stat.S_ISDIR(mode):
+                continue
+            relative = full[prefix:].replace(os.sep, "/")
+            if not stat.S_ISREG(mode):
+                raise ContractError(f"distractor {relative!r} is not a regular file; a pool holds documents only")
+            found.append(relative)
+    return sorted(found)

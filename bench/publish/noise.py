@@ -29,10 +29,11 @@ def _pool(distractors: int) -> str:
 
 
 def _per_pass(cost: ArmCost) -> str:
-    tokens = "no pass" if cost.tokens_per_pass is None else f"{cost.tokens_per_pass:,.0f} tokens"
-    usd = "" if cost.usd_per_pass is None else f", {cost.usd_per_pass} USD"
     bounded = f" ({cost.bounded} bounded arm(s) left out)" if cost.bounded else ""
-    return f"{tokens}{usd} over {cost.passes} pass(es) of {cost.arms}{bounded}"
+    if cost.tokens_per_pass is None:
+        return f"no pass in {cost.arms} arm(s){bounded}"
+    usd = "" if cost.usd_per_pass is None else f", {cost.usd_per_pass} USD"
+    return f"{cost.tokens_per_pass:,.0f} tokens{usd} over {cost.passes} pass(es) of {cost.arms}{bounded}"
 
 
 def _pass_cost_text(test: PassCostTest) -> str:

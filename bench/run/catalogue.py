@@ -13,6 +13,7 @@ from typing import Any
 
 from ..agent import arm_record as agent_records
 from ..agent import rederive_injected as agent_rederive
+from ..agent import retrieval_score as agent_retrieval
 from ..agent.paired_attempt import paired_attempt
 from ..analysis import admission as analysis_admission
 from ..analysis import attempt_record as analysis_records
@@ -112,6 +113,7 @@ CONTRACTS = ContractRegistry(
         *PACKAGING_CONTRACTS,
         *agent_records.PUBLIC_CONTRACTS,
         *agent_rederive.PUBLIC_CONTRACTS,
+        *agent_retrieval.PUBLIC_CONTRACTS,
         *run_grade.PUBLIC_CONTRACTS,
         *sandbox_images.PUBLIC_CONTRACTS,
     ]
