@@ -34,12 +34,10 @@ from ..gateway.config import Mode
 from ..grading.memory import MemoryDeclaration, installed_hooks
 from ..packaging.certify import CertifyParams, certify
 from ..packaging.corpus import corpus, corpus_params
-from ..packaging.distractor_pool import PoolParams, distractor_pool
 from ..packaging.redact import RedactOutputs, RedactParams, redact
 from ..packaging.surfaces import FixtureSurfaces, challenge_inputs, fixture_inputs
 from ..pipeline.builder import Handle, Link, PlanBuilder
 from ..pipeline.plan import Plan
-from ..provision.fixture import verify_artifact
 from ..publish.bundle import ATTEMPT_PAGES, REPORT_PATH, SUMMARY_PATH
 from ..sandbox.audit import AuditOutputs, AuditParams, audit_stage
 from ..sandbox.calibrate import CalibrateOutputs, CalibrateParams, calibrate_stage
@@ -57,6 +55,7 @@ from .analyze import AnalyzeParams, analyze
 from .bundle import bundle
 from .grade import GradeOutputs, GradeParams, grade_stage
 from .paired_record import RecordParams, paired_record
+from .pools import Variant, pool_invocations
 from .prereg import current_preregistration
 from .publish import publish_stage
 from .report import ReportParams, report
@@ -87,19 +86,6 @@ class SuiteRun:
     def systems(self) -> tuple[MemorySystem, ...]:
         declared = self.suite.manifest.memory_systems
         return tuple(system for system in declared if not self.selected or system.name in self.selected)
-
-
-@dataclass(frozen=True)
-class _Variant:
-    """One pool size a challenge runs at, and the label its invocations carry (plain when the suite runs one)."""
-
-    challenge: str
-    distractors: int
-    several: bool  # the suite runs more than one pool size: labels name the size
-
-    @property
-    def label(self) -> str:
-        return f"{self.challenge}-pool{self.distractors}" if self.several else self.challenge
 
 
 @dataclass
@@ -147,23 +133,6 @@ def _layers(suite: Suite, selected: tuple[str, ...]) -> dict[str, ImageId]:
     return layers
 
 
-def _pools(plan: PlanBuilder, store: Store, suite: Suite, fixture_root: Path) -> dict[int, Link | None]:
-    """A ``distractor-pool`` invocation per pool size the suite runs (none for size 0), by size."""
-    pool = suite.fixture.distractors
-    corpus: TreeDigest | None = None
-    if pool is not None and pool.corpus is not None:
-        with store.batch():
-            corpus = tree_from_directory(store, Path(verify_artifact(fixture_root, pool.corpus).path))
-    pools: dict[int, Link | None] = {}
-    for size in suite.pool_sizes:
-        if size == 0 or pool is None:
-            pools[size] = None
-            continue
-        made = plan.add(f"pool-{size}", distractor_pool, PoolParams(pool=pool, size=size), corpus=corpus)
-        pools[size] = made["pool"]
-    return pools
-
-
 def suite_plan(
     base: Path,
     store: Store,
@@ -181,7 +150,7 @@ def suite_plan(
         fixture_tree = tree_from_directory(store, base / root / opened.manifest.fixture.path)
         surfaces = fixture_inputs(store, base / root / opened.manifest.fixture.path, opened.fixture)
     plan = PlanBuilder()
-    pools = _pools(plan, store, opened, base / root / opened.manifest.fixture.path)
+    pools = pool_invocations(plan, store, opened, base / root / opened.manifest.fixture.path)
     run = SuiteRun(
         store=store,
         suite=opened,
@@ -289,7 +258,7 @@ def _challenge(
     policy = store.put_bytes(run.suite.policy(name, WORKSPACE)) if _policy_mode(run) else None
     gates = _Gates(owned.challenge, policy, prebuilt, certified["report"], calibrated, prereg.frozen)
     for size in sorted(run.pools):
-        variant = _Variant(name, size, len(run.pools) > 1)
+        variant = Variant(name, size, len(run.pools) > 1)
         for attempt in range(1, run.attempts + 1):
             pair, grades, audits = _attempt(plan, run, loaded, variant, attempt, gates, published)
             for system in run.systems:
@@ -344,7 +313,7 @@ def _record(
     run: SuiteRun,
     system: MemorySystem,
     key: ComparabilityKey,
-    placed: tuple[_Variant, int],
+    placed: tuple[Variant, int],
     pair: Handle[AttemptOutputs],
     grades: dict[str, Handle[GradeOutputs]],
     audits: dict[str, Handle[AuditOutputs]],
@@ -420,7 +389,7 @@ def _attempt(
     plan: PlanBuilder,
     run: SuiteRun,
     loaded: LoadedChallenge,
-    variant: _Variant,
+    variant: Variant,
     attempt: int,
     gates: _Gates,
     published: _Published,
@@ -462,7 +431,7 @@ def _arm(
     plan: PlanBuilder,
     run: SuiteRun,
     loaded: LoadedChallenge,
-    placed: tuple[_Variant, int],
+    placed: tuple[Variant, int],
     condition: str,
     pair: Handle[AttemptOutputs],
     gates: _Gates,
