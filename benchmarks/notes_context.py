@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -49,7 +50,22 @@ def _notes(size: int) -> str:
     return "\n".join([title, *(f"## {path}\n\n{documents[path].strip()}\n" for path in sorted(documents))])
 
 
-def _run(size: int) -> dict[str, object]:
+@dataclass(frozen=True)
+class Measured:
+    size: int
+    chars: int  # the notes file
+    largest: int  # the largest request body, in bytes
+    whole: bool  # every request after the first carried the notes to their last line
+    requests: int
+    exit: int
+    answered: bool  # the grounded answer was written
+
+    @property
+    def tokens(self) -> int:
+        return self.largest // 4 + 1  # the gateway's own estimate
+
+
+def _run(size: int) -> Measured:
     scratch = Path(tempfile.mkdtemp(prefix="notes-", dir="/tmp"))
     workspace, home = scratch / "ws", scratch / "home"
     (workspace / "tallybook").mkdir(parents=True)
@@ -78,16 +94,15 @@ def _run(size: int) -> dict[str, object]:
     tail = notes.strip().splitlines()[-1]
     answered = (workspace / "ANSWER.md").is_file() and "95.85" in (workspace / "ANSWER.md").read_text()
     shutil.rmtree(scratch, ignore_errors=True)
-    return {
-        "size": size,
-        "chars": len(notes),
-        "largest": largest,
-        "tokens": largest // 4 + 1,
-        "whole": all(tail in json.dumps(r["request_body"]) for r in requests[1:]),
-        "requests": len(requests),
-        "exit": done.returncode,
-        "answered": answered,
-    }
+    return Measured(
+        size=size,
+        chars=len(notes),
+        largest=largest,
+        whole=all(tail in json.dumps(r["request_body"]) for r in requests[1:]),
+        requests=len(requests),
+        exit=done.returncode,
+        answered=answered,
+    )
 
 
 def main() -> None:
@@ -97,9 +112,8 @@ def main() -> None:
     for size in sizes:
         r = _run(size)
         print(
-            f"{r['size']:>5} {r['chars']:>12,} {int(r['chars']) / ADVISORY_CHARS:>10.2f} {r['largest']:>16,} "  # type: ignore[call-overload]
-            f"{r['tokens']:>11,} {int(r['tokens']) / WINDOW_TOKENS:>8.2f}  {str(r['whole']):>11}  {r['requests']:>8}"  # type: ignore[call-overload]
-            f"  {r['exit']:>8}  {r['answered']}"
+            f"{r.size:>5} {r.chars:>12,} {r.chars / ADVISORY_CHARS:>10.2f} {r.largest:>16,} {r.tokens:>11,} "
+            f"{r.tokens / WINDOW_TOKENS:>8.2f}  {r.whole!s:>11}  {r.requests:>8}  {r.exit:>8}  {r.answered}"
         )
 
 
