@@ -11,6 +11,7 @@ import pytest
 
 from bench.errors import ContractError
 from bench.memory.corpus import read_corpus
+from bench.packaging.distractor_pool import PoolParams, distractor_pool
 from bench.packaging.markers import TextScanner
 from bench.provision import Provisioner, load_fixture, provisioned
 from bench.provision.distractors import generated_pool
@@ -18,6 +19,10 @@ from bench.provision.fixture import DistractorPool, PoolGenerator, verify_artifa
 from bench.provision.messages import ArtifactRef, Verb
 from bench.provision.pool import pool_documents, seed_corpus
 from bench.provision.receipt import PairVerdict
+from bench.run.catalogue import services
+from bench.stages import StageContext
+from bench.stages.engine import execute
+from bench.store import EntryKind, Store, walk_tree
 from bench.suite.memory_system import resolve_provisioner
 from bench.suite.suite import Suite, open_suite
 
@@ -145,3 +150,22 @@ def test_a_500_document_pool_restores_identically_twice_in_every_example_system(
     assert first_corpus == second_corpus
     assert [(name, fingerprint) for name, fingerprint, _ in first] == [(n, f) for n, f, _ in second]
     assert load_fixture(suite.fixture_root) == suite.fixture
+
+
+def test_the_distractor_pool_stage_draws_the_same_tree_in_two_stores_and_a_smaller_pool_is_its_prefix() -> None:
+    """Two runs that share nothing (two stores, two executions) make the same pool tree: the digest every downstream
+    key names; a rerun in one store executes nothing."""
+    trees = []
+    for _ in range(2):
+        store = Store.in_memory()
+        done = execute(StageContext(store, services()), distractor_pool, {}, PoolParams(pool=POOL, size=500))
+        again = execute(StageContext(store, services()), distractor_pool, {}, PoolParams(pool=POOL, size=500))
+        assert (done.executed, again.executed) == (True, False)
+        tree = done.outputs["pool"]
+        files = [(path, entry) for path, entry in walk_tree(store, tree) if entry.kind is not EntryKind.DIRECTORY]
+        listed = {str(path): store.get_bytes(entry.digest) for path, entry in files}
+        assert listed == dict(pool_documents(POOL, 500))
+        trees.append(tree)
+    assert trees[0] == trees[1]
+    small = execute(StageContext(Store.in_memory(), services()), distractor_pool, {}, PoolParams(pool=POOL, size=50))
+    assert small.outputs["pool"] != trees[0]
