@@ -117,9 +117,7 @@ def _separation(summary: StatisticsSummary, distractors: int) -> str:
     for label in sorted({c.build.label for c in cells}):
         per_pass = _tokens_per_pass([c for c in cells if c.build.label == label])
         costs.append(f"{escape(label)} {'no pass' if per_pass is None else f'{float(per_pass):,.0f}'}")
-    measured = sorted(
-        {c.build.label for c in cells if c.retrieval.status is RetrievalStatus.MEASURED} - {summary.baseline or ""}
-    )
+    measured = sorted({c.build.label for c in cells if c.retrieval.status is RetrievalStatus.MEASURED})
     kind = "estimated (policy mode)" if estimated else "reported"
     return (
         f"<p><strong>{_pool(distractors)}:</strong> {verdict}. Tokens per pass, {kind}, over every challenge: "
@@ -135,7 +133,7 @@ def noise_section(summary: StatisticsSummary) -> str:
         return '<p class="note">No admitted pair: nothing under noise to show.</p>'
     note = (
         '<p class="note">A distractor pool seeds documents from other projects beside the evidence in every '
-        "memory, the static baseline's notes included. Per pass: every token (and dollar) of the arms whose usage "
+        "memory, a static baseline's notes included. Per pass: every token (and dollar) of the arms whose usage "
         "was reported, divided by their passes. The paired test is the exact sign test on the token differences "
         "of the pairs where both arms passed. Retrieval: recall and precision at k of the challenge's oracle "
         "documents in what the memory's deterministic retrieval names for the challenge's prompt.</p>"
