@@ -116,7 +116,7 @@ class PairRecord(Document):
     """One memory system's pair: the attempt's shared control and that system's treatment, and whether it counts."""
 
     kind: Literal["pair-run"] = "pair-run"
-    schema_version: Literal[3] = 3
+    schema_version: Literal[4] = 4
     challenge_id: str
     attempt: int = Field(ge=1)
     system: ConditionName  # the memory system whose treatment this pair holds
@@ -140,6 +140,9 @@ class PairRecord(Document):
     # never the system's. A read-only location among them is a finding that excludes the pair.
     agent_writes: tuple[str, ...] = ()
     state_findings: tuple[str, ...] = ()
+    # The treatment's RetrievalScore (bench.agent.retrieval_score) for the same systems: what its retrieval names
+    # for the challenge's prompt, beside the challenge's oracle documents. None: not measured.
+    retrieval: Digest | None = None
 
 
 PUBLIC_CONTRACTS: tuple[type[ContractModel], ...] = (ArmRecord, PairRecord)

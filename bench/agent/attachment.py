@@ -37,6 +37,7 @@ __all__ = [
     "SETTINGS_PATH",
     "USER_DIRS",
     "control_attachment",
+    "restore_location",
     "return_writes",
     "treatment_attachment",
 ]
@@ -60,7 +61,7 @@ def _grant(path: Path, writable: bool) -> None:
         path.chmod(file_mode)
 
 
-def _location(system: MemorySystem, restored: RestoreResponse, name: str) -> Path:
+def restore_location(system: MemorySystem, restored: RestoreResponse, name: str) -> Path:
     paths = restored.locations.paths if restored.locations is not None else {}
     if name not in paths:
         raise ContractError(
@@ -125,7 +126,7 @@ def treatment_attachment(
         # Managed settings outrank the user settings file, so the system's own switch is lifted into them.
         mounts.append(managed_settings_mount({AUTO_MEMORY: True}))
     for mount in declared.mounts:
-        staged = _neutral_copy(_location(system, restored, mount.location), staging / secrets.token_hex(8))
+        staged = _neutral_copy(restore_location(system, restored, mount.location), staging / secrets.token_hex(8))
         _grant(staged, mount.writable)
         name = f"restore:{system.name}/{mount.location}"  # the provisioner's per-run path is this machine's
         mounts.append(Mount.of(staged, name, mount.target, read_only=not mount.writable))
@@ -149,7 +150,7 @@ def return_writes(system: MemorySystem, restored: RestoreResponse, attachment: M
     for mount in system.attachment.mounts:
         if not mount.writable:
             continue
-        location, staged = _location(system, restored, mount.location), sources[mount.target]
+        location, staged = restore_location(system, restored, mount.location), sources[mount.target]
         if location.is_dir():
             for child in location.iterdir():
                 shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()

@@ -18,11 +18,15 @@ system's treatment arm. Order of events, each recorded:
    provider-malformed) starts no further arm either: each is recorded as not started;
 5. each system's snapshot re-reads what the system holds after the run; its verdict is its pair's verdict;
 6. each system whose restore declared deterministic retrieval re-derives what its hooks injected in its treatment
-   arm (:mod:`.rederive_injected`); a difference is a finding on its pair;
+   arm (:mod:`.rederive_injected`); a difference is a finding on its pair; and is asked what it retrieves for the
+   challenge's own prompt, the documents it names kept beside the challenge's oracle (:mod:`.retrieval_score`);
 7. every system's mounted state, copied before the arms ran (:mod:`.state_copy`), is copied again: what changed is
    the agent's writing, named on the pair; its memory-tool results are replayed over the first copy
    (:mod:`.memory_evidence`, :mod:`.replay_tools`);
 8. every system's memory is destroyed, on every way out.
+
+Every system's restore is handed the same evidence corpus: the fixture's own, or, when the attempt runs with a
+distractor pool, the evidence with the pool beside it (:func:`~bench.provision.pool.seed_corpus`).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from ..fence.account import open_account
 from ..gateway.metering import ArmStop
 from ..grading.memory import installed_hooks
 from ..provision.fixture import Fixture
+from ..provision.messages import ArtifactRef
 from ..provision.receipt import SnapshotReceipt
 from ..sandbox.backends import IDLE_COMMAND
 from ..sandbox.layout import RUNNER_SCRATCH
@@ -57,9 +62,10 @@ from .attachment import control_attachment, return_writes, treatment_attachment
 from .claude import agent_env, managed_settings_mount
 from .memory import LiveMemory, live_memory, system_provisioner
 from .memory_evidence import StateEvidence, state_evidence
-from .mounted import record_mounts
+from .mounted import record_mounts, require_declared
 from .recorder import read_exchange_log
 from .rederive_injected import rederive_injected
+from .retrieval_score import score_retrieval
 from .state_copy import copy_state
 
 __all__ = [
@@ -89,6 +95,8 @@ class AttemptSetup:
     image_id: str  # the agent image: the control's, and every system's without a layer
     systems: tuple[MemorySystem, ...]
     layers: Mapping[str, str] = field(default_factory=dict)  # system name -> its layer image ID
+    corpus: ArtifactRef | None = None  # the evidence with its distractor pool; None: the fixture's evidence alone
+    oracle: tuple[str, ...] = ()  # the challenge's oracle documents, which retrieval is scored against
 
 
 @dataclass
@@ -103,6 +111,7 @@ class AttemptOutcome:
     pairs: dict[str, Digest]
     finals: dict[str, Digest]  # condition -> the arm's final tree
     rederivations: dict[str, Digest] = field(default_factory=dict)  # systems declaring deterministic retrieval
+    retrievals: dict[str, Digest] = field(default_factory=dict)  # the same systems: what the prompt retrieves
 
 
 def arm_spec(run: ArmRun, image_id: str, attachment: MemoryAttachment | None) -> ContainerSpec:
@@ -225,16 +234,17 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
             for system in setup.systems:
                 provisioner = system_provisioner(system, setup.suite_root, setup.fixture_root)
                 live[system.name] = memories.enter_context(
-                    live_memory(provisioner, setup.fixture, setup.graph_arm, f"{identity}.{system.name}")
+                    live_memory(provisioner, setup.fixture, setup.graph_arm, f"{identity}.{system.name}", setup.corpus)
                 )
                 _log.info("%s: memory restored", system.name)
-            control = record_mounts(store, control_attachment(staging[CONTROL]), None, setup.suite_root)
+            control = record_mounts(store, control_attachment(staging[CONTROL]))
             specs = {CONTROL: arm_spec(run, setup.image_id, control)}
             attachments: dict[str, MemoryAttachment] = {}
             for system in setup.systems:
                 restored = live[system.name].session.restored
+                require_declared(system, restored, setup.suite_root)
                 attachment = treatment_attachment(system, restored, staging[system.name], setup.layers.get(system.name))
-                attachments[system.name] = record_mounts(store, attachment, system, setup.suite_root)
+                attachments[system.name] = record_mounts(store, attachment)
                 specs[system.name] = arm_spec(run, setup.image_id, attachments[system.name])
             diffs = {
                 name: store.put_document(prepare_pair(specs[CONTROL], specs[name], (CONTROL, name))) for name in names
@@ -247,11 +257,9 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
             _log.info(
                 "snapshots taken: %s", ", ".join(f"{name} {r.assessment.verdict.value}" for name, r in receipts.items())
             )
-            rederived = {
-                system.name: _rederive(run, system, live[system.name], records[system.name])
-                for system in setup.systems
-                if live[system.name].deterministic
-            }
+            deterministic = [system for system in setup.systems if live[system.name].deterministic]
+            rederived = {s.name: _rederive(run, s, live[s.name], records[s.name]) for s in deterministic}
+            scored = {s.name: _score(run, setup, s.name, live[s.name]) for s in deterministic}
             states = {
                 s.name: state_evidence(run, s, live[s.name], records[s.name], before[s.name], _image(setup, s.name))
                 for s in setup.systems
@@ -259,12 +267,21 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
     finally:
         for directory in staging.values():
             shutil.rmtree(directory, ignore_errors=True)
-    return _record(run, setup, attempt, order, drained or fenced, diffs, records, receipts, rederived, states)
+    return _record(run, setup, attempt, order, drained or fenced, diffs, records, receipts, (rederived, scored), states)
 
 
 def _image(setup: AttemptSetup, system: str) -> str:
     """The image ``system``'s treatment ran in: its layer, or the agent image."""
     return setup.layers.get(system) or setup.image_id
+
+
+def _score(run: ArmRun, setup: AttemptSetup, name: str, memory: LiveMemory) -> Digest:
+    """What ``name``'s retrieval names for the challenge's prompt, against its oracle; stored."""
+    score = score_retrieval(name, run.challenge.prompt, setup.oracle, setup.fixture.retrieval_k, memory.answer)
+    _log.info(
+        "%s: retrieval for the prompt named %s", name, "nothing" if score.retrieved is None else len(score.retrieved)
+    )
+    return run.store.put_document(score)
 
 
 def _rederive(run: ArmRun, system: MemorySystem, memory: LiveMemory, record: ArmRecord) -> Digest:
@@ -290,14 +307,16 @@ def _record(
     diffs: Mapping[str, Digest],
     records: dict[str, ArmRecord],
     receipts: Mapping[str, SnapshotReceipt],
-    rederived: Mapping[str, Digest],
+    retrieval: tuple[Mapping[str, Digest], Mapping[str, Digest]],
     states: Mapping[str, StateEvidence],
 ) -> AttemptOutcome:
-    """Store the control, each treatment (with its snapshot) and each system's pair record."""
+    """Store the control, each treatment (with its snapshot) and each system's pair record; ``retrieval`` holds
+    the rederivations and the retrieval scores of the systems declaring deterministic retrieval."""
     store = run.store
+    rederived, scored = retrieval
     control = store.put_document(records[CONTROL])
     finals = {CONTROL: records[CONTROL].final}
-    outcome = AttemptOutcome(fence, control, {}, {}, dict(diffs), {}, finals, dict(rederived))
+    outcome = AttemptOutcome(fence, control, {}, {}, dict(diffs), {}, finals, dict(rederived), dict(scored))
     for name, receipt in receipts.items():
         snapshot = outcome.snapshots[name] = store.put_document(receipt)
         state = states[name]
@@ -323,6 +342,7 @@ def _record(
             replay=state.replay,
             agent_writes=state.writes,
             state_findings=state.findings,
+            retrieval=scored.get(name),
         )
         outcome.pairs[name] = store.put_document(pair)
     return outcome

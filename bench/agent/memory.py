@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..provision.adapter import MemorySession, Provisioner, provisioned
 from ..provision.fixture import Fixture
-from ..provision.messages import HookEvent, Verb
+from ..provision.messages import ArtifactRef, HookEvent, RetrieveResponse, Verb
 from ..provision.process import CallRecord
 from ..provision.receipt import SnapshotReceipt
 from ..suite.memory_system import MemorySystem, resolve_provisioner
@@ -61,17 +61,23 @@ class LiveMemory:
 
     def retrieve(self, events: tuple[HookEvent, ...], log: list[CallRecord]) -> tuple[str | None, ...]:
         """What the system's hooks would inject for ``events`` over the restored state (blocking; one batch)."""
+        return self.answer(events, log).contexts
+
+    def answer(self, events: tuple[HookEvent, ...], log: list[CallRecord]) -> RetrieveResponse:
+        """The whole ``retrieve`` answer for one batch of ``events``: contexts and, if the system names them, the
+        documents each was drawn from (blocking)."""
         session = self.session
-        answer = self.loop.run_until_complete(session.provisioner.retrieve(session.project, events, log))
-        return answer.contexts
+        return self.loop.run_until_complete(session.provisioner.retrieve(session.project, events, log))
 
 
 @contextmanager
-def live_memory(provisioner: Provisioner, fixture: Fixture, graph_arm: str, run_identity: str) -> Iterator[LiveMemory]:
-    """Restore, yield the live memory, destroy on every way out."""
+def live_memory(
+    provisioner: Provisioner, fixture: Fixture, graph_arm: str, run_identity: str, corpus: ArtifactRef | None = None
+) -> Iterator[LiveMemory]:
+    """Restore (handing ``corpus`` as the evidence when given), yield the live memory, destroy on every way out."""
     loop = asyncio.new_event_loop()
     try:
-        context = provisioned(provisioner, fixture, graph_arm, run_identity)
+        context = provisioned(provisioner, fixture, graph_arm, run_identity, corpus=corpus)
         session = loop.run_until_complete(context.__aenter__())
         try:
             yield LiveMemory(session, loop)

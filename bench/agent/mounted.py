@@ -17,44 +17,42 @@ from pathlib import Path
 
 from ..contracts import Digest
 from ..errors import ContractError
-from ..sandbox.spec import MemoryAttachment, Mount
+from ..provision.messages import RestoreResponse
+from ..sandbox.spec import MemoryAttachment
 from ..store import Store, tree_from_directory
 from ..suite.memory_system import MemorySystem
+from .attachment import restore_location
 
-__all__ = ["record_mounts"]
+__all__ = ["record_mounts", "require_declared"]
 
 
 def _mounted(store: Store, source: Path) -> Digest:
     return tree_from_directory(store, source) if source.is_dir() else store.put_bytes(source.read_bytes())
 
 
-def _require_declared(system: MemorySystem, mount: Mount, source: Path, suite_root: Path) -> None:
-    """Refuse a mount that passes suite files through unless they are declared code, mounted read-only."""
+def require_declared(system: MemorySystem, restored: RestoreResponse, suite_root: Path) -> None:
+    """Refuse a restore location of ``system`` that passes suite files through unless they are declared code mounted
+    read-only: the arm mounts a copy, but a writable location gets the arm's writes back (``return_writes``)."""
     root = suite_root.resolve()
-    if not source.is_relative_to(root):
-        return
     declared = [(root / path).resolve() for path in system.code]
-    covered = any(source == path or source.is_relative_to(path) for path in declared)
-    if covered and mount.read_only:
-        return
-    why = "writable, so the agent could write through into the suite" if covered else "not declared as its code"
-    raise ContractError(
-        f"memory system {system.name!r} mounts {source} at {mount.target}: a path of the suite directory, {why}",
-        path=str(source),
-        field="code",
-        hint="restore a copy into the provisioner's own directory, or declare the path in `code` and mount it "
-        "read-only",
-    )
+    for mount in system.attachment.mounts:
+        source = restore_location(system, restored, mount.location).resolve()
+        if not source.is_relative_to(root):
+            continue
+        covered = any(source == path or source.is_relative_to(path) for path in declared)
+        if covered and not mount.writable:
+            continue
+        why = "writable, so the agent could write through into the suite" if covered else "not declared as its code"
+        raise ContractError(
+            f"memory system {system.name!r} mounts {source} at {mount.target}: a path of the suite directory, {why}",
+            path=str(source),
+            field="code",
+            hint="restore a copy into the provisioner's own directory, or declare the path in `code` and mount it "
+            "read-only",
+        )
 
 
-def record_mounts(
-    store: Store, attachment: MemoryAttachment, system: MemorySystem | None, suite_root: Path
-) -> MemoryAttachment:
-    """``attachment`` with each mount's digest; ``system`` is the treatment's (None for the control)."""
-    mounts: list[Mount] = []
-    for mount in attachment.mounts:
-        source = Path(mount.bound).resolve()
-        if system is not None:
-            _require_declared(system, mount, source, suite_root)
-        mounts.append(mount.model_copy(update={"digest": _mounted(store, source)}))
+def record_mounts(store: Store, attachment: MemoryAttachment) -> MemoryAttachment:
+    """``attachment`` with each mount's digest: the bytes the engine binds."""
+    mounts = [mount.model_copy(update={"digest": _mounted(store, Path(mount.bound))}) for mount in attachment.mounts]
     return attachment.model_copy(update={"mounts": tuple(mounts)})

@@ -11,13 +11,15 @@ caps: never a key). The attempt number is in the params, so a recorded attempt i
 one exception: an attempt an arm of which its provider failed (``provider-failed``: the provider kept refusing or
 erring, so the agent was never measured) is recorded for the run that made it, its pairs excluded with that reason,
 and executed again by the next run (:func:`provider_failed`, the stage's retry judge).
+With ``distractors`` (the ``distractor-pool`` stage's tree) every memory is restored from the evidence with that
+pool beside it; ``oracle`` in the params names the challenge's oracle documents its retrieval is scored against.
 
 Outputs: ``fence`` (the attempt's fence record), ``control`` (the shared control's ArmRecord), and per memory
 system, keyed by its name: ``treatments`` (ArmRecords), ``snapshots`` (its receipt), ``spec_diffs`` (control
 against that treatment) and ``pairs`` (the PairRecord with the pair's verdict); ``finals`` holds every arm's final
 tree by condition (``control`` or the system's name), for the audit and the verifier; ``rederivations`` holds, for
 each system whose restore declared deterministic retrieval, what its injected context re-derived to
-(:mod:`.rederive_injected`).
+(:mod:`.rederive_injected`), and ``retrievals`` what it retrieves for the challenge's prompt (:mod:`.retrieval_score`).
 """
 
 from __future__ import annotations
@@ -28,14 +30,16 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ..contracts import BlobDigest, ContractModel, ImageId, Ref, TreeDigest
+from ..contracts import BlobDigest, ContractModel, ImageId, PortablePath, Ref, TreeDigest
 from ..errors import StageError
 from ..fence.fence_record import FenceRecord
 from ..gateway.config import Mode
 from ..gateway.metering import ArmStop
 from ..packaging.certify import CertificationReport, Verdict
 from ..provision.code import ProvisionerCode, code_change, provisioner_code
-from ..provision.fixture import load_fixture
+from ..provision.fixture import Fixture, load_fixture, verify_artifact
+from ..provision.messages import ArtifactRef
+from ..provision.pool import seed_corpus
 from ..provision.receipt import SnapshotReceipt
 from ..sandbox.backends import SandboxBackend
 from ..sandbox.calibrate import CalibrationReport, require_calibrated
@@ -51,6 +55,7 @@ from .arm import ArmRun
 from .arm_record import ArmRecord, PairRecord
 from .attempt import AttemptSetup, run_attempt
 from .rederive_injected import InjectedRederivation
+from .retrieval_score import RetrievalScore
 from .spec_check import check_spec_diffs
 
 __all__ = ["AttemptInputs", "AttemptOutputs", "PairedAttemptParams", "paired_attempt", "provider_failed"]
@@ -67,12 +72,14 @@ class PairedAttemptParams(ContractModel):
     layers: dict[str, ImageId] = Field(default_factory=dict)  # system name -> its layer image
     gateway_mode: Mode
     forward: ForwardSettings | None = None
+    oracle: tuple[PortablePath, ...] = ()  # the challenge's oracle documents (evidence paths)
 
 
 class AttemptInputs(Ports):
     start: TreeDigest
     challenge: Annotated[Ref[ChallengeManifest], SUPPLIED]
     fixture: Annotated[TreeDigest, SUPPLIED]
+    distractors: TreeDigest | None = None  # the pool seeded beside the evidence, when the run has one
     policy: Annotated[BlobDigest | None, SUPPLIED] = None
     provisioners: Annotated[dict[str, Ref[ProvisionerCode]], SUPPLIED]  # system name -> its provisioner's code
     certification: Ref[CertificationReport]
@@ -88,6 +95,7 @@ class AttemptOutputs(Ports):
     spec_diffs: dict[str, Ref[SpecDiffReceipt]]
     pairs: dict[str, Ref[PairRecord]]
     rederivations: dict[str, Ref[InjectedRederivation]]
+    retrievals: dict[str, Ref[RetrievalScore]]
 
 
 def provider_failed(store: Store, outputs: AttemptOutputs) -> str | None:
@@ -122,14 +130,17 @@ def paired_attempt(context: StageContext, inputs: AttemptInputs, params: PairedA
     with tempfile.TemporaryDirectory(prefix=RUNNER_SCRATCH["fixture"]) as scratch:
         root = Path(scratch) / "fixture"
         export_tree(store, inputs.fixture, root)
+        fixture = load_fixture(root)
         setup = AttemptSetup(
             suite_root=Path(params.suite_dir),
             fixture_root=root,
-            fixture=load_fixture(root),
+            fixture=fixture,
             graph_arm=params.graph_arm,
             image_id=params.image_id,
             systems=params.systems,
             layers=params.layers,
+            corpus=_seeded(store, inputs.distractors, root, fixture, Path(scratch)),
+            oracle=params.oracle,
         )
         done = run_attempt(run, setup, params.attempt)
     return AttemptOutputs.model_validate(
@@ -142,6 +153,7 @@ def paired_attempt(context: StageContext, inputs: AttemptInputs, params: PairedA
             "spec_diffs": done.spec_diffs,
             "pairs": done.pairs,
             "rederivations": done.rederivations,
+            "retrievals": done.retrievals,
         },
         strict=False,
     )
@@ -157,6 +169,16 @@ def _require_keyed_code(store: Store, inputs: AttemptInputs, params: PairedAttem
         if store.put_document(now) != keyed:
             change = code_change(store.get_document(keyed, ProvisionerCode), now)
             raise StageError(f"paired-attempt: {change} since the plan was made; run again to plan with it")
+
+
+def _seeded(
+    store: Store, distractors: TreeDigest | None, root: Path, fixture: Fixture, scratch: Path
+) -> ArtifactRef | None:
+    """The evidence (verified against the fixture's pin) with the pool beside it; None without a pool."""
+    if distractors is None:
+        return None
+    export_tree(store, distractors, scratch / "pool")
+    return seed_corpus(verify_artifact(root, fixture.evidence_corpus), scratch / "pool", scratch / "evidence")
 
 
 def _require_gates(store: Store, inputs: AttemptInputs) -> None:

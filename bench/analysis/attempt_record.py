@@ -22,6 +22,7 @@ from pydantic import Field, model_validator
 
 from ..contracts import ContractModel, DigestValue, Document, canonical_bytes
 from ..gateway.config import Mode
+from .retrieval import RetrievalResult
 
 __all__ = [
     "PUBLIC_CONTRACTS",
@@ -85,6 +86,9 @@ class ComparabilityKey(ContractModel):
     manifest: DigestValue
     verifier: DigestValue
     source_commit: Annotated[str, Field(pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$")]
+    # How many distractor documents were seeded beside the evidence (the fixture's pool, at the size this run
+    # used): the same challenge under more noise is another question.
+    distractors: Annotated[int, Field(ge=0)] = 0
 
     @model_validator(mode="after")
     def _policy_in_policy_mode(self) -> ComparabilityKey:
@@ -153,7 +157,7 @@ class PairedAttempt(Document):
     """One paired attempt: both arms ran the same task from the same start, so they are analysed as a pair."""
 
     kind: Literal["paired-attempt"] = "paired-attempt"
-    schema_version: Literal[3] = 3
+    schema_version: Literal[4] = 4
     key: ComparabilityKey
     build: Build
     attempt: Annotated[int, Field(ge=1)]
@@ -163,6 +167,9 @@ class PairedAttempt(Document):
     # The money fence's checks of the attempt that were recorded unobserved (the quota API could not be read; the
     # drain check between arms fails open), by check name: the pair went on without that observation.
     unobserved_checks: tuple[Annotated[str, Field(pattern=r"^[a-z][a-z-]*$")], ...] = ()
+    # What the treatment's memory retrieved for the challenge's prompt, when its retrieval is deterministic;
+    # None: not measured (never a zero).
+    retrieval: RetrievalResult | None = None
 
     @model_validator(mode="after")
     def _completed_has_both_arms(self) -> PairedAttempt:

@@ -76,6 +76,7 @@ class Comparison(ContractModel):
     reference: str  # the control condition's name, or the baseline's build label
     model: str
     gateway_mode: Mode
+    distractors: int  # the distractor pool size every stratum ran with
     strata: list[Stratum]
     pooled: PooledEffect
 
@@ -187,6 +188,7 @@ def _comparison(
         reference=reference,
         model=first.model,
         gateway_mode=first.gateway_mode,
+        distractors=first.distractors,
         strata=built,
         pooled=_pooled(strata, built, plans, confidence),
     )
@@ -195,7 +197,7 @@ def _comparison(
 def _question(key: ComparabilityKey, build: Build) -> tuple[str, ...]:
     """What one comparison's strata share: everything but the challenge's own question and the build's label."""
     fields = (key.treatment_condition, key.control_condition, key.model, key.gateway_mode.value, str(key.fixture))
-    return (*fields, key.source_commit, build.label, str(build.sequence))
+    return (*fields, key.source_commit, str(key.distractors), build.label, str(build.sequence))
 
 
 def control_comparisons(
@@ -225,7 +227,7 @@ def _attempt_of(record: PairedAttempt) -> tuple[str, ...]:
     key = record.key
     return (
         *(key.challenge, str(key.fixture), key.model, key.gateway_mode.value, str(key.policy)),
-        *(key.control_condition, str(key.manifest), str(key.verifier), key.source_commit),
+        *(key.control_condition, str(key.manifest), str(key.verifier), key.source_commit, str(key.distractors)),
         *(str(record.build.sequence), str(record.attempt)),
     )
 

@@ -8,6 +8,7 @@ bisection step decides exactly which side of the target the tail lies on.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from fractions import Fraction
 from math import comb
 
@@ -16,6 +17,7 @@ from ..errors import ContractError
 __all__ = [
     "BISECTION_BITS",
     "EXPLORATORY_BELOW",
+    "ContinuousStatus",
     "binomial_tail_root",
     "clopper_pearson",
     "conditional_odds_ratio_interval",
@@ -31,6 +33,14 @@ BISECTION_BITS = 50
 # and signed-rank tests refuse fewer, and the summary reports such a measure as exploratory. Zero differences never
 # count toward the five (they say nothing about direction; five pairs with four ties are one difference).
 EXPLORATORY_BELOW = 5
+
+
+class ContinuousStatus(StrEnum):
+    """What was done with a continuous measure's paired differences."""
+
+    EXPLORATORY = "exploratory"  # fewer than EXPLORATORY_BELOW non-zero differences: no test computed
+    TESTED = "tested"
+    NOT_TESTED = "not-tested"  # a policy-mode estimate (tokens) or nothing spent (dollars): no test means anything
 
 
 def _check_counts(k: int, n: int) -> None:

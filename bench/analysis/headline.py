@@ -43,6 +43,7 @@ class SystemHeadline:
     """One treatment condition (a memory system on a graph arm) against the control, over its cells."""
 
     condition: str
+    distractors: int  # the distractor pool size its cells ran with
     cells: int
     control: ConditionTotals
     treatment: ConditionTotals
@@ -65,6 +66,7 @@ class SystemHeadline:
     def as_json(self) -> dict[str, object]:
         return {
             "condition": self.condition,
+            "distractors": self.distractors,
             "cells": self.cells,
             "pairs": self.pairs,
             "control": vars(self.control),
@@ -101,26 +103,29 @@ class Headline:
                 "no admitted pairs: nothing to summarise (the admissions say why each was excluded)",
                 *self.excluded_lines(),
             ]
-        width = max(len(system.condition) for system in self.systems)
+        several = len({system.distractors for system in self.systems}) > 1
+        names = [system.condition + (f"@{system.distractors}" if several else "") for system in self.systems]
+        width = max(len(name) for name in names)
         lines = [
             f"{'memory system':<{width}}  pairs  control passes  memory passes  delivered  pooled effect",
         ]
-        for system in self.systems:
+        for name, system in zip(names, self.systems, strict=True):
             control, treatment = system.control, system.treatment
             effect = (
                 f"{float(system.effect) * 100:+.0f} points ({system.treatment_only} only with memory, "
                 f"{system.control_only} only without; exact McNemar p = {float(system.mcnemar_p):.3g})"
             )
             lines.append(
-                f"{system.condition:<{width}}  {system.pairs:>5}  {control.rate(control.passes):>14}  "
+                f"{name:<{width}}  {system.pairs:>5}  {control.rate(control.passes):>14}  "
                 f"{treatment.rate(treatment.passes):>13}  {treatment.rate(treatment.delivered):>9}  {effect}"
             )
         return lines + self.excluded_lines()
 
 
-def _system(condition: str, cells: list[Cell]) -> SystemHeadline:
+def _system(condition: str, distractors: int, cells: list[Cell]) -> SystemHeadline:
     return SystemHeadline(
         condition=condition,
+        distractors=distractors,
         cells=len(cells),
         control=ConditionTotals.of([cell.control for cell in cells]),
         treatment=ConditionTotals.of([cell.treatment for cell in cells]),
@@ -130,9 +135,10 @@ def _system(condition: str, cells: list[Cell]) -> SystemHeadline:
 
 
 def headline(summary: StatisticsSummary) -> Headline:
-    """Per treatment condition, in the order the summary's cells first name them."""
-    grouped: dict[str, list[Cell]] = {}
+    """Per treatment condition and distractor pool size, in the order the summary's cells first name them; a
+    suite run at several pool sizes names the size after the condition (``reference:backfilled@500``)."""
+    grouped: dict[tuple[str, int], list[Cell]] = {}
     for cell in summary.cells:
-        grouped.setdefault(cell.key.treatment_condition, []).append(cell)
-    systems = tuple(_system(condition, cells) for condition, cells in grouped.items())
+        grouped.setdefault((cell.key.treatment_condition, cell.key.distractors), []).append(cell)
+    systems = tuple(_system(condition, size, cells) for (condition, size), cells in grouped.items())
     return Headline(systems, tuple(summary.exclusions))

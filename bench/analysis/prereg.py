@@ -152,7 +152,9 @@ class ObservedInputs(ContractModel):
     model_access: FieldDigests  # ``gateway_mode`` and the policy's bytes, or every field of the forward settings
     memory_systems: FieldDigests  # name -> digest of its declaration
     grading: FieldDigests  # ``phrases``, ``anchored_paths``, ``identifiers``: what grading looks for
-    fixture: DigestValue  # the fixture manifest's bytes and the graph arm restored
+    fixture: (
+        DigestValue  # the fixture manifest, the graph arm restored, the pool sizes run and the oracle scored against
+    )
 
 
 class FrozenInputs(ObservedInputs):

@@ -6,7 +6,9 @@ trend is meant to show. Each memory system is its own cell (its name is in the k
 In policy mode the model is a deterministic stand-in whose token counts are estimates and which spends nothing, so
 token and dollar differences are not tested there at all (``not-tested``), whatever the number of pairs. In
 forward mode they use only reported usage: a pair either arm of which was charged an upper bound for want of a
-usage report (``ArmResult.usage_bounded``) is left out of them, and ``bounded_arms`` says how many arms were. Every
+usage report (``ArmResult.usage_bounded``) is left out of them, and ``bounded_arms`` says how many arms were. Each cell
+also carries what a pass cost in each arm (:mod:`.cost`) and how well the memory's retrieval found the challenge's
+oracle (:mod:`.retrieval`); the summary adds each system's effect per distractor pool size (:mod:`.pool_effect`). Every
 number comes from ``exact`` and ``signed_rank``; the same attempts always give byte-identical canonical JSON, which
 is what lets ``verify`` re-derive a published summary.
 """
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from enum import StrEnum
 from fractions import Fraction
 from statistics import median
 from typing import Literal
@@ -28,9 +29,13 @@ from ..gateway.config import Mode
 from .admission import ExclusionCount
 from .attempt_record import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
 from .comparisons import Comparison, Plans, baseline_comparisons, control_comparisons
-from .exact import EXPLORATORY_BELOW, clopper_pearson, sign_test
+from .cost import CostPerPass, cost_per_pass
+from .exact import EXPLORATORY_BELOW, ContinuousStatus, clopper_pearson, sign_test
 from .paired import Interval, PairedBinary, paired_binary
+from .pool_effect import PoolEffect, pool_effects
 from .prereg import Preregistration
+from .retrieval import RetrievalSummary
+from .retrieval import summarize as retrieval_summary
 from .signed_rank import signed_rank_test
 
 __all__ = [
@@ -57,12 +62,6 @@ class ArmSummary(ContractModel):
     pass_rate: Interval
 
 
-class ContinuousStatus(StrEnum):
-    EXPLORATORY = "exploratory"
-    TESTED = "tested"
-    NOT_TESTED = "not-tested"  # a policy-mode estimate (tokens) or nothing spent (dollars): no test means anything
-
-
 class ContinuousSummary(ContractModel):
     """Treatment minus control, per pair. The tests are None unless tested; the pair counts are None only when
     not tested (exploratory says how many differences were non-zero and how many zero)."""
@@ -87,11 +86,13 @@ class Cell(ContractModel):
     tokens: ContinuousSummary
     wall_seconds: ContinuousSummary
     dollars: ContinuousSummary
+    cost: CostPerPass  # tokens (and dollars) per pass, both arms, and the paired test on a pass's cost
+    retrieval: RetrievalSummary  # recall@k and precision@k of the challenge's oracle, or why not measured
 
 
 class StatisticsSummary(Document):
     kind: Literal["statistics-summary"] = "statistics-summary"
-    schema_version: Literal[3] = 3
+    schema_version: Literal[4] = 4
     confidence: str
     inputs: list[Digest]
     cells: list[Cell]
@@ -101,6 +102,8 @@ class StatisticsSummary(Document):
     baseline: str | None  # the memory system the preregistrations name as the baseline
     # Per treatment condition, how many of its pairs were excluded for each reason (the admissions', not inferred)
     exclusions: list[ExclusionCount] = Field(default_factory=list)
+    # Each memory system's effect at each distractor pool size, pooled over challenges (:mod:`.pool_effect`).
+    pool_effects: list[PoolEffect]
 
 
 def _arm(results: Sequence[ArmResult], confidence: Fraction) -> ArmSummary:
@@ -164,6 +167,8 @@ def _cell(attempts: Sequence[PairedAttempt], confidence: Fraction) -> Cell:
         tokens=continuous([Fraction(t.tokens - c.tokens) for c, t in reported], measured, bounded),
         wall_seconds=continuous([Fraction(t.wall_seconds) - Fraction(c.wall_seconds) for c, t in pairs]),
         dollars=continuous([Fraction(t.spent_usd - c.spent_usd) for c, t in reported], measured, bounded),
+        cost=cost_per_pass(pairs, measured),
+        retrieval=retrieval_summary([a.retrieval for a in attempts if a.control is not None and a.treatment]),
     )
 
 
@@ -219,13 +224,15 @@ def summarize(
     comparisons = control_comparisons(grouped, plans, level)
     if baseline is not None:
         comparisons += baseline_comparisons(admitted, baseline, plans, level)
+    cells = [_cell(attempts, level) for attempts in grouped]
     return StatisticsSummary(
         confidence=confidence,
         inputs=sorted(admitted),
-        cells=[_cell(attempts, level) for attempts in grouped],
+        cells=cells,
         comparisons=comparisons,
         baseline=baseline,
         exclusions=list(exclusions),
+        pool_effects=pool_effects(cells, comparisons),
     )
 
 

@@ -147,6 +147,7 @@ ENVIRONMENT: dict[str, str] = {
     "STELE_BENCH_EMBEDDING_MODEL_DIR": "the all-MiniLM-L6-v2 weights for the memory's semantic probe",
     "STELE_BENCH_UNCHECKED_CORPUS_ALLOWED": "1 lets `certify` run without a source tree, saying so in its report",
     "RECALL_HOME": "where the bundled reference memory's provisioner keeps per-run state (default <temp>/recall)",
+    "RECALL_VECTORS": "where it keeps passage vectors between restores (default <temp>/recall-vectors.sqlite)",
     "SANDBOX_LEASE_DIR": "where runners keep the lease files `sandbox sweep` reads (default: the temp directory)",
     "PATH": "where a provisioner declared as a command is found (the running Python's directory is put first)",
     "NO_COLOR": "any value turns colour off in progress lines",

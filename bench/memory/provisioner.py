@@ -2,12 +2,13 @@
 
 Layout: ``<home>/<project>/state.sqlite`` is the memory, ``<home>/<project>/hook.py`` the hook program the agent's
 container runs over it (both reported as restore locations, ``state`` and ``hook``, which the suite's attachment
-mounts), and ``<home>/<project>/restore.json`` what snapshot needs besides them (the probes to run). A project's
+mounts), and ``<home>/<project>/restore.json`` what snapshot needs besides them (the probes to run). Passage vectors
+are kept between restores in a cache file outside every project (:mod:`.vector_cache`). A project's
 name is salted per restore, so runs sharing a home never collide. A restore is built in a temporary directory and
 renamed into place, so a failed or killed restore leaves no half-built project behind. Ingestion is synchronous, so
 the reference system has no queue: both queue counts it reports are zero by construction. Its hooks read the state
 only, so restore declares its retrieval deterministic, and ``retrieve`` answers each hook event with the hook
-program's own code over the state restore built.
+program's own code over the state restore built, naming the notes each context holds (so its retrieval is scored).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.contracts import Sha256
+from bench.contracts import PortablePath, Sha256
 from bench.provision.fixture import artifact_sha256
 from bench.provision.messages import (
     ArtifactRef,
@@ -43,7 +44,7 @@ from bench.provision.messages import (
 from .corpus import read_corpus
 from .install import hook_program
 from .probes import run_probes
-from .recall import connect, hook_context
+from .recall import connect, hook_recall
 from .semantic import Embedder, load_embedder, require_embedder
 from .state import StateError, build_state, fingerprint, graph_counts, item_count
 
@@ -65,7 +66,8 @@ def state_path(home: Path, project: str) -> Path:
     return project_dir(home, project) / STATE_FILE
 
 
-def restore(home: Path, request: RestoreRequest) -> RestoreResponse:
+def restore(home: Path, request: RestoreRequest, vectors: Path | None = None) -> RestoreResponse:
+    """Build the project's state; ``vectors`` is the passage-vector cache (None: embed every passage afresh)."""
     started = time.monotonic()
     for name, ref in (("evidence corpus", request.artifacts.evidence_corpus), ("graph", request.artifacts.graph)):
         _check_artifact(name, ref)
@@ -78,7 +80,7 @@ def restore(home: Path, request: RestoreRequest) -> RestoreResponse:
     embedder = _embedder(request.probes)
     with tempfile.TemporaryDirectory(dir=home, prefix=".restore-") as scratch:
         documents = read_corpus(Path(request.artifacts.evidence_corpus.path))
-        build_state(Path(scratch) / STATE_FILE, documents, Path(request.artifacts.graph.path), embedder)
+        build_state(Path(scratch) / STATE_FILE, documents, Path(request.artifacts.graph.path), embedder, vectors)
         facts = {"probes": [p.model_dump(mode="json") for p in request.probes]}
         (Path(scratch) / _RESTORE_FILE).write_text(json.dumps(facts, sort_keys=True), encoding="utf-8")
         (Path(scratch) / HOOK_FILE).write_bytes(hook_program())
@@ -132,13 +134,17 @@ def retrieve(home: Path, request: RetrieveRequest) -> RetrieveResponse:
         raise StateError(f"project {request.project} has no state at {path}; retrieve needs a restored project")
     conn = connect(path)
     try:
-        contexts = tuple(
-            hook_context(_HOOK_EVENTS[event.hook_event_name], event.model_dump(mode="json"), conn, None)[1]
+        recalled = [
+            hook_recall(_HOOK_EVENTS[event.hook_event_name], event.model_dump(mode="json"), conn, None)
             for event in request.events
-        )
+        ]
     finally:
         conn.close()
-    return RetrieveResponse(contexts=contexts, retrieve_seconds=time.monotonic() - started)
+    return RetrieveResponse(
+        contexts=tuple(context for _, context, _ in recalled),
+        sources=tuple(tuple(PortablePath(source) for source in sources) for _, _, sources in recalled),
+        retrieve_seconds=time.monotonic() - started,
+    )
 
 
 def destroy(home: Path, request: DestroyRequest) -> DestroyResponse:

@@ -29,11 +29,14 @@ from pathlib import Path
 __all__ = [
     "connect",
     "file_context",
+    "file_recall",
     "graph_hits",
     "hook_context",
+    "hook_recall",
     "main",
     "match_expression",
     "prompt_context",
+    "prompt_recall",
     "search",
 ]
 
@@ -131,36 +134,48 @@ def _clip(text: str, limit: int = _SNIPPET) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def prompt_context(conn: sqlite3.Connection, prompt: str, limit: int = 3) -> str | None:
+def prompt_recall(conn: sqlite3.Connection, prompt: str, limit: int = 3) -> tuple[str | None, list[str]]:
+    """The prompt hook's context for ``prompt`` and the notes it holds, best first (None and [] when none match)."""
     rows = search(conn, prompt, limit)
     if not rows:
-        return None
+        return None, []
     items = []
     for row in rows:
         where = f"{row['title']} > {row['heading']}" if row["heading"] else row["title"]
-        items.append(f"- {row['source']}: {where}\n  {_clip(row['body'])}")
+        items.append((row["source"], f"- {row['source']}: {where}\n  {_clip(row['body'])}"))
     return _assemble("<!-- recall:prompt -->\nProject notes that may bear on this request:", items)
 
 
-def file_context(conn: sqlite3.Connection, rel_path: str, limit: int = 4) -> str | None:
+def prompt_context(conn: sqlite3.Connection, prompt: str, limit: int = 3) -> str | None:
+    return prompt_recall(conn, prompt, limit)[0]
+
+
+def file_recall(conn: sqlite3.Connection, rel_path: str, limit: int = 4) -> tuple[str | None, list[str]]:
+    """The anchor hook's context for ``rel_path`` and the notes it holds, nearest first (None and [] when none)."""
     hits = graph_hits(conn, rel_path)[:limit]
     if not hits:
-        return None
+        return None, []
     # The first note is read whole (within reason): it is the one anchored nearest to the file.
     items = [
-        f"- [{kind}] {source}: {title}\n  {_digest(conn, source, _FIRST_DIGEST if n == 0 else _SNIPPET)}"
+        (source, f"- [{kind}] {source}: {title}\n  {_digest(conn, source, _FIRST_DIGEST if n == 0 else _SNIPPET)}")
         for n, (source, kind, title) in enumerate(hits)
     ]
     return _assemble(f"<!-- recall:anchor {rel_path} -->\nProject notes about {rel_path}:", items)
 
 
-def _assemble(head: str, items: list[str]) -> str:
-    text = head
-    for item in items:
+def file_context(conn: sqlite3.Connection, rel_path: str, limit: int = 4) -> str | None:
+    return file_recall(conn, rel_path, limit)[0]
+
+
+def _assemble(head: str, items: list[tuple[str, str]]) -> tuple[str, list[str]]:
+    """The context, and the sources of the items that fit the budget (a later item never jumps an earlier one)."""
+    text, sources = head, []
+    for source, item in items:
         if len(text) + len(item) + 2 > _BUDGET:
             break
         text += "\n\n" + item
-    return text
+        sources.append(source)
+    return text, sources
 
 
 def _relative(file_path: str, root: str) -> str | None:
@@ -169,18 +184,27 @@ def _relative(file_path: str, root: str) -> str | None:
     return None if rel == ".." or rel.startswith("../") else rel.replace(os.sep, "/")
 
 
-def hook_context(
+def hook_recall(
     event: str, data: dict[str, object], conn: sqlite3.Connection, root: str | None
-) -> tuple[str, str | None]:
-    """The hook event's name and the context the ``event`` hook injects for the event ``data`` (None: nothing)."""
+) -> tuple[str, str | None, list[str]]:
+    """The hook event's name, the context the ``event`` hook injects for the event ``data`` (None: nothing) and the
+    notes that context holds, in the order it lists them."""
     if event == "prompt":
-        return "UserPromptSubmit", prompt_context(conn, str(data.get("prompt") or ""))
+        return ("UserPromptSubmit", *prompt_recall(conn, str(data.get("prompt") or "")))
     tool_input = data.get("tool_input") or {}
     file_path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
     cwd = data.get("cwd")
     base = root or (cwd if isinstance(cwd, str) else None) or os.getcwd()
     rel = _relative(file_path, base) if isinstance(file_path, str) and file_path else None
-    return "PostToolUse", (file_context(conn, rel) if rel else None)
+    return ("PostToolUse", *(file_recall(conn, rel) if rel else (None, [])))
+
+
+def hook_context(
+    event: str, data: dict[str, object], conn: sqlite3.Connection, root: str | None
+) -> tuple[str, str | None]:
+    """The hook event's name and the context the ``event`` hook injects for the event ``data`` (None: nothing)."""
+    name, context, _ = hook_recall(event, data, conn, root)
+    return name, context
 
 
 def main(argv: list[str] | None = None) -> int:

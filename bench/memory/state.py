@@ -29,6 +29,7 @@ from bench.contracts import ContractModel, canonical_json
 
 from .corpus import EvidenceNote
 from .semantic import Embedder, pack_vector
+from .vector_cache import embed_cached
 
 __all__ = [
     "GraphEdge",
@@ -75,8 +76,15 @@ class GraphFile(ContractModel):
     edges: tuple[GraphEdge, ...]
 
 
-def build_state(path: Path, documents: list[EvidenceNote], graph_path: Path, embedder: Embedder | None) -> None:
-    """Write a new state file at ``path`` (which must not exist) in one transaction."""
+def build_state(
+    path: Path,
+    documents: list[EvidenceNote],
+    graph_path: Path,
+    embedder: Embedder | None,
+    vectors: Path | None = None,
+) -> None:
+    """Write a new state file at ``path`` (which must not exist) in one transaction; ``vectors`` is the cache of
+    passage vectors kept between restores (:mod:`.vector_cache`), None to embed every passage afresh."""
     try:
         graph = GraphFile.model_validate_json(graph_path.read_bytes())
     except (OSError, ValidationError) as exc:
@@ -89,7 +97,7 @@ def build_state(path: Path, documents: list[EvidenceNote], graph_path: Path, emb
             _backfill(conn, documents)
             _merge_graph(conn, graph, {d.id for d in documents})
             if embedder is not None:
-                _embed(conn, embedder)
+                _embed(conn, embedder, vectors)
     finally:
         conn.close()
 
@@ -134,12 +142,13 @@ def _merge_graph(conn: sqlite3.Connection, graph: GraphFile, doc_ids: set[str]) 
             ) from None
 
 
-def _embed(conn: sqlite3.Connection, embedder: Embedder) -> None:
+def _embed(conn: sqlite3.Connection, embedder: Embedder, cache: Path | None) -> None:
     rows = conn.execute("SELECT rowid, title, heading, body FROM passage ORDER BY rowid").fetchall()
-    vectors = embedder.embed([" ".join(part for part in row[1:] if part) for row in rows])
+    texts = [" ".join(part for part in row[1:] if part) for row in rows]
+    packed = [pack_vector(v) for v in embedder.embed(texts)] if cache is None else embed_cached(embedder, texts, cache)
     conn.executemany(
         "INSERT INTO vector VALUES (?, ?, ?)",
-        [(row[0], embedder.model_name, pack_vector(v)) for row, v in zip(rows, vectors, strict=True)],
+        [(row[0], embedder.model_name, data) for row, data in zip(rows, packed, strict=True)],
     )
 
 

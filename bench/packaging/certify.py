@@ -10,6 +10,11 @@ declared optional so that this one check, with its own message, decides what is 
 The source corpus and the challenge's text are also searched for the fixture's memory phrases: a corpus that
 already holds what the memory would deliver makes the comparison moot.
 
+A fixture's distractor pool (``distractors``, the largest pool a suite runs; smaller ones are its prefixes) is
+certified like evidence, and more strictly: it is agent-visible through every memory, so harness terms, secrets,
+diffs and answer phrases are findings there too, and so is a memory phrase, since a distractor that carries the
+memory's facts, or sits at an evidence document's path, would pass for the oracle.
+
 Certification never changes anything: findings are reported, and repair is redaction's job, upstream.
 """
 
@@ -97,6 +102,7 @@ class CertifyInputs(Ports):
 
     source: TreeDigest | None = None
     evidence: Annotated[TreeDigest | None, SUPPLIED] = None
+    distractors: TreeDigest | None = None  # the fixture's distractor pool, when it declares one
     challenge: Annotated[Ref[ChallengeManifest] | None, SUPPLIED] = None
     graph: Annotated[dict[str, BlobDigest], SUPPLIED] = {}
     runner: Annotated[dict[str, BlobDigest], SUPPLIED] = {}
@@ -117,13 +123,19 @@ def certify_surfaces(store: Store, inputs: CertifyInputs, params: CertifyParams)
     runner: dict[Digest, str] = {digest: name for name, digest in inputs.runner.items()}
     runner[inputs.challenge] = "challenge manifest"
     findings: list[Finding] = []
-    trees = {"source": (inputs.source, outside), "evidence": (inputs.evidence, scanner)}
+    trees = {
+        "source": (inputs.source, outside),
+        "evidence": (inputs.evidence, scanner),
+        "distractors": (inputs.distractors, outside),
+    }
     with collection_paused():  # an entry, a path and a digest per file, no cycles: see collection_paused
         surfaces = [
             _scan_tree(store, name, tree, scan, runner, findings)
             for name, (tree, scan) in trees.items()
             if tree is not None
         ]
+    if inputs.distractors is not None:
+        findings += _posing_as_oracle(store, inputs.evidence, inputs.distractors)
     for arm in sorted(inputs.graph):
         surfaces.append(_scan_graph(store, f"graph/{arm}", inputs.graph[arm], scanner, findings))
     surfaces.append(_scan_challenge(inputs.challenge, challenge, outside, findings))
@@ -183,6 +195,18 @@ def _scan_tree(
     return CheckedSurface(surface=surface, digest=tree, entries=len(walked), scanned_bytes=scanned)
 
 
+def _posing_as_oracle(store: Store, evidence: Digest, distractors: Digest) -> list[Finding]:
+    """A distractor at an evidence document's path: restore would have to choose, and whichever won would be
+    scored as the oracle."""
+    documents = {path for path, entry in walk_tree(store, evidence) if entry.kind is not EntryKind.DIRECTORY}
+    marker = "a distractor at an evidence document's path would pass for the oracle"
+    return [
+        Finding(kind=FindingKind.SOLUTION_LEAK, surface="distractors", path=path, line=None, marker=marker)
+        for path, entry in walk_tree(store, distractors)
+        if entry.kind is not EntryKind.DIRECTORY and path in documents
+    ]
+
+
 def _scan_graph(
     store: Store, surface: str, blob: Digest, scanner: TextScanner, findings: list[Finding]
 ) -> CheckedSurface:
@@ -221,7 +245,7 @@ def _scan_challenge(
     )
 
 
-@stage("certify", version=3, kind=StageKind.DETERMINISTIC)
+@stage("certify", version=4, kind=StageKind.DETERMINISTIC)
 def certify(context: StageContext, inputs: CertifyInputs, params: CertifyParams) -> CertifyOutputs:
     """Store the certification report; a rejection is a recorded result, not an exception."""
     return CertifyOutputs(report=context.store.put_document(certify_surfaces(context.store, inputs, params)))

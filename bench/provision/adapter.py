@@ -31,6 +31,7 @@ from bench.errors import ContractError
 from .errors import ProvisionRefused, RefusalReason
 from .fixture import Fixture, check_expected_hits, verify_artifact
 from .messages import (
+    ArtifactRef,
     DestroyRequest,
     DestroyResponse,
     HookEvent,
@@ -89,10 +90,15 @@ class Provisioner:
                 hint='give the command that runs the memory system, e.g. "my-memory --home DIR"',
             )
 
-    def restore_request(self, fixture: Fixture, graph_arm: str, run_identity: str) -> RestoreRequest:
-        """The restore message, after every artifact was resolved inside the fixture root and its SHA-256 checked."""
+    def restore_request(
+        self, fixture: Fixture, graph_arm: str, run_identity: str, corpus: ArtifactRef | None = None
+    ) -> RestoreRequest:
+        """The restore message, after every artifact was resolved inside the fixture root and its SHA-256 checked.
+
+        ``corpus``, when given, is handed as the evidence corpus instead of the fixture's own: the evidence with a
+        distractor pool beside it (:func:`~bench.provision.pool.seed_corpus`, which verified the evidence)."""
         arm = fixture.graph_arm(graph_arm)
-        evidence = verify_artifact(self.fixture_root, fixture.evidence_corpus)
+        evidence = verify_artifact(self.fixture_root, fixture.evidence_corpus) if corpus is None else corpus
         check_expected_hits(fixture, evidence)
         return _request(
             RestoreRequest,
@@ -118,13 +124,16 @@ class Provisioner:
         response = await run_verb(
             self.prefix, Verb.RETRIEVE, request, RetrieveResponse, self.limits_for(Verb.RETRIEVE), log
         )
-        if len(response.contexts) != len(events):
-            raise ProvisionRefused(
-                RefusalReason.INVALID_RESPONSE,
-                f"retrieve answered {len(response.contexts)} context(s) for {len(events)} event(s); "
-                "a RetrieveResponse has one entry per event, null where the hook injects nothing",
-                verb=Verb.RETRIEVE.value,
-            )
+        answered = [("context(s)", len(response.contexts))]
+        answered += [] if response.sources is None else [("source list(s)", len(response.sources))]
+        for what, count in answered:
+            if count != len(events):
+                raise ProvisionRefused(
+                    RefusalReason.INVALID_RESPONSE,
+                    f"retrieve answered {count} {what} for {len(events)} event(s); a RetrieveResponse has one "
+                    "entry per event (a null context, an empty source list where the hook injects nothing)",
+                    verb=Verb.RETRIEVE.value,
+                )
         return response
 
     async def destroy(self, project: str, log: list[CallRecord]) -> DestroyResponse:
@@ -158,15 +167,21 @@ class MemorySession:
 
 @asynccontextmanager
 async def provisioned(
-    provisioner: Provisioner, fixture: Fixture, graph_arm: str, run_identity: str, log: list[CallRecord] | None = None
+    provisioner: Provisioner,
+    fixture: Fixture,
+    graph_arm: str,
+    run_identity: str,
+    log: list[CallRecord] | None = None,
+    corpus: ArtifactRef | None = None,
 ) -> AsyncIterator[MemorySession]:
     """Restore, yield the live session, and destroy on every way out (see the module docstring).
 
     Artifact refusals happen before any process starts, so there is nothing to destroy. ``log`` (when given)
-    receives every call record, destroy included, even when the block fails.
+    receives every call record, destroy included, even when the block fails. ``corpus`` replaces the fixture's
+    evidence corpus in the restore request (the evidence with its distractor pool).
     """
     calls: list[CallRecord] = [] if log is None else log
-    request = provisioner.restore_request(fixture, graph_arm, run_identity)
+    request = provisioner.restore_request(fixture, graph_arm, run_identity, corpus)
     try:
         restored = await provisioner.restore(request, calls)
     except ProvisionRefused as refused:

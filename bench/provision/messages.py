@@ -248,9 +248,15 @@ class RetrieveRequest(ContractModel):
 
 
 class RetrieveResponse(ContractModel):
-    """stdout of ``retrieve``: per event, in order, the context the system's hook would inject (null: none)."""
+    """stdout of ``retrieve``: per event, in order, the context the system's hook would inject (null: none).
+
+    ``sources`` (optional): per event, in order, the evidence documents that context was drawn from, best first
+    (empty where the hook injects nothing), in the hits' vocabulary of corpus paths. A system that names them has
+    its retrieval scored against each challenge's oracle documents (recall@k, precision@k); one that does not is
+    reported "not measured"."""
 
     contexts: tuple[Annotated[str, StringConstraints(max_length=16_000)] | None, ...]
+    sources: tuple[Annotated[tuple[PortablePath, ...], Field(max_length=50)], ...] | None = None
     retrieve_seconds: Seconds
 
 

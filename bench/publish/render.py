@@ -32,6 +32,7 @@ from ..gateway.config import Mode
 from .bundle import ATTEMPT_PAGES
 from .effects import effects_section, power_text
 from .headline import report_meta, report_title
+from .noise import noise_section
 from .style import BASE_STYLE
 from .svg import CONTROL_COLOUR, TREATMENT_COLOUR, TrendLine, layer_bars, trend_plot
 from .tables import table
@@ -196,7 +197,9 @@ def _model_note(summary: StatisticsSummary) -> str:
 
 def _page_link(record: PairedAttempt, pages: Collection[str]) -> str:
     """The record's attempt page, when the report was given one (a bundle assembled by hand has none)."""
-    label = f"{record.key.challenge}-{record.attempt}"
+    # A suite run at several pool sizes names each size's pages (bench.run.plan's _Variant).
+    pooled = f"{record.key.challenge}-pool{record.key.distractors}-{record.attempt}"
+    label = pooled if pooled in pages else f"{record.key.challenge}-{record.attempt}"
     if label not in pages:
         return ""
     return f'<a href="{ATTEMPT_PAGES.removeprefix("report/")}/{escape(label)}.html">transcripts</a>'
@@ -286,6 +289,7 @@ def render_report(
         ("comparisons", "Each comparison per challenge, with the power to find it", _comparisons(summary)),
         ("layers", "Grading layers: delivered, used, outcome", _layers(summary)),
         ("continuous", "Continuous measures", _continuous(summary)),
+        ("noise", "Memory under noise: effect per pool size, cost per pass, retrieval", noise_section(summary)),
         (
             "admissions",
             "Admission decisions",

@@ -14,6 +14,7 @@ from typing import Any
 from ..agent import arm_record as agent_records
 from ..agent import rederive_injected as agent_rederive
 from ..agent import replay_tools as agent_replay
+from ..agent import retrieval_score as agent_retrieval
 from ..agent.paired_attempt import paired_attempt
 from ..analysis import admission as analysis_admission
 from ..analysis import attempt_record as analysis_records
@@ -27,6 +28,7 @@ from ..grading import restored as grading_restored
 from ..packaging import PUBLIC_CONTRACTS as PACKAGING_CONTRACTS
 from ..packaging.certify import certify
 from ..packaging.corpus import corpus
+from ..packaging.distractor_pool import distractor_pool
 from ..packaging.plan import packaging_plan
 from ..packaging.redact import redact
 from ..pipeline import plan as pipeline_plan
@@ -74,6 +76,7 @@ STAGES = Catalogue(
         tree_summary,
         corpus,
         redact,
+        distractor_pool,
         certify,
         prebuild_stage,
         calibrate_stage,
@@ -116,6 +119,7 @@ CONTRACTS = ContractRegistry(
         *agent_rederive.PUBLIC_CONTRACTS,
         *agent_replay.PUBLIC_CONTRACTS,
         *grading_restored.PUBLIC_CONTRACTS,
+        *agent_retrieval.PUBLIC_CONTRACTS,
         *run_grade.PUBLIC_CONTRACTS,
         *sandbox_images.PUBLIC_CONTRACTS,
     ]

@@ -4,14 +4,18 @@ The comparability key, the build under test and the preregistered budget come in
 from the suite and the preregistration); everything measured comes in as inputs, so the record can be re-derived
 from them. The record is completed only when both arms finished (:mod:`.ending`); otherwise it is aborted, kept
 whole, and admission excludes it with the reason its arms' endings give. The fence checks of the attempt that went
-unobserved are named in it, so the report can say which pairs ran without them.
+unobserved are named in it, so the report can say which pairs ran without them. What the treatment's memory
+retrieved for the challenge's prompt, when the pair record names a retrieval score, is carried into the record as it
+was measured.
 """
 
 from __future__ import annotations
 
 from ..agent.arm_record import PairRecord
+from ..agent.retrieval_score import RetrievalScore
 from ..analysis.attempt_record import ArmEnding, Build, ComparabilityKey, Completion, PairedAttempt
 from ..analysis.prereg import Budget
+from ..analysis.retrieval import RetrievalResult
 from ..contracts import ContractModel, Ref
 from ..errors import StageError
 from ..fence import CheckVerdict, read_record
@@ -58,5 +62,10 @@ def paired_record(context: StageContext, inputs: RecordInputs, params: RecordPar
         control=arms[0],
         treatment=arms[1],
         unobserved_checks=tuple(check.check.value for check in checks if check.verdict is CheckVerdict.UNOBSERVED),
+        retrieval=None if pair.retrieval is None else _retrieval(store.get_document(pair.retrieval, RetrievalScore)),
     )
     return RecordOutputs(record=store.put_document(record))
+
+
+def _retrieval(score: RetrievalScore) -> RetrievalResult:
+    return RetrievalResult(oracle=score.oracle, depths=score.depths, retrieved=score.retrieved, note=score.note)

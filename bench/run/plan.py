@@ -1,7 +1,7 @@
 """A suite manifest as a run plan: every stage invocation from the pinned commit to the published bundle.
 
-    corpus -> redact -> per challenge: certify, prebuild -> calibrate
-      -> per attempt: paired-attempt (the shared control, one treatment per memory system)
+    corpus -> redact -> [distractor-pool per pool size] -> per challenge: certify, prebuild -> calibrate
+      -> per pool size, per attempt: paired-attempt (the shared control, one treatment per memory system)
          -> per arm: verify, audit -> grade; -> view (the attempt's transcript page)
          -> per memory system: paired-record (control and that system's treatment) -> admit
     -> analyze -> report -> bundle (with the lineage of everything in it) -> publish
@@ -59,6 +59,7 @@ from .analyze import AnalyzeParams, analyze
 from .bundle import bundle
 from .grade import GradeOutputs, GradeParams, grade_stage
 from .paired_record import RecordParams, paired_record
+from .pools import Variant, pool_invocations
 from .prereg import current_preregistration
 from .publish import publish_stage
 from .report import ReportParams, report
@@ -84,6 +85,7 @@ class SuiteRun:
     layers: dict[str, ImageId]  # memory system name -> its layer image, for systems that declare one
     provisioners: dict[str, Digest]  # memory system name -> its provisioner's code (a ProvisionerCode)
     selected: tuple[str, ...] = ()  # the memory systems to run (`run --memory`); empty: every declared one
+    pools: dict[int, Link | None] = field(default_factory=dict)  # pool size -> its distractor-pool tree (0: none)
 
     @property
     def systems(self) -> tuple[MemorySystem, ...]:
@@ -152,6 +154,8 @@ def suite_plan(
     with store.batch():
         fixture_tree = tree_from_directory(store, base / root / opened.manifest.fixture.path)
         surfaces = fixture_inputs(store, base / root / opened.manifest.fixture.path, opened.fixture)
+    plan = PlanBuilder()
+    pools = pool_invocations(plan, store, opened, base / root / opened.manifest.fixture.path)
     run = SuiteRun(
         store=store,
         suite=opened,
@@ -168,8 +172,8 @@ def suite_plan(
             if not selected or system.name in selected
         },
         selected=selected,
+        pools=pools,
     )
-    plan = PlanBuilder()
     project = opened.manifest.project
     corpus_run = plan.add(
         "corpus", corpus, corpus_params(str(root / project.bundle), project.commit, project.repository)
@@ -232,6 +236,7 @@ def _challenge(
         CertifyParams(memory_phrases=run.suite.fixture.memory_phrases),
         source=redacted["tree"],
         evidence=surfaces.evidence,
+        distractors=run.pools[max(run.pools)],  # the largest pool: every smaller one is its prefix
         graph=dict(surfaces.graph),
         challenge=owned.challenge,
         runner={**surfaces.runner, **owned.runner},
@@ -262,13 +267,18 @@ def _challenge(
     published.files[f"receipts/{name}/calibration.json"] = calibrated["calibration"]
     policy = store.put_bytes(run.suite.policy(name, WORKSPACE)) if _policy_mode(run) else None
     gates = _Gates(owned.challenge, policy, prebuilt, certified["report"], calibrated, prereg.frozen)
-    for attempt in range(1, run.attempts + 1):
-        pair, grades, audits = _attempt(plan, run, loaded, attempt, gates, published)
-        admissions = {}
-        for system in run.systems:
-            key = _key(run, name, system, policy, prereg.digest, owned.runner["verifier"])
-            admissions[system.name] = _record(plan, run, system, key, attempt, pair, grades, audits, gates, published)
-        _view(plan, run, name, attempt, grades, admissions, published)
+    for size in sorted(run.pools):
+        variant = Variant(name, size, len(run.pools) > 1)
+        for attempt in range(1, run.attempts + 1):
+            pair, grades, audits = _attempt(plan, run, loaded, variant, attempt, gates, published)
+            admissions = {}
+            for system in run.systems:
+                key = _key(run, name, system, policy, prereg.digest, owned.runner["verifier"], size)
+                placed = (variant, attempt)
+                admissions[system.name] = _record(
+                    plan, run, system, key, placed, pair, grades, audits, gates, published
+                )
+            _view(plan, run, variant, attempt, grades, admissions, published)
     prereg_path = f"{name}/v{prereg.version}.json"
     frozen = store.put_bytes(read_bounded(run.preregistrations / prereg_path, "the preregistration"))
     published.preregistrations[f"{name}/v{prereg.version}"] = frozen
@@ -288,7 +298,13 @@ class _Gates:
 
 
 def _key(
-    run: SuiteRun, challenge: str, system: MemorySystem, policy: Digest | None, manifest: Digest, verifier: Digest
+    run: SuiteRun,
+    challenge: str,
+    system: MemorySystem,
+    policy: Digest | None,
+    manifest: Digest,
+    verifier: Digest,
+    distractors: int,
 ) -> ComparabilityKey:
     """What makes one system's data points the same question: never its version, which is the build under test."""
     suite = run.suite.manifest
@@ -303,6 +319,7 @@ def _key(
         manifest=DigestValue(manifest),
         verifier=DigestValue(verifier),
         source_commit=suite.project.commit,
+        distractors=distractors,
     )
 
 
@@ -311,16 +328,18 @@ def _record(
     run: SuiteRun,
     system: MemorySystem,
     key: ComparabilityKey,
-    attempt: int,
+    placed: tuple[Variant, int],
     pair: Handle[AttemptOutputs],
     grades: dict[str, Handle[GradeOutputs]],
     audits: dict[str, Handle[AuditOutputs]],
     gates: _Gates,
     published: _Published,
 ) -> Link:
-    """One system's pair of one attempt: its durable record and the admission decision about it (returned)."""
-    label = f"{key.challenge}-{attempt}-{system.name}"
-    labels = {"challenge": key.challenge, "attempt": str(attempt), "memory": system.name}
+    """One system's pair of one attempt (``placed``: at which pool size, which attempt): its durable record and
+    the admission decision about it (returned)."""
+    variant, attempt = placed
+    label = f"{variant.label}-{attempt}-{system.name}"
+    labels = {"challenge": variant.label, "attempt": str(attempt), "memory": system.name}
     record = plan.add(
         f"record-{label}",
         paired_record,
@@ -356,6 +375,7 @@ def _policy_mode(run: SuiteRun) -> bool:
 def _attempt_params(run: SuiteRun, name: str, attempt: int) -> PairedAttemptParams:
     manifest = run.suite.manifest
     return PairedAttemptParams(
+        oracle=manifest.challenge(name).oracle,
         challenge_id=name,
         attempt=attempt,
         model=manifest.model,
@@ -398,13 +418,20 @@ def _view_memory(run: SuiteRun, challenge: str) -> MemoryDeclaration:
 
 
 def _attempt(
-    plan: PlanBuilder, run: SuiteRun, loaded: LoadedChallenge, attempt: int, gates: _Gates, published: _Published
+    plan: PlanBuilder,
+    run: SuiteRun,
+    loaded: LoadedChallenge,
+    variant: Variant,
+    attempt: int,
+    gates: _Gates,
+    published: _Published,
 ) -> tuple[Handle[AttemptOutputs], dict[str, Handle[GradeOutputs]], dict[str, Handle[AuditOutputs]]]:
-    """One attempt: the shared control and every treatment, then each arm's verifier run, audit and grade."""
+    """One attempt at one pool size: the shared control and every treatment, then each arm's verifier run, audit
+    and grade."""
     manifest = loaded.manifest
     name = manifest.challenge_id
     pair = plan.add(
-        f"pair-{name}-{attempt}",
+        f"pair-{variant.label}-{attempt}",
         paired_attempt,
         _attempt_params(run, name, attempt),
         start=gates.prebuilt["start"],
@@ -412,12 +439,13 @@ def _attempt(
         calibration=gates.calibrated["calibration"],
         challenge=gates.challenge,
         fixture=run.fixture,
+        distractors=run.pools[variant.distractors],
         policy=gates.policy,
         provisioners=dict(run.provisioners),
-        labels={"challenge": name, "attempt": str(attempt)},
+        labels={"challenge": variant.label, "attempt": str(attempt)},
     )
     arms = {
-        condition: _arm(plan, run, loaded, attempt, condition, pair, gates, published)
+        condition: _arm(plan, run, loaded, (variant, attempt), condition, pair, gates, published)
         for condition in (CONTROL, *(system.name for system in run.systems))
     }
     grades = {c: graded for c, (graded, _) in arms.items()}
@@ -427,14 +455,15 @@ def _attempt(
 def _view(
     plan: PlanBuilder,
     run: SuiteRun,
-    name: str,
+    variant: Variant,
     attempt: int,
     grades: dict[str, Handle[GradeOutputs]],
     admissions: dict[str, Link],
     published: _Published,
 ) -> None:
     """The attempt's transcript page: every arm's grade, and each system's admission."""
-    label = page_label(name, attempt)
+    label = page_label(variant.label, attempt)
+    name = variant.challenge
     page = plan.add(
         f"view-{label}",
         view,
@@ -449,7 +478,7 @@ def _arm(
     plan: PlanBuilder,
     run: SuiteRun,
     loaded: LoadedChallenge,
-    attempt: int,
+    placed: tuple[Variant, int],
     condition: str,
     pair: Handle[AttemptOutputs],
     gates: _Gates,
@@ -457,7 +486,8 @@ def _arm(
 ) -> tuple[Handle[GradeOutputs], Handle[AuditOutputs]]:
     """One arm of an attempt (the control or a system's treatment): its verifier run, audit and grade."""
     manifest = loaded.manifest
-    name = manifest.challenge_id
+    variant, attempt = placed
+    name = variant.label
     label = f"{name}-{attempt}-{condition}"
     labels = {"challenge": name, "attempt": str(attempt), "arm": condition}
     final = pair[f"finals/{condition}"]
@@ -484,7 +514,7 @@ def _arm(
     graded = plan.add(
         f"grade-{label}",
         grade_stage,
-        GradeParams(memory=_grading_memory(run, name, condition)),
+        GradeParams(memory=_grading_memory(run, manifest.challenge_id, condition)),
         arm=pair["control"] if condition == CONTROL else pair[f"treatments/{condition}"],
         verifier=verified["verifier"],
         audit=audited["audit"],

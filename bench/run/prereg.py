@@ -100,7 +100,13 @@ def observed_inputs(suite: Suite, loaded: LoadedChallenge) -> ObservedInputs:
     """Everything a run of ``loaded`` would use now that a preregistration freezes, read from the suite's files."""
     manifest = loaded.manifest
     oracle = read_asset(loaded.directory, manifest.oracle.asset) if manifest.oracle is not None else None
-    fixture = {"fixture": suite.fixture.model_dump(mode="json"), "graph_arm": suite.manifest.fixture.graph_arm}
+    fixture: dict[str, object] = {"fixture": suite.fixture.frozen_form(), "graph_arm": suite.manifest.fixture.graph_arm}
+    # The noise a run adds and what retrieval is scored against, frozen once a suite states them; a suite that
+    # never did keeps the digest it was frozen with.
+    if suite.manifest.fixture.pool_sizes is not None:
+        fixture["pool_sizes"] = list(suite.manifest.fixture.pool_sizes)
+    if loaded.entry.oracle:
+        fixture["oracle"] = list(loaded.entry.oracle)
     return ObservedInputs(
         challenge=field_digests(manifest.model_dump(mode="json")),
         verifier=DigestValue.of(read_asset(loaded.directory, manifest.verifier.asset)),

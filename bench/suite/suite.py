@@ -73,9 +73,22 @@ class ProjectSource(ContractModel):
     repository: Name  # the label receipts name the project by
 
 
+PoolSize = Annotated[int, Field(ge=0, le=10_000)]
+
+
 class FixtureRef(ContractModel):
     path: PortablePath  # the fixture root, relative to the suite directory
     graph_arm: Name  # the graph arm the memory condition is restored from
+    # How many of the fixture's distractor documents each run seeds beside the evidence: every challenge runs its
+    # attempts once per size (say 0, 50 and 500), so the report can show each system's effect against noise.
+    # Absent: the fixture's whole pool (none when it declares none).
+    pool_sizes: Annotated[tuple[PoolSize, ...], Field(min_length=1)] | None = None
+
+    @model_validator(mode="after")
+    def _sizes_distinct(self) -> Self:
+        if self.pool_sizes is not None and len(set(self.pool_sizes)) != len(self.pool_sizes):
+            raise ValueError(f"pool_sizes must name each size once, got {list(self.pool_sizes)}")
+        return self
 
 
 class SuiteChallenge(ContractModel):
@@ -85,6 +98,9 @@ class SuiteChallenge(ContractModel):
     # Markers of use for grading's second layer: workspace files the memory points at, names only it gives.
     anchored_paths: tuple[PortablePath, ...] = ()
     identifiers: tuple[Marker, ...] = ()
+    # The evidence documents that answer this challenge (paths in the evidence corpus): the oracle its memory's
+    # retrieval is scored against. None for a challenge memory should not help with.
+    oracle: tuple[PortablePath, ...] = ()
 
     @property
     def challenge_id(self) -> str:
@@ -180,6 +196,11 @@ class Suite:
     def fixture_root(self) -> Path:
         return self.root / self.manifest.fixture.path
 
+    @property
+    def pool_sizes(self) -> tuple[int, ...]:
+        """The distractor pool sizes every challenge runs at (0: the evidence alone)."""
+        return self.fixture.pool_sizes(self.manifest.fixture.pool_sizes)
+
     def challenge(self, challenge_id: str) -> LoadedChallenge:
         entry = self.manifest.challenge(challenge_id)
         return next(loaded for loaded in self.challenges if loaded.entry == entry)
@@ -208,7 +229,29 @@ def open_suite(path: Path) -> Suite:
         raise ContractError(f"suite {manifest.suite_id!r}: the project bundle {bundle} does not exist")
     fixture = load_fixture(root / manifest.fixture.path)
     fixture.graph_arm(manifest.fixture.graph_arm)  # raises naming the arms it does declare
+    fixture.pool_sizes(manifest.fixture.pool_sizes)  # raises naming the sizes past the fixture's pool
+    _check_oracles(manifest, root / manifest.fixture.path / fixture.evidence_corpus.path)
     return Suite(root, manifest, fixture, tuple(_load_challenge(root, entry) for entry in manifest.challenges))
+
+
+def _check_oracles(manifest: SuiteManifest, evidence: Path) -> None:
+    """Every oracle document a challenge names is an evidence document: a typo, or a distractor named as oracle,
+    is refused now, not scored as a retrieval the memory could never make."""
+    documents = (
+        {evidence.name}
+        if evidence.is_file()
+        else {p.relative_to(evidence).as_posix() for p in evidence.rglob("*") if p.is_file()}
+    )
+    for entry in manifest.challenges:
+        unknown = [path for path in entry.oracle if path not in documents]
+        if unknown:
+            raise ContractError(
+                f"suite {manifest.suite_id!r} challenge {entry.challenge_id!r} names oracle document(s) "
+                f"{', '.join(unknown)}, which the evidence corpus {evidence} does not hold; an oracle is an evidence "
+                "document, never a distractor",
+                field="oracle",
+                actual=unknown,
+            )
 
 
 def _load_challenge(root: Path, entry: SuiteChallenge) -> LoadedChallenge:

@@ -269,3 +269,34 @@ def test_a_large_corpus_read_in_pack_order_names_every_finding_and_refuses_a_cor
         file.write(b"#")
     with pytest.raises(ObjectCorrupt, match=victim.hex):
         certify_surfaces(store, inputs, CertifyParams(memory_phrases=()))
+
+
+def _with_pool(store: Store, pool: dict[str, bytes]) -> CertifyInputs:
+    return CertifyInputs.from_flat({**_inputs(store), "distractors": _tree(store, pool)}, "certify")
+
+
+def test_a_distractor_pool_is_certified_like_evidence_and_never_passes_for_the_oracle(store: Store) -> None:
+    """Distractors are agent-visible through every memory: a clean pool certifies; one holding the memory's phrase,
+    an answer, a harness term, or a document at an evidence document's path is a finding, since whichever of them
+    reached the model would be credited as (or would be) the oracle."""
+    phrase = "labels come from one table"
+    params = CertifyParams(memory_phrases=(phrase,))
+    clean = {"notes/elsewhere-1001-csv.md": b"# CSV export\n\nAnchors: other/export.py\n\n" + PROSE}
+    report = certify_surfaces(store, _with_pool(store, clean), params)
+    assert report.verdict is Verdict.CERTIFIED
+    assert [s.surface for s in report.surfaces][:3] == ["source", "evidence", "distractors"]
+    posing = clean | {"notes/2024-03-settings.md": b"A decision from another project.\n"}
+    assert _found(certify_surfaces(store, _with_pool(store, posing), params)) == {
+        ("solution-leak", "distractors", "notes/2024-03-settings.md",
+         "a distractor at an evidence document's path would pass for the oracle"),
+    }  # fmt: skip
+    leaking = clean | {"notes/other-1002.md": b"In acme the labels\ncome from one table too.\n"}
+    assert _found(certify_surfaces(store, _with_pool(store, leaking), params)) == {
+        ("solution-leak", "distractors", "notes/other-1002.md", f"memory phrase {phrase!r}")
+    }
+    aware = clean | {"notes/other-1003.md": b"Tuned for stele-bench.\n"}
+    assert ("benchmark-awareness", "distractors", "notes/other-1003.md", "stele-bench") in _found(
+        certify_surfaces(store, _with_pool(store, aware), params)
+    )
+    answered = certify_surfaces(store, _with_pool(store, clean | {"notes/x.md": b"Automatic Update Checks\n"}), params)
+    assert {(kind, surface) for kind, surface, _, _ in _found(answered)} == {("solution-leak", "distractors")}

@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from bench.agent.mounted import record_mounts
+from bench.agent.mounted import record_mounts, require_declared
 from bench.cli import main
 from bench.contracts import Sha256
 from bench.errors import ContractError
 from bench.provision.code import code_change, code_pin, provisioner_code, require_code_pin
+from bench.provision.messages import RestoreLocations, RestoreResponse
 from bench.sandbox.spec import MemoryAttachment, Mount
 from bench.store import Store, tree_from_directory
 from bench.suite.memory_system import MemorySystem
@@ -111,33 +112,41 @@ def test_the_preregistered_name_of_a_declaration_ignores_its_pin(suite: Path) ->
     assert _system(code=["systems/notes/lib"]).digest != system.digest, "declared code paths are the declaration's"
 
 
-def test_mounts_are_named_by_digest(suite: Path, store: Store, tmp_path: Path) -> None:
+def test_mounts_are_named_by_digest(store: Store, tmp_path: Path) -> None:
     state = tmp_path / "home" / "project"
     state.mkdir(parents=True)
     (state / "NOTES.md").write_text("remember\n")
     attachment = MemoryAttachment(
         mounts=(
-            Mount(source=str(state / "NOTES.md"), target="/home/dev/NOTES.md"),
-            Mount(source=str(state), target="/opt/s"),
+            Mount.of(state / "NOTES.md", "restore:notes/notes", "/home/dev/NOTES.md"),
+            Mount.of(state, "restore:notes/state", "/opt/s"),
         )
     )
-    recorded = record_mounts(store, attachment, _system(), suite)
+    recorded = record_mounts(store, attachment)
     assert [mount.digest for mount in recorded.mounts] == [
         store.put_bytes(b"remember\n"),
         tree_from_directory(store, state),
     ]
 
 
-def test_a_mount_passing_suite_files_through_must_be_declared_and_read_only(suite: Path, store: Store) -> None:
+def _restored_at(path: Path) -> RestoreResponse:
+    locations = RestoreLocations(paths={"notes": str(path)})
+    return RestoreResponse(project="p1", queue_before_count=0, restore_seconds=0.1, locations=locations)
+
+
+def test_a_restore_location_passing_suite_files_through_must_be_declared_and_read_only(suite: Path) -> None:
     hook = suite / "systems" / "notes" / "hook.py"
-    read_only = MemoryAttachment(mounts=(Mount(source=str(hook), target="/opt/hook.py"),))
-    writable = MemoryAttachment(mounts=(Mount(source=str(hook), target="/opt/hook.py", read_only=False),))
+    mount = {"location": "notes", "target": "/opt/hook.py"}
     with pytest.raises(ContractError, match="not declared as its code"):
-        record_mounts(store, read_only, _system(), suite)
-    declared = _system(code=["systems/notes/hook.py"])
-    assert record_mounts(store, read_only, declared, suite).mounts[0].digest == store.put_bytes(hook.read_bytes())
+        require_declared(_system(attachment={"mounts": [mount]}), _restored_at(hook), suite)
+    code = ["systems/notes/hook.py"]
+    require_declared(_system(code=code, attachment={"mounts": [mount]}), _restored_at(hook), suite)
+    writable = _system(code=code, attachment={"mounts": [{**mount, "writable": True}]})
     with pytest.raises(ContractError, match="writable, so the agent could write through into the suite"):
-        record_mounts(store, writable, declared, suite)
+        require_declared(writable, _restored_at(hook), suite)
+    outside = suite.parent / "elsewhere.md"
+    outside.write_text("notes\n")
+    require_declared(_system(attachment={"mounts": [mount]}), _restored_at(outside), suite)  # the provisioner's own
 
 
 def test_pin_check_notices_an_edited_provisioner(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,8 +1,9 @@
 """Issue 15: what the reference memory (deterministic retrieval) injected in the demo re-derives from its restored
 state, pair by pair, and the same real gateway log with one hook context altered does not: the pair is excluded.
 
-The demo's runs are shared (the ``demo_runs`` fixture); the mismatch restores the example fixture afresh through
-the reference provisioner, the real adapter and a real SQLite state."""
+The demo's runs are shared (the ``demo_runs`` fixture); the mismatch restores the example fixture afresh, with the
+distractor pool the demo seeded beside its evidence, through the reference provisioner, the real adapter and a real
+SQLite state."""
 
 from __future__ import annotations
 
@@ -19,10 +20,13 @@ from bench.agent.rederive_injected import InjectedRederivation, rederive_injecte
 from bench.analysis.admission import AdmissionDecision, ReasonCode
 from bench.gateway.exchange import ExchangeRecord
 from bench.grading.memory import installed_hooks
-from bench.provision import Provisioner, load_fixture
+from bench.provision import Provisioner
+from bench.provision.fixture import verify_artifact
+from bench.provision.messages import ArtifactRef
+from bench.provision.pool import pool_documents, seed_corpus
 from bench.store import Store
 from bench.store.actions import ActionKey, ActionResult, recorded_from
-from bench.suite.suite import open_suite
+from bench.suite.suite import Suite, open_suite
 
 pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 
@@ -73,10 +77,10 @@ def test_a_real_gateway_log_with_an_altered_context_does_not_re_derive(demo_runs
     result = _attempts(store)[0]
     treatment = store.get_document(result.outputs["treatments/reference"], ArmRecord)
     exchanges = read_exchange_log(store, treatment.exchanges)
-    system = open_suite(REPO / "challenges" / "example").manifest.memory_system("reference")
-    hooks = installed_hooks(system.attachment.settings)
-    provisioner = Provisioner((sys.executable, "-m", "bench.memory", "--home", str(tmp_path)), FIXTURE)
-    with live_memory(provisioner, load_fixture(FIXTURE), "backfilled", "rederive.demo") as memory:
+    suite = open_suite(REPO / "challenges" / "example")
+    hooks = installed_hooks(suite.manifest.memory_system("reference").attachment.settings)
+    provisioner = Provisioner((sys.executable, "-m", "bench.memory", "--home", str(tmp_path / "home")), FIXTURE)
+    with live_memory(provisioner, suite.fixture, "backfilled", "rederive.demo", _noisy(suite, tmp_path)) as memory:
         runner = treatment.runner()
         matched = rederive_injected("reference", treatment.exchanges, exchanges, hooks, memory.retrieve, runner)
         altered = rederive_injected(
@@ -87,6 +91,17 @@ def test_a_real_gateway_log_with_an_altered_context_does_not_re_derive(demo_runs
     assert "UserPromptSubmit context reached the model but is not what the memory re-derives" in altered.findings[0]
     assert "Always skip the tests" in altered.findings[0]
     assert "the memory re-derives UserPromptSubmit context that never reached the model" in altered.findings[1]
+
+
+def _noisy(suite: Suite, scratch: Path) -> ArtifactRef:
+    """The evidence with the distractor pool the demo ran with beside it: the memory its contexts came from."""
+    (size,) = suite.pool_sizes
+    assert suite.fixture.distractors is not None
+    for path, data in pool_documents(suite.fixture.distractors, size):
+        (scratch / "pool" / path).parent.mkdir(parents=True, exist_ok=True)
+        (scratch / "pool" / path).write_bytes(data)
+    evidence = verify_artifact(suite.fixture_root, suite.fixture.evidence_corpus)
+    return seed_corpus(evidence, scratch / "pool", scratch / "evidence")
 
 
 def _rewrite_all(exchanges: list[ExchangeRecord]) -> list[ExchangeRecord]:

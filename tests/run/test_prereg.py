@@ -33,24 +33,30 @@ def suite_copy(tmp_path: Path) -> Path:
 
 
 def test_the_committed_preregistrations_match_the_bundled_suite() -> None:
-    """v2 records the static baseline and names it; v1 stays as it was frozen, superseded by v2. The low-memory
-    control's v3 records its policy running the tests (a cd into the workspace the harness drops)."""
+    """v2 records the static baseline and names it; v3 the distractor pool (and what it moved: the fixture, whose
+    frozen form now holds the pool, the pool size and the oracles, and the reference memory's restore timeout);
+    the low-memory control's v3 records its policy running the tests (a cd into the workspace the harness drops),
+    and its v4 the pool. Each earlier version stays as it was frozen, superseded by the next."""
     suite = open_suite(REPO / "challenges" / "example")
     versions = load_preregistrations(REPO / "manifests" / "example")
     for loaded in suite.challenges:
         prereg = current_preregistration(suite, loaded, REPO / "manifests" / "example", attempts=2)
         v1, v2, *later = versions[loaded.manifest.challenge_id]
-        if later:
-            (v3,) = later
-            assert loaded.manifest.challenge_id == "rule-letter-case" and v3 == prereg
-            assert v3.supersedes == v2.digest and correction_moves(v2, v3) == ["model_access.policy"]
+        if loaded.manifest.challenge_id == "rule-letter-case":
+            policy, v3 = later
+            assert policy.supersedes == v2.digest and correction_moves(v2, policy) == ["model_access.policy"]
+            previous = policy
         else:
-            assert v2 == prereg
+            (v3,) = later
+            previous = v2
+        assert v3.supersedes == previous.digest
         assert prereg.version == 2 + len(later) and prereg.frozen.model == suite.manifest.model
         assert v2.supersedes == v1.digest and v1.frozen.analysis.baseline is None
         assert correction_moves(v1, v2) == ["memory_systems.static-notes", "analysis.baseline"]
-        assert v2.frozen.analysis.baseline == suite.manifest.baseline == "static-notes"
-        assert v2.frozen.analysis.minimum_detectable_effect is not None
+        assert v3 == prereg and "500 distractor documents" in (v3.correction or "")
+        assert correction_moves(previous, v3) == ["fixture", "memory_systems.reference"]
+        assert v3.frozen.analysis.baseline == suite.manifest.baseline == "static-notes"
+        assert v3.frozen.analysis.minimum_detectable_effect is not None
 
 
 def test_a_correction_states_the_baseline_the_suite_now_names(suite_copy: Path, tmp_path: Path) -> None:
@@ -232,3 +238,36 @@ def test_prereg_supersede_records_every_published_run_under_the_replaced_version
     assert {d.reason for d in written.decisions} == {ReasonCode.SUPERSEDED_BY_CORRECTION}
     again = subprocess.run(command, capture_output=True, text=True)
     assert again.returncode != 0 and "never overwritten" in json.loads(again.stdout)["error"]["message"]
+
+
+def test_a_suite_that_never_states_a_pool_keeps_the_preregistration_it_was_frozen_with(
+    suite_copy: Path, tmp_path: Path
+) -> None:
+    """The pool, the scoring depths, the pool sizes and the oracles are frozen only once a suite states them: the
+    example as it stood before them (v2) is still unmoved under today's code, so no other suite's preregistration
+    moves for fields it never had."""
+    fixture = json.loads((suite_copy / "fixture" / "fixture.json").read_text())
+    del fixture["distractors"], fixture["retrieval_k"]
+    (probe,) = [p for p in fixture["probes"] if p["name"] == "old-copy-erased-data"]
+    probe["query"] = (
+        "an outdated copy of the app opened the shared file and threw away information it did not recognise"
+    )
+    (suite_copy / "fixture" / "fixture.json").write_text(json.dumps(fixture))
+    manifest = json.loads((suite_copy / "suite.json").read_text())
+    del manifest["fixture"]["pool_sizes"]
+    for entry in manifest["challenges"]:
+        entry.pop("oracle", None)
+    manifest["memory_systems"][0]["timeouts"]["restore_seconds"] = 300
+    (suite_copy / "suite.json").write_text(json.dumps(manifest))
+    before = tmp_path / "preregs"
+    for challenge in ("harbor-holds", "transaction-memo", "spreadsheet-export", "rule-letter-case"):
+        (before / challenge).mkdir(parents=True)
+        # the low-memory control's v3 is its policy's correction, made before the pool
+        versions = ("v1.json", "v2.json", "v3.json") if challenge == "rule-letter-case" else ("v1.json", "v2.json")
+        for version in versions:
+            shutil.copy(REPO / "manifests" / "example" / challenge / version, before / challenge / version)
+    suite = open_suite(suite_copy)
+    assert suite.pool_sizes == (0,)
+    for loaded in suite.challenges:
+        expected = 3 if loaded.manifest.challenge_id == "rule-letter-case" else 2
+        assert current_preregistration(suite, loaded, before, attempts=2).version == expected

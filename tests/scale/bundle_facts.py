@@ -26,6 +26,7 @@ NAMED_BY_DIGEST = re.compile(r"^([a-z]+/)[0-9a-f]{64}(\.json)?$")  # records/<he
 OBSERVED = {
     *("wall_seconds", "seconds", "session_id", "restore_seconds", "snapshot_seconds", "tokens"),
     *("first_step", "delivered_at", "first_message", "used_at", "started_at", "ended_at"),
+    "tokens_per_pass",  # a pass's cost is tokens over passes: observed as the tokens are
 }
 # An action result's times and the machine it ran on are observed (a cluster's differ by node); what it output is
 # decided, by digest (masked, as everywhere: an attempt's outputs embed its times).
