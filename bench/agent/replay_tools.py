@@ -21,6 +21,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, JsonValue
 
 from ..contracts import ContractModel, Digest, Document
+from ..contracts.strict_json import parse_json
+from ..errors import ContractError
 from ..gateway.exchange import ExchangeRecord
 from ..grading.chain import RunnerRecord, harness_conversation
 from ..grading.gateway_view import tool_calls, tool_results
@@ -204,7 +206,7 @@ def _answers(backend: SandboxBackend, tree: Digest | None) -> list[dict[str, Any
     entry = next((e for e in read_tree(backend.store, tree).entries if e.name == _OUT), None)
     if entry is None or entry.kind is not EntryKind.FILE:
         return []
-    answers = json.loads(backend.store.get_bytes(entry.digest))
+    answers = parse_json(backend.store.get_bytes(entry.digest), "the memory-tool replay's answers")
     return answers if isinstance(answers, list) else []
 
 
@@ -214,8 +216,8 @@ def _same(replayed: str, received: str) -> bool:
     if " ".join(replayed.split()) == " ".join(received.split()):
         return True
     try:
-        return bool(json.loads(replayed) == json.loads(received))
-    except ValueError:
+        return bool(parse_json(replayed, "a replayed tool result") == parse_json(received, "a received tool result"))
+    except ContractError:
         return False
 
 

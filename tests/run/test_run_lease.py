@@ -24,6 +24,8 @@ from bench.run_lease import LEASE_FILE, RunLeaseHeld, run_lease
 from bench.store import Store
 from bench.store.actions import recorded_from
 
+pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
+
 REPO = Path(__file__).resolve().parents[2]
 HOLD = """
 import sys
@@ -31,7 +33,6 @@ from pathlib import Path
 from bench.project import Project
 from bench.run_lease import run_lease
 
-pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 with run_lease(Project(Path(sys.argv[1])), "stele-bench demo", True, print):
     print("held", flush=True)
     sys.stdin.read()  # until the test closes it
