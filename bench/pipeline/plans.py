@@ -45,10 +45,15 @@ def build_plan(
     overrides: Mapping[str, Any] | None = None,
 ) -> Plan:
     """The checked plan of a spec (``{"builder": NAME, "args": {...}, "base": DIR}``); ``where`` names it."""
-    builder = builders.get(spec.get("builder", ""))
+    named, given, base_named = spec.get("builder"), spec.get("args", {}), spec.get("base", ".")
+    builder = builders.get(named) if isinstance(named, str) else None
     if builder is None:
-        raise ContractError(f"{where}: 'builder' must be one of {sorted(builders)}")
-    args = {**spec.get("args", {}), **(overrides or {})}
+        raise ContractError(f"{where}: 'builder' must be one of {sorted(builders)}", field="builder")
+    if not isinstance(given, dict):
+        raise ContractError(f"{where}: 'args' must be an object of the plan's arguments", field="args")
+    if not isinstance(base_named, str):
+        raise ContractError(f"{where}: 'base' must be a directory's path", field="base")
+    args = {**given, **(overrides or {})}
     accepted = inspect.signature(builder).parameters
     unknown = sorted(name for name in args if name not in accepted)
     if unknown:
@@ -57,7 +62,6 @@ def build_plan(
             f"{', '.join(name for name in accepted if name not in ('base', 'store'))})",
             field=unknown[0],
         )
-    base = Path(spec.get("base", "."))
-    plan = builder(base, store, **args)
+    plan = builder(Path(base_named), store, **args)
     check_plan(plan, catalogue, store)
     return plan
