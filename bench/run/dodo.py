@@ -36,7 +36,9 @@ from doit.cmd_base import ModuleTaskLoader
 from doit.doit_cmd import DoitMain
 from doit.exceptions import InvalidTask
 
-from ..cli.signals import Interrupted, install_stop_signals, stop_with_parent
+# The handlers still live in the command line's module; moving them beside Interrupted (bench.stopping) removes
+# this upward import (issue 35).
+from ..cli.signals import install_stop_signals, stop_with_parent
 from ..errors import BenchError, UsageError
 from ..pipeline.doit_db import DOIT_BACKENDS
 from ..pipeline.doit_tasks import doit_tasks
@@ -46,6 +48,7 @@ from ..pipeline.plan import Plan
 from ..pipeline.plans import build_plan, load_plan
 from ..pipeline.progress import ProgressReporter
 from ..project import find_project
+from ..stopping import Interrupted
 from ..store.location import store_location
 from .catalogue import PLAN_BUILDERS, STAGES, runtime
 from .narrate import SuiteNarrator
