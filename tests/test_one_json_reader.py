@@ -33,7 +33,9 @@ TRUSTED = {
     "sandbox/backends/docker/images.py": "the Docker engine's progress stream, for display only",
     "gateway/exchange.py": "the gateway's own exchange log",
     "scaffold/templates.py": "the text of a template provisioner written into a user's suite, never run here",
-    "agent/replay_tools.py": "the replay driver run inside the container (its own program); the runner reads its answers strictly",
+    "agent/replay_tools.py": (
+        "the replay driver run inside the container (its own program); the runner reads its answers strictly"
+    ),
 }
 # Outside input still parsed with json.loads: each owner converts it (the reasons are why it is not done here).
 NOT_YET = {

@@ -1,0 +1,100 @@
+"""A memory system's tools are sealed from the model's credentials: in a real arm, the real CLI starts the system's
+MCP server and runs its hook, and each reports the names of the variables it was given. The arm's own environment
+holds the stand-in key and the model endpoint; neither may reach a memory tool, only what the declaration names and
+the container's base environment.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from agent_scenario import MODEL, Inputs, challenge, neutral_dir, reference_system, workspace_tree
+from docker import DockerClient
+
+from bench.agent import ArmRecord, ArmRun, AttemptSetup, read_exchange_log, run_attempt
+from bench.agent.sealed_env import HOOK_PASSED
+from bench.gateway import Mode
+from bench.provision import load_fixture
+from bench.sandbox.backends.docker import DockerBackend
+from bench.sandbox.layout import BASE_ENV
+from bench.suite.memory_system import McpServer
+
+pytestmark = pytest.mark.slow  # real containers and the real CLI: minutes
+
+REPO = Path(__file__).resolve().parents[2]
+PROBE = "mcp__probe__variables"
+HOOK = (
+    "python3 -c \"import json, os; print(json.dumps({'hookSpecificOutput': {'hookEventName': 'UserPromptSubmit', "
+    "'additionalContext': 'hook sees: ' + ' '.join(sorted(os.environ))}}))\""
+)
+POLICY = {
+    "rules": [
+        {
+            "name": "probe",
+            "when": {"turn": 1, "offers": [PROBE]},
+            "reply": [{"type": "tool_use", "name": PROBE, "input": {}}],
+        },
+    ],
+    "default": [{"type": "text", "text": "Reviewed."}],
+}
+
+
+@pytest.fixture(scope="module")
+def requests(inputs: Inputs, engine: DockerClient, agent_image: str) -> list[str]:
+    """Every request the treatment's model received, as text."""
+    system = reference_system(neutral_dir(), name="probe")
+    declared = system.attachment
+    assert declared.settings is not None
+    hooks = dict(declared.settings["hooks"])  # type: ignore[arg-type]
+    hooks["UserPromptSubmit"] = [*hooks["UserPromptSubmit"], {"hooks": [{"type": "command", "command": HOOK}]}]  # type: ignore[misc]
+    server = McpServer(
+        command="python3",
+        args=("-c", (REPO / "tests" / "agent" / "data" / "env_probe_server.py").read_text()),
+        env={"PROBE_DECLARED": "1"},
+    )
+    attachment = declared.model_copy(
+        update={"settings": {**declared.settings, "hooks": hooks}, "mcp_servers": {"probe": server}}
+    )
+    system = system.model_copy(update={"attachment": attachment})
+    store = inputs.store
+    run = ArmRun(
+        DockerBackend(store, engine),
+        workspace_tree(store),
+        challenge(follow_up=False),
+        MODEL,
+        Mode.POLICY,
+        policy=json.dumps(POLICY).encode(),
+    )
+    setup = AttemptSetup(
+        suite_root=REPO,
+        fixture_root=inputs.fixture_root,
+        fixture=load_fixture(inputs.fixture_root),
+        graph_arm="plain",
+        image_id=agent_image,
+        systems=(system,),
+    )
+    done = run_attempt(run, setup, attempt=2)  # the treatment runs first
+    treatment = store.get_document(done.treatments[system.name], ArmRecord)
+    return [json.dumps(e.request_body) for e in read_exchange_log(store, treatment.exchanges)]
+
+
+def _seen(requests: list[str], who: str) -> set[str]:
+    found = [m.group(1) for text in requests for m in re.finditer(rf"{who} sees: ([A-Za-z0-9_ ]+)", text)]
+    assert found, f"no request carries what the {who} saw"
+    return set(found[0].split())
+
+
+def test_an_mcp_server_sees_no_model_credentials(requests: list[str]) -> None:
+    assert PROBE in requests[0]  # the server was started and offered its tool
+    seen = _seen(requests, "server")
+    assert seen == set(BASE_ENV) | {"PROBE_DECLARED"}, seen
+    assert not {name for name in seen if name.startswith("ANTHROPIC_")}
+
+
+def test_a_hook_sees_no_model_credentials(requests: list[str]) -> None:
+    seen = _seen(requests, "hook")
+    assert not {name for name in seen if name.startswith(("ANTHROPIC_", "CLAUDE_CODE_", "MCP_"))}, seen
+    assert seen - {"PWD"} == set(BASE_ENV) | {HOOK_PASSED}, seen  # the hook's shell sets PWD itself
