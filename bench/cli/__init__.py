@@ -66,6 +66,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bench.cli.publish_cmd",
     "bench.cli.key_cmd",
     "bench.cli.gateway_cmd",
+    "bench.cli.policy_cmd",
     "bench.cli.completion_cmd",
 )
 

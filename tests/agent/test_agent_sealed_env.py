@@ -16,7 +16,9 @@ from docker import DockerClient
 
 from bench.agent import ArmRecord, ArmRun, AttemptSetup, read_exchange_log, run_attempt
 from bench.agent.sealed_env import HOOK_PASSED
-from bench.gateway import Mode
+from bench.gateway import Mode, Policy
+from bench.gateway.exchange import ExchangeRecord
+from bench.gateway.policy_check import check_request
 from bench.provision import load_fixture
 from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.layout import BASE_ENV
@@ -43,8 +45,8 @@ POLICY = {
 
 
 @pytest.fixture(scope="module")
-def requests(inputs: Inputs, engine: DockerClient, agent_image: str) -> list[str]:
-    """Every request the treatment's model received, as text."""
+def exchanges(inputs: Inputs, engine: DockerClient, agent_image: str) -> tuple[ExchangeRecord, ...]:
+    """Every exchange of the treatment's model."""
     system = reference_system(neutral_dir(), name="probe")
     declared = system.attachment
     assert declared.settings is not None
@@ -78,7 +80,13 @@ def requests(inputs: Inputs, engine: DockerClient, agent_image: str) -> list[str
     )
     done = run_attempt(run, setup, attempt=2)  # the treatment runs first
     treatment = store.get_document(done.treatments[system.name], ArmRecord)
-    return [json.dumps(e.request_body) for e in read_exchange_log(store, treatment.exchanges)]
+    return read_exchange_log(store, treatment.exchanges)
+
+
+@pytest.fixture(scope="module")
+def requests(exchanges: tuple[ExchangeRecord, ...]) -> list[str]:
+    """Every request the treatment's model received, as text."""
+    return [json.dumps(e.request_body) for e in exchanges]
 
 
 def _seen(requests: list[str], who: str) -> set[str]:
@@ -98,3 +106,14 @@ def test_a_hook_sees_no_model_credentials(requests: list[str]) -> None:
     seen = _seen(requests, "hook")
     assert not {name for name in seen if name.startswith(("ANTHROPIC_", "CLAUDE_CODE_", "MCP_"))}, seen
     assert seen - {"PWD"} == set(BASE_ENV) | {HOOK_PASSED}, seen  # the hook's shell sets PWD itself
+
+
+def test_policy_check_over_the_recorded_requests_fires_the_rule_the_gateway_recorded(
+    exchanges: tuple[ExchangeRecord, ...],
+) -> None:
+    policy = Policy.model_validate_json(json.dumps(POLICY))
+    checks = [check_request(policy, e.request_body, i, e.rule) for i, e in enumerate(exchanges)]  # type: ignore[arg-type]
+    assert [c.fired for c in checks] == [e.rule for e in exchanges] and checks[0].fired == "probe"
+    # The CLI defers MCP tools (named in a reminder, their schemas only on demand): said unchecked, never passed.
+    assert not checks[0].calls[0].checked and not checks[0].refused
+    assert checks[1].missed[0].reasons == ("turn 1: the request is turn 2",)
