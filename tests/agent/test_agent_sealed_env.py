@@ -11,15 +11,14 @@ import re
 from pathlib import Path
 
 import pytest
-from agent_scenario import MODEL, Inputs, challenge, neutral_dir, reference_system, workspace_tree
+from agent_scenario import Inputs, neutral_dir, reference_system, run_policy_attempt
 from docker import DockerClient
 
-from bench.agent import ArmRecord, ArmRun, AttemptSetup, read_exchange_log, run_attempt
+from bench.agent import ArmRecord, read_exchange_log
 from bench.agent.sealed_env import HOOK_PASSED
-from bench.gateway import Mode, Policy
+from bench.gateway import Policy
 from bench.gateway.exchange import ExchangeRecord
 from bench.gateway.policy_check import check_request
-from bench.provision import load_fixture
 from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.layout import BASE_ENV
 from bench.suite.memory_system import McpServer
@@ -27,7 +26,7 @@ from bench.suite.memory_system import McpServer
 pytestmark = pytest.mark.slow  # real containers and the real CLI: minutes
 
 REPO = Path(__file__).resolve().parents[2]
-PROBE = "mcp__probe__variables"
+PROBE = "mcp__probe__search"
 HOOK = (
     "python3 -c \"import json, os; print(json.dumps({'hookSpecificOutput': {'hookEventName': 'UserPromptSubmit', "
     "'additionalContext': 'hook sees: ' + ' '.join(sorted(os.environ))}}))\""
@@ -37,7 +36,7 @@ POLICY = {
         {
             "name": "probe",
             "when": {"turn": 1, "offers": [PROBE]},
-            "reply": [{"type": "tool_use", "name": PROBE, "input": {}}],
+            "reply": [{"type": "tool_use", "name": PROBE, "input": {"query": "variables"}}],
         },
     ],
     "default": [{"type": "text", "text": "Reviewed."}],
@@ -54,7 +53,7 @@ def exchanges(inputs: Inputs, engine: DockerClient, agent_image: str) -> tuple[E
     hooks["UserPromptSubmit"] = [*hooks["UserPromptSubmit"], {"hooks": [{"type": "command", "command": HOOK}]}]  # type: ignore[misc]
     server = McpServer(
         command="python3",
-        args=("-c", (REPO / "tests" / "agent" / "data" / "env_probe_server.py").read_text()),
+        args=("-c", (REPO / "tests" / "agent" / "data" / "notes_server.py").read_text(), "--variables"),
         env={"PROBE_DECLARED": "1"},
     )
     attachment = declared.model_copy(
@@ -62,23 +61,7 @@ def exchanges(inputs: Inputs, engine: DockerClient, agent_image: str) -> tuple[E
     )
     system = system.model_copy(update={"attachment": attachment})
     store = inputs.store
-    run = ArmRun(
-        DockerBackend(store, engine),
-        workspace_tree(store),
-        challenge(follow_up=False),
-        MODEL,
-        Mode.POLICY,
-        policy=json.dumps(POLICY).encode(),
-    )
-    setup = AttemptSetup(
-        suite_root=REPO,
-        fixture_root=inputs.fixture_root,
-        fixture=load_fixture(inputs.fixture_root),
-        graph_arm="plain",
-        image_id=agent_image,
-        systems=(system,),
-    )
-    done = run_attempt(run, setup, attempt=2)  # the treatment runs first
+    done = run_policy_attempt(inputs, DockerBackend(store, engine), agent_image, system, POLICY, REPO)
     treatment = store.get_document(done.treatments[system.name], ArmRecord)
     return read_exchange_log(store, treatment.exchanges)
 
