@@ -7,7 +7,8 @@ read-only mount of the same shape: the agent user's ``~/.claude/settings.json`` 
 or ``{"hooks": {}}``), the user-level MCP configuration ``~/.claude.json`` (the declared servers, or none), the
 user-level instructions file ``~/.claude/CLAUDE.md`` (empty, unless a system mounts its state there) and the user's
 ``skills``, ``agents`` and ``commands`` directories (empty). Nothing there is the agent's to write, and nothing
-tells one arm from another but the memory itself.
+tells one arm from another but the memory itself. A system's servers and hooks start with the environment its
+declaration names and none of the arm's model credentials (:mod:`bench.agent.sealed_env`).
 
 The runner learns no system's schema: it writes the files the declaration gives into a runner-owned staging
 directory, mounts a copy of every declared restore location at its target (named in hex: a mount's source shows in
@@ -31,6 +32,7 @@ from ..sandbox.layout import USER_HOME
 from ..sandbox.spec import MemoryAttachment, Mount, runner_name
 from ..suite.memory_system import Attachment, MemorySystem
 from .claude import AUTO_MEMORY, CLAUDE_DIR, USER_MEMORY_PATH, managed_settings_mount
+from .sealed_env import sealed_server, sealed_settings
 
 __all__ = [
     "MCP_CONFIG_PATH",
@@ -90,9 +92,11 @@ def _user_config(staging: Path, declared: Attachment | None) -> list[Mount]:
     """The user-level configuration every arm gets, read-only, from ``declared`` (None: the control's); the paths a
     declared state mount takes are left to it."""
     staging.chmod(0o755)
-    settings = dict(declared.settings) if declared is not None and declared.settings is not None else {"hooks": {}}
+    settings: dict[str, Any] = {"hooks": {}}
+    if declared is not None and declared.settings is not None:
+        settings = sealed_settings(declared.settings)
     servers = {
-        name: {"type": "stdio", "command": server.command, "args": list(server.args), "env": dict(server.env)}
+        name: sealed_server(server)
         for name, server in sorted((declared.mcp_servers if declared is not None else {}).items())
     }
     instructions = staging / "CLAUDE.md"

@@ -62,7 +62,7 @@ from .attachment import control_attachment, return_writes, treatment_attachment
 from .claude import agent_env, managed_settings_mount
 from .memory import LiveMemory, live_memory, system_provisioner
 from .memory_evidence import StateEvidence, state_evidence
-from .mounted import record_mounts, require_declared
+from .mounted import record_mounts, require_declared, require_publishable
 from .recorder import read_exchange_log
 from .rederive_injected import rederive_injected
 from .retrieval_score import score_retrieval
@@ -243,6 +243,7 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
             for system in setup.systems:
                 restored = live[system.name].session.restored
                 require_declared(system, restored, setup.suite_root)
+                require_publishable(system, restored)
                 attachment = treatment_attachment(system, restored, staging[system.name], setup.layers.get(system.name))
                 attachments[system.name] = record_mounts(store, attachment)
                 specs[system.name] = arm_spec(run, setup.image_id, attachments[system.name])

@@ -9,6 +9,10 @@ A restore location inside the suite directory passes the suite's own files strai
 refused unless the files are declared code (their bytes are keyed: :mod:`bench.provision.code`) mounted read-only:
 an undeclared one would reach the agent unkeyed, and a writable one would let the agent write through into the
 suite, the next run's provisioner included.
+
+A restore response is recorded with the attempt and published with it, so what publication would refuse in it (a
+restore location under a home directory or a runner's scratch folder, a secret) is refused as restore answers,
+before any arm runs, by the publication's own patterns (:func:`bench.publish.checks.check_leaks`).
 """
 
 from __future__ import annotations
@@ -18,12 +22,13 @@ from pathlib import Path
 from ..contracts import Digest
 from ..errors import ContractError
 from ..provision.messages import RestoreResponse
+from ..publish.checks import check_leaks
 from ..sandbox.spec import MemoryAttachment
 from ..store import Store, tree_from_directory
 from ..suite.memory_system import MemorySystem
 from .attachment import restore_location
 
-__all__ = ["record_mounts", "require_declared"]
+__all__ = ["record_mounts", "require_declared", "require_publishable"]
 
 
 def _mounted(store: Store, source: Path) -> Digest:
@@ -50,6 +55,22 @@ def require_declared(system: MemorySystem, restored: RestoreResponse, suite_root
             hint="restore a copy into the provisioner's own directory, or declare the path in `code` and mount it "
             "read-only",
         )
+
+
+def require_publishable(system: MemorySystem, restored: RestoreResponse) -> None:
+    """Refuse ``system``'s restore response when publication would refuse it: now, not after the arms ran."""
+    paths = restored.locations.paths if restored.locations is not None else {}
+    places = [(f"restore location {name!r} ({path})", path) for name, path in sorted(paths.items())]
+    for place, text in [*places, ("restore response", restored.model_dump_json())]:
+        findings = check_leaks(place, text.encode())
+        if findings:
+            raise ContractError(
+                f"memory system {system.name!r}: its {place} would be refused at publication: {findings[0].detail}",
+                field="locations",
+                actual=[finding.detail for finding in findings],
+                hint="restore into a directory the provisioner owns outside any home directory (a temporary "
+                "directory): the restore response is recorded and published",
+            )
 
 
 def record_mounts(store: Store, attachment: MemoryAttachment) -> MemoryAttachment:

@@ -107,7 +107,7 @@ def provider_failed(store: Store, outputs: AttemptOutputs) -> str | None:
     return None
 
 
-@stage("paired-attempt", version=5, kind=StageKind.OBSERVED, checks=check_spec_diffs, retry=provider_failed)
+@stage("paired-attempt", version=6, kind=StageKind.OBSERVED, checks=check_spec_diffs, retry=provider_failed)
 def paired_attempt(context: StageContext, inputs: AttemptInputs, params: PairedAttemptParams) -> AttemptOutputs:
     store = context.store
     _require_gates(store, inputs)

@@ -33,6 +33,7 @@ from ..store import EntryKind, read_tree
 from ..suite.challenge import Environment, NetworkMode
 from ..suite.memory_system import MemorySystem
 from .arm_record import ConditionName
+from .sealed_env import sealed_server
 from .state_copy import StateCopy, export_state
 
 __all__ = ["PUBLIC_CONTRACTS", "ReplayedCall", "ToolReplay", "replay_tools"]
@@ -175,10 +176,7 @@ def replay_tools(
     try:
         root.chmod(0o755)
         mounts, state = _stage(backend, root, before)
-        servers = {
-            name: {"command": server.command, "args": list(server.args), "env": dict(server.env)}
-            for name, server in system.attachment.mcp_servers.items()
-        }
+        servers = {name: sealed_server(server) for name, server in system.attachment.mcp_servers.items()}
         plan = {
             "servers": servers,
             "state": state,

@@ -66,6 +66,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bench.cli.publish_cmd",
     "bench.cli.key_cmd",
     "bench.cli.gateway_cmd",
+    "bench.cli.policy_cmd",
     "bench.cli.completion_cmd",
 )
 
@@ -108,15 +109,14 @@ def _common_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
         help="object store: a directory or an S3 bucket (default: $STELE_BENCH_STORE, else the project's store/)",
         **keep,
     )
-    if "--project" not in parser._option_string_actions:  # `provision` names the provisioner's project so
-        parser.add_argument(
-            "--project",
-            type=Path,
-            metavar="DIR",
-            help="the project directory (default: $STELE_BENCH_PROJECT, else the nearest directory at or above "
-            "the working directory holding stele-bench.toml)",
-            **keep,
-        )
+    parser.add_argument(
+        "--project",
+        type=Path,
+        metavar="DIR",
+        help="the project directory (default: $STELE_BENCH_PROJECT, else the nearest directory at or above "
+        "the working directory holding stele-bench.toml)",
+        **keep,
+    )
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout", **keep)
     parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error", **keep)
 

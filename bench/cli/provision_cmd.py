@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ..contracts.files import parse_contract
-from ..errors import ContractError, SourceError
+from ..errors import ContractError, SourceError, UsageError
 from ..provision.adapter import Provisioner
 from ..provision.fixture import artifact_sha256, load_fixture
 from ..provision.messages import HookEvent, ProjectName, RunIdentity
@@ -88,10 +88,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     restore.set_defaults(handler=_restore)
     snapshot = _verb(verbs, "snapshot", "re-read a project's memory and judge the fixture's probes")
-    snapshot.add_argument("--project", required=True, type=_PROJECT, help="the project restore printed")
+    _memory_project(snapshot)
     snapshot.set_defaults(handler=_snapshot)
     retrieve = _verb(verbs, "retrieve", "what a deterministic memory's hooks would inject for each hook event")
-    retrieve.add_argument("--project", required=True, type=_PROJECT, help="the project restore printed")
+    _memory_project(retrieve)
     retrieve.add_argument(
         "--event",
         required=True,
@@ -102,11 +102,27 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     retrieve.set_defaults(handler=_retrieve)
     destroy = _verb(verbs, "destroy", "tear a project down")
-    destroy.add_argument("--project", required=True, type=_PROJECT, help="the project restore printed")
+    _memory_project(destroy)
     destroy.set_defaults(handler=_destroy)
     digest = verbs.add_parser("digest", help="print the SHA-256 a fixture manifest pins for a file or directory")
     digest.add_argument("path", type=Path, help="the file or directory to hash as a fixture manifest pins it")
     digest.set_defaults(handler=_digest)
+
+
+def _memory_project(parser: argparse.ArgumentParser) -> None:
+    # Not required by argparse: the check in _project says what the old spelling, `--project`, means now.
+    parser.add_argument("--memory-project", type=_PROJECT, metavar="PROJECT", help="the project restore printed")
+
+
+def _project(args: argparse.Namespace) -> str:
+    """The memory project a verb acts on; the global ``--project`` names the stele-bench project directory."""
+    if args.memory_project is None:
+        raise UsageError(
+            f"`provision {args.verb}` needs --memory-project, the project restore printed",
+            field="--memory-project",
+            hint="--project names the stele-bench project directory; the memory project's option is --memory-project",
+        )
+    return str(args.memory_project)
 
 
 def _verb(verbs: Any, name: str, help_text: str) -> argparse.ArgumentParser:
@@ -154,7 +170,7 @@ def _snapshot(args: argparse.Namespace, out: Output) -> int:
     provisioner = _provisioner(args)
     fixture = load_fixture(args.fixture_root)
     log: list[CallRecord] = []
-    response = asyncio.run(provisioner.snapshot(args.project, log))
+    response = asyncio.run(provisioner.snapshot(_project(args), log))
     assessment = assess(fixture, response)
     lines = [f"verdict: {assessment.verdict.value}", f"items: {response.state.items}"]
     lines += [
@@ -174,7 +190,7 @@ def _snapshot(args: argparse.Namespace, out: Output) -> int:
 
 def _retrieve(args: argparse.Namespace, out: Output) -> int:
     log: list[CallRecord] = []
-    response = asyncio.run(_provisioner(args).retrieve(args.project, tuple(args.event), log))
+    response = asyncio.run(_provisioner(args).retrieve(_project(args), tuple(args.event), log))
     lines = [
         f"event {index} ({event.hook_event_name.value}): " + ("nothing" if context is None else f"\n{context}")
         for index, (event, context) in enumerate(zip(args.event, response.contexts, strict=True))
@@ -185,8 +201,9 @@ def _retrieve(args: argparse.Namespace, out: Output) -> int:
 
 def _destroy(args: argparse.Namespace, out: Output) -> int:
     log: list[CallRecord] = []
-    asyncio.run(_provisioner(args).destroy(args.project, log))
-    out.result({"ok": True, "calls": _calls(log)}, f"project {args.project} destroyed")
+    project = _project(args)
+    asyncio.run(_provisioner(args).destroy(project, log))
+    out.result({"ok": True, "calls": _calls(log)}, f"project {project} destroyed")
     return 0
 
 

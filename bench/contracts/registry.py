@@ -1,8 +1,9 @@
 """Public contracts by name: what `stele-bench schema` exports for third parties to validate against.
 
-A contract's name is its class name in kebab case (``ActionResult`` -> ``action-result``). Which contracts are
-public is decided by the layer that composes the pipeline (it lists each module's ``PUBLIC_CONTRACTS``), so this
-bottom layer names no module above it.
+A contract's name is its class name in kebab case (``ActionResult`` -> ``action-result``), or its schema title's
+when the model sets one (the gateway's ``Policy`` is titled ``ModelPolicy``, as its documents' kind says). Which
+contracts are public is decided by the layer that composes the pipeline (it lists each module's
+``PUBLIC_CONTRACTS``), so this bottom layer names no module above it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ __all__ = ["ContractRegistry", "contract_name"]
 
 
 def contract_name(model: type[BaseModel]) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "-", model.__name__).lower()
+    title = model.model_config.get("title")
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", title or model.__name__).lower()
 
 
 class ContractRegistry:

@@ -29,7 +29,7 @@ from ..errors import ContractError
 from .errors import GatewayError, PolicyDigestMismatch
 from .wire import Part, RequestView
 
-__all__ = ["Policy", "Rule", "TextReply", "ToolUseReply", "When", "load_policy", "offered_tools"]
+__all__ = ["PUBLIC_CONTRACTS", "Policy", "Rule", "TextReply", "ToolUseReply", "When", "load_policy", "offered_tools"]
 
 # A deferred-tool announcement: a line naming deferred tools, then one tool name per line.
 _DEFERRED = re.compile(r"deferred tools[^\n]*\n((?:[A-Za-z0-9_.:-]+\n?)+)")
@@ -54,24 +54,36 @@ Reply = Annotated[TextReply | ToolUseReply, Field(discriminator="type")]
 class When(ContractModel):
     """Conditions on a request; all given ones must hold. No condition at all matches every request."""
 
-    contains: tuple[str, ...] = ()  # every phrase appears in `part`
-    lacks: tuple[str, ...] = ()  # no phrase appears in `part`
-    part: Part = Part.ANY
-    turn: int | None = Field(default=None, ge=1)  # 1 + assistant messages already in the request
-    tool_result_seen: bool | None = None  # whether any tool result is in the request
-    offers: tuple[str, ...] = ()  # every named tool is offered by the request (defined or announced as deferred)
+    contains: tuple[str, ...] = Field(default=(), description="every phrase appears in `part`")
+    lacks: tuple[str, ...] = Field(default=(), description="no phrase appears in `part`")
+    part: Part = Field(
+        default=Part.ANY,
+        description="where `contains` and `lacks` look: any (system, user text, tool results), system, user (text "
+        "of user messages), tool-results, latest (the last user message); the model's own turns never count",
+    )
+    turn: int | None = Field(
+        default=None, ge=1, description="the request's turn: 1 + the assistant messages already in it"
+    )
+    tool_result_seen: bool | None = Field(default=None, description="whether any tool result is in the request")
+    offers: tuple[str, ...] = Field(
+        default=(), description="every named tool is offered (defined in `tools`, or announced as deferred)"
+    )
 
     def holds(self, view: RequestView, offered: frozenset[str] = frozenset()) -> bool:
-        if not offered.issuperset(self.offers):
-            return False
+        return not self.misses(view, offered)
+
+    def misses(self, view: RequestView, offered: frozenset[str] = frozenset()) -> tuple[str, ...]:
+        """Why the conditions do not hold for ``view``: one reason per failed condition (none: they hold)."""
         texts = view.texts(self.part)
-        if not all(any(phrase in text for text in texts) for phrase in self.contains):
-            return False
-        if any(phrase in text for phrase in self.lacks for text in texts):
-            return False
+        reasons = [f"offers {name}: not offered" for name in self.offers if name not in offered]
+        part = self.part.value
+        reasons += [f"contains {p!r}: not in {part}" for p in self.contains if not any(p in t for t in texts)]
+        reasons += [f"lacks {p!r}: found in {part}" for p in self.lacks if any(p in t for t in texts)]
         if self.turn is not None and view.assistant_turns + 1 != self.turn:
-            return False
-        return self.tool_result_seen is None or view.has_tool_result == self.tool_result_seen
+            reasons.append(f"turn {self.turn}: the request is turn {view.assistant_turns + 1}")
+        if self.tool_result_seen is not None and view.has_tool_result != self.tool_result_seen:
+            reasons.append(f"tool_result_seen {str(self.tool_result_seen).lower()}: it is not")
+        return tuple(reasons)
 
 
 class Rule(ContractModel):
@@ -81,6 +93,9 @@ class Rule(ContractModel):
 
 
 class Policy(Document):
+    """A policy file: ordered rules, the first whose ``when`` holds answers; ``default`` when none does."""
+
+    model_config = {**Document.model_config, "title": "ModelPolicy"}  # its public name, as its kind says
     kind: Literal["model-policy"] = "model-policy"
     schema_version: Literal[1] = 1
     rules: tuple[Rule, ...]
@@ -118,6 +133,9 @@ class Policy(Document):
             "stop_sequence": None,
         }
         return rule, message
+
+
+PUBLIC_CONTRACTS = (Policy,)
 
 
 def offered_tools(body: dict[str, Any]) -> frozenset[str]:

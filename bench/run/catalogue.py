@@ -24,6 +24,7 @@ from ..contracts.registry import ContractRegistry
 from ..fence import caps as fence_caps
 from ..fence import config as fence_config
 from ..fence import fence_record as fence_records
+from ..gateway import policy as gateway_policy
 from ..grading import restored as grading_restored
 from ..packaging import PUBLIC_CONTRACTS as PACKAGING_CONTRACTS
 from ..packaging.certify import certify
@@ -114,6 +115,7 @@ CONTRACTS = ContractRegistry(
         *provision_fixture.PUBLIC_CONTRACTS,
         *provision_receipt.PUBLIC_CONTRACTS,
         *suite_suite.PUBLIC_CONTRACTS,
+        *gateway_policy.PUBLIC_CONTRACTS,
         *PACKAGING_CONTRACTS,
         *agent_records.PUBLIC_CONTRACTS,
         *agent_rederive.PUBLIC_CONTRACTS,

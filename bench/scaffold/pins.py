@@ -7,11 +7,15 @@ project commit is not a digest of a file here and is left as written. A pin guar
 unnoticed after it was preregistered; re-pinning is the step after an edit made on purpose, before `prereg freeze`
 (or a corrected preregistration). A memory system's code is the build under test, not frozen: its pin only says
 that a change was meant, and the keys name its bytes whatever the pin says.
+
+Every pin is computed before any document is written, and each is then replaced whole (a temporary file renamed
+over it): a pin that cannot be computed (a missing file, a refused one) leaves every document as it was.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,8 +42,12 @@ class Pin:
         return f"{self.document} {self.field}: {self.old[:12]} -> {self.new[:12]}"
 
 
-def _repin(document: Path, pins: list[tuple[tuple[Any, ...], Path | str | None]], write: bool) -> list[Pin]:
-    """Set each pin to its source's SHA-256 (a Path) or to the value given (None: no pin)."""
+_Pins = list[tuple[tuple[Any, ...], Path | str | None]]
+
+
+def _repin(document: Path, pins: _Pins) -> tuple[list[Pin], str | None]:
+    """Set each pin to its source's SHA-256 (a Path) or to the value given (None: no pin); returns the changed pins
+    and the document's new text (None: unchanged). Nothing is written."""
     data = read_json_object(document, "a pinned document")
     changed = []
     for keys, source in pins:
@@ -50,16 +58,19 @@ def _repin(document: Path, pins: list[tuple[tuple[Any, ...], Path | str | None]]
         if holder.get(keys[-1]) != new:
             changed.append(Pin(document, ".".join(str(key) for key in keys), str(holder.get(keys[-1])), str(new)))
             holder[keys[-1]] = new
-    if changed and write:
-        document.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return changed
+    return changed, (json.dumps(data, indent=2, ensure_ascii=False) + "\n" if changed else None)
 
 
-def _challenge_pins(directory: Path) -> list[tuple[tuple[Any, ...], Path | str | None]]:
+def _replace(document: Path, text: str) -> None:
+    staged = document.with_name(f".{document.name}.{os.getpid()}.tmp")
+    staged.write_text(text, encoding="utf-8")
+    staged.chmod(document.stat().st_mode & 0o777)
+    staged.replace(document)
+
+
+def _challenge_pins(directory: Path) -> _Pins:
     manifest = load_challenge(directory)  # shape checked through the contract; only digests may be stale
-    pins: list[tuple[tuple[Any, ...], Path | str | None]] = [
-        (("verifier", "asset", "sha256"), directory / manifest.verifier.asset.path)
-    ]
+    pins: _Pins = [(("verifier", "asset", "sha256"), directory / manifest.verifier.asset.path)]
     if manifest.oracle is not None:
         pins.append((("oracle", "asset", "sha256"), directory / manifest.oracle.asset.path))
     return pins
@@ -68,24 +79,26 @@ def _challenge_pins(directory: Path) -> list[tuple[tuple[Any, ...], Path | str |
 def pin_suite(root: Path, write: bool = True) -> list[Pin]:
     """Re-pin the suite at ``root``; returns every pin that was (or, without ``write``, would be) changed."""
     manifest = load_suite(root)  # the suite's shape is checked first; only the digests may be stale
-    changed: list[Pin] = []
     fixture_root = root / manifest.fixture.path
     fixture = load_fixture(fixture_root)
-    fixture_pins: list[tuple[tuple[Any, ...], Path | str | None]] = [
-        (("evidence_corpus", "sha256"), fixture_root / fixture.evidence_corpus.path)
-    ]
+    fixture_pins: _Pins = [(("evidence_corpus", "sha256"), fixture_root / fixture.evidence_corpus.path)]
     fixture_pins += [
         (("graph_arms", index, "graph", "sha256"), fixture_root / arm.graph.path)
         for index, arm in enumerate(fixture.graph_arms)
     ]
-    changed += _repin(fixture_root / FIXTURE_FILE, fixture_pins, write)
-    suite_pins: list[tuple[tuple[Any, ...], Path | str | None]] = []
+    documents: dict[Path, _Pins] = {fixture_root / FIXTURE_FILE: fixture_pins}
+    suite_pins: _Pins = []
     for index, challenge in enumerate(manifest.challenges):
         directory = root / challenge.directory
-        changed += _repin(directory / _CHALLENGE_FILE, _challenge_pins(directory), write)
+        documents[directory / _CHALLENGE_FILE] = _challenge_pins(directory)
         if challenge.policy is not None:
             suite_pins.append((("challenges", index, "policy", "sha256"), directory / challenge.policy.path))
     for index, system in enumerate(manifest.memory_systems):
         suite_pins.append((("memory_systems", index, "code_sha256"), code_pin(system, root)))
-    changed += _repin(root / SUITE_FILE, suite_pins, write)
-    return changed
+    documents[root / SUITE_FILE] = suite_pins
+    repinned = [(document, *_repin(document, pins)) for document, pins in documents.items()]  # all, or raise
+    if write:
+        for document, _, text in repinned:
+            if text is not None:
+                _replace(document, text)
+    return [pin for _, changed, _ in repinned for pin in changed]

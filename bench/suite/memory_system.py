@@ -66,6 +66,8 @@ NpmPin = Annotated[
     ),
 ]  # an exact version: a range would let the registry change the image under the same declaration
 PipPin = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9][0-9A-Za-z.+!-]*$")]
+# Variables that point a process at a model provider or carry its key: never given to a memory tool.
+MODEL_ENV_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "OPENAI_", "OPENROUTER_", "GEMINI_", "GOOGLE_API", "AWS_BEARER")
 _DOT_SEGMENT = re.compile(r"(^|/)\.{1,2}(/|$)")
 
 
@@ -86,11 +88,26 @@ class StateMount(ContractModel):
 
 
 class McpServer(ContractModel):
-    """One stdio MCP server, as Claude Code's user-level configuration declares it."""
+    """One stdio MCP server, as Claude Code's user-level configuration declares it.
+
+    It starts with the container's base environment and ``env`` alone (:mod:`bench.agent.sealed_env`); a model
+    provider's variables are refused, since a memory system's own traffic to a model would be a channel no grade
+    counts.
+    """
 
     command: Annotated[str, StringConstraints(min_length=1, max_length=512)]
     args: tuple[Annotated[str, StringConstraints(max_length=4096)], ...] = ()
     env: dict[EnvName, Annotated[str, StringConstraints(max_length=4096)]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _no_model_credentials(self) -> Self:
+        named = sorted(name for name in self.env if name.upper().startswith(MODEL_ENV_PREFIXES))
+        if named:
+            raise ValueError(
+                f"`env` names {named}: a memory tool gets no model provider's variables (its calls to a model would "
+                "reach it uncounted); remove them"
+            )
+        return self
 
 
 class ImageLayer(ContractModel):

@@ -16,7 +16,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.agent import ArmRecord
+from bench.agent import ArmRecord, ArmRun, AttemptSetup, run_attempt
+from bench.agent.attempt import AttemptOutcome
 from bench.agent.paired_attempt import PairedAttemptParams
 from bench.contracts import Digest, PortablePath, Sha256
 from bench.gateway import Mode, Policy
@@ -52,6 +53,7 @@ __all__ = [
     "neutral_dir",
     "policy_bytes",
     "reference_system",
+    "run_policy_attempt",
     "workspace_tree",
     "write_challenge_dir",
     "write_fixture",
@@ -252,6 +254,37 @@ def reference_system(home: Path, name: str = "reference") -> MemorySystem:
             ),
         ),
     )
+
+
+def run_policy_attempt(
+    inputs: Inputs,
+    backend: SandboxBackend,
+    agent_image: str,
+    system: MemorySystem,
+    policy: dict[str, object],
+    suite_root: Path,
+    layers: dict[str, str] | None = None,
+) -> AttemptOutcome:
+    """Attempt 2 (the treatment first) of the one-prompt challenge with ``system`` alone, answered by ``policy``."""
+    store = inputs.store
+    run = ArmRun(
+        backend,
+        workspace_tree(store),
+        challenge(follow_up=False),
+        MODEL,
+        Mode.POLICY,
+        policy=json.dumps(policy).encode(),
+    )
+    setup = AttemptSetup(
+        suite_root=suite_root,
+        fixture_root=inputs.fixture_root,
+        fixture=load_fixture(inputs.fixture_root),
+        graph_arm="plain",
+        image_id=agent_image,
+        systems=(system,),
+        layers=layers or {},
+    )
+    return run_attempt(run, setup, attempt=2)
 
 
 def provisioner_inputs(store: Store, params: PairedAttemptParams) -> dict[str, Digest]:

@@ -7,19 +7,17 @@ turn (the CLI waits for its MCP servers), or a policy that searches when offered
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from agent_scenario import MODEL, RECALL_PHRASE, Inputs, challenge, memory_declaration, workspace_tree
+from agent_scenario import RECALL_PHRASE, Inputs, memory_declaration, run_policy_attempt
 from docker import DockerClient
 
-from bench.agent import ArmRecord, ArmRun, AttemptSetup, PairRecord, read_exchange_log, run_attempt
+from bench.agent import ArmRecord, PairRecord, read_exchange_log
 from bench.agent.replay_tools import ToolReplay
-from bench.gateway import Mode
 from bench.gateway.policy import offered_tools
 from bench.grading import Channel, MemoryDeclaration, grade_delivery, harness_conversation, parse_claude_session
-from bench.provision import PairVerdict, SnapshotReceipt, load_fixture
+from bench.provision import PairVerdict, SnapshotReceipt
 from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.images import build_layer
 from bench.suite.memory_system import CONTROL, MemorySystem
@@ -58,24 +56,9 @@ def attempt(inputs: Inputs, engine: DockerClient, agent_image: str) -> dict[str,
     assert system.attachment.image is not None
     layer = build_layer(system.attachment.image, DockerBackend(client=engine)).record.image_id
     store = inputs.store
-    run = ArmRun(
-        DockerBackend(store, engine),
-        workspace_tree(store),
-        challenge(follow_up=False),
-        MODEL,
-        Mode.POLICY,
-        policy=json.dumps(POLICY).encode(),
-    )
-    setup = AttemptSetup(
-        suite_root=EXAMPLE,
-        fixture_root=inputs.fixture_root,
-        fixture=load_fixture(inputs.fixture_root),
-        graph_arm="plain",
-        image_id=agent_image,
-        systems=(system,),
-        layers={system.name: layer},
-    )
-    done = run_attempt(run, setup, attempt=2)  # the treatment runs first
+    done = run_policy_attempt(
+        inputs, DockerBackend(store, engine), agent_image, system, POLICY, EXAMPLE, {system.name: layer}
+    )  # the treatment runs first
     return {
         "treatment": store.get_document(done.treatments[system.name], ArmRecord),
         "control": store.get_document(done.control, ArmRecord),

@@ -43,13 +43,17 @@ def fixture_root(tmp_path: Path) -> Path:
 
 PROVISION_REFUSALS = [
     pytest.param(["restore", "--provisioner", "x", "--run-identity", "a b"], "--run-identity", id="run-identity"),
-    pytest.param(["snapshot", "--provisioner", "x", "--project", "../x"], "--project", id="project-dotdot"),
-    pytest.param(["destroy", "--provisioner", "'unbalanced", "--project", "p"], "--provisioner", id="quote"),
-    pytest.param(["destroy", "--provisioner", "", "--project", "p"], "--provisioner", id="empty-provisioner"),
-    pytest.param(["destroy", "--provisioner", "x", "--project", "p", "--timeout", "nan"], "--timeout", id="nan"),
-    pytest.param(["destroy", "--provisioner", "x", "--project", "p", "--timeout", "0"], "--timeout", id="zero"),
-    pytest.param(["destroy", "--provisioner", "x", "--project", "p", "--timeout", "-5"], "--timeout", id="negative"),
-    pytest.param(["destroy", "--provisioner", "x", "--project", "p", "--timeout", "inf"], "--timeout", id="inf"),
+    pytest.param(
+        ["snapshot", "--provisioner", "x", "--memory-project", "../x"], "--memory-project", id="project-dotdot"
+    ),
+    pytest.param(["destroy", "--provisioner", "'unbalanced", "--memory-project", "p"], "--provisioner", id="quote"),
+    pytest.param(["destroy", "--provisioner", "", "--memory-project", "p"], "--provisioner", id="empty-provisioner"),
+    pytest.param(["destroy", "--provisioner", "x", "--memory-project", "p", "--timeout", "nan"], "--timeout", id="nan"),
+    pytest.param(["destroy", "--provisioner", "x", "--memory-project", "p", "--timeout", "0"], "--timeout", id="zero"),
+    pytest.param(
+        ["destroy", "--provisioner", "x", "--memory-project", "p", "--timeout", "-5"], "--timeout", id="negative"
+    ),
+    pytest.param(["destroy", "--provisioner", "x", "--memory-project", "p", "--timeout", "inf"], "--timeout", id="inf"),
 ]
 
 
@@ -183,7 +187,7 @@ def test_a_broken_document_is_one_line_naming_the_file_and_field(
     manifest["probes"][0]["top_k"] = "five"
     (fixture_root / "fixture.json").write_text(json.dumps(manifest))
     argv = ["--json", "provision", "destroy", "--provisioner", "x", "--fixture-root", str(fixture_root)]
-    code = main([*argv, "--project", "p"])  # destroy does not read the fixture: restore does
+    code = main([*argv, "--memory-project", "p"])  # destroy does not read the fixture: restore does
     capsys.readouterr()
     assert code == 11  # the provisioner `x` does not exist: a provisioner refusal
     argv = ["--json", "provision", "restore", "--provisioner", "x", "--fixture-root", str(fixture_root)]

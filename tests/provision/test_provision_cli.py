@@ -29,14 +29,14 @@ def test_restore_snapshot_destroy_by_hand(tmp_path: Path, capsys) -> None:
     assert code == 0
     project = restored["response"]["project"]
     assert (home / project / "state.sqlite").is_file()
-    code, snapshot = _json(capsys, "provision", "snapshot", *common, "--project", project)
+    code, snapshot = _json(capsys, "provision", "snapshot", *common, "--memory-project", project)
     assert code == 0
     assert snapshot["assessment"]["verdict"] == "valid"
     assert {p["outcome"] for p in snapshot["assessment"]["probes"]} == {"passed"}
-    code, destroyed = _json(capsys, "provision", "destroy", *common, "--project", project)
+    code, destroyed = _json(capsys, "provision", "destroy", *common, "--memory-project", project)
     assert code == 0 and destroyed["ok"] is True
     assert not (home / project).exists()
-    code, missing = _json(capsys, "provision", "snapshot", *common, "--project", project)
+    code, missing = _json(capsys, "provision", "snapshot", *common, "--memory-project", project)
     assert code == 1 and missing["assessment"]["verdict"] == "invalid-memory-missing"
 
 
@@ -54,20 +54,22 @@ def test_retrieve_by_hand_answers_each_event_and_refuses_a_malformed_one(tmp_pat
         "tool_input": {"file_path": "/workspace/NOWHERE.md"},
     }
     events = ["--event", json.dumps(prompt), "--event", json.dumps(read)]
-    code, answered = _json(capsys, "provision", "retrieve", *common, "--project", project, *events)
+    code, answered = _json(capsys, "provision", "retrieve", *common, "--memory-project", project, *events)
     assert code == 0
     first, second = answered["response"]["contexts"]
     assert first.startswith("<!-- recall:prompt -->") and "adr/0002-visibility-timeout.md" in first
     assert second is None  # no note is anchored to that file
     assert [call["verb"] for call in answered["calls"]] == ["retrieve"]
     duplicated = '{"cwd": "/w", "cwd": "/x"}'
-    assert main(["provision", "retrieve", *common, "--project", project, "--event", duplicated]) == 2
+    assert main(["provision", "retrieve", *common, "--memory-project", project, "--event", duplicated]) == 2
     assert "repeats the key 'cwd'" in capsys.readouterr().err
-    _json(capsys, "provision", "destroy", *common, "--project", project)
+    _json(capsys, "provision", "destroy", *common, "--memory-project", project)
 
 
 def test_refusal_is_an_error_naming_its_reason(tmp_path: Path, capsys) -> None:
-    code = main(["provision", "destroy", "--provisioner", "false", "--fixture-root", str(EXAMPLE), "--project", "p"])
+    code = main(
+        ["provision", "destroy", "--provisioner", "false", "--fixture-root", str(EXAMPLE), "--memory-project", "p"]
+    )
     assert code == 11  # the provisioner family's exit code
     assert "[nonzero-exit]" in capsys.readouterr().err
 
@@ -90,3 +92,10 @@ def test_a_declared_semantic_probe_without_the_model_is_refused_in_one_line_nami
     (line,) = capsys.readouterr().err.splitlines()
     assert code == 11 and "semantic probe" in line and f"`{MODEL_INSTALL}`" in line
     assert not home.exists() or list(home.iterdir()) == []
+
+
+def test_the_old_spelling_of_the_memory_project_is_refused_naming_the_new_one(tmp_path: Path, capsys) -> None:
+    common = ["--provisioner", "never-started", "--fixture-root", str(EXAMPLE)]
+    code, refused = _json(capsys, "provision", "destroy", *common, "--project", "p1")
+    assert code == 2 and refused["error"]["code"] == "usage", refused
+    assert "--memory-project" in refused["error"]["message"] and "stele-bench project" in refused["error"]["hint"]

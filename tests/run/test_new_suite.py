@@ -68,10 +68,10 @@ def test_the_template_provisioner_passes_provision_by_hand(scaffolded: Path, tmp
     assert code == 0, err
     project = restored["response"]["project"]
     assert Path(restored["response"]["locations"]["paths"]["notes"]).read_text().strip()
-    code, snap, err = _json(scaffolded, "provision", "snapshot", *provisioner, *common, "--project", project)
+    code, snap, err = _json(scaffolded, "provision", "snapshot", *provisioner, *common, "--memory-project", project)
     assert code == 0, err
     assert snap["response"]["state"]["present"] and snap["response"]["probes"][0]["status"] == "answered"
-    code, _, err = _json(scaffolded, "provision", "destroy", *provisioner, *common, "--project", project)
+    code, _, err = _json(scaffolded, "provision", "destroy", *provisioner, *common, "--memory-project", project)
     assert code == 0 and not (tmp_path / "home" / project).exists(), err
 
 

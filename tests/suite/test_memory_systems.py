@@ -22,6 +22,7 @@ from bench.agent.claude import CLAUDE_DIR, USER_MEMORY_PATH
 from bench.errors import ContractError
 from bench.provision import PairVerdict, ProbeKind, ProbeOutcome, SnapshotReceipt
 from bench.provision.messages import RestoreLocations, RestoreResponse
+from bench.sandbox.layout import BASE_ENV
 from bench.suite.memory_system import MemorySystem, resolve_provisioner
 from bench.suite.suite import Suite
 
@@ -71,6 +72,10 @@ def test_the_example_declares_its_systems_with_their_attachments(suite: Suite) -
             "share",
         ),
         (system(provisioner=[]), "too_short"),
+        (
+            system(attachment={"mcp_servers": {"m": {"command": "x", "env": {"ANTHROPIC_BASE_URL": "http://a"}}}}),
+            "no model provider's variables",
+        ),
     ],
 )
 def test_a_declaration_that_cannot_mean_what_it_says_is_refused(declaration: dict[str, Any], message: str) -> None:
@@ -132,7 +137,9 @@ def test_the_attachment_mounts_what_restore_reported_and_writes_the_declared_con
     assert json.loads(shown[str(SETTINGS_PATH)]) == {"hooks": {}} and shown[str(USER_MEMORY_PATH)] == ""
     assert json.loads(shown[str(MCP_CONFIG_PATH)]) == {"mcpServers": {}}
     config = json.loads(Path(by_target[str(MCP_CONFIG_PATH)].bound).read_text())
-    assert config == {"mcpServers": {"memory": {"type": "stdio", "args": [], **SERVER["memory"]}}}
+    sealed = ["-i", *(f"{k}={v}" for k, v in sorted({**BASE_ENV, **SERVER["memory"]["env"]}.items()))]
+    started = {"type": "stdio", "command": "env", "args": [*sealed, "mcp-server-memory"], "env": {}}
+    assert config == {"mcpServers": {"memory": started}}  # only the base environment and what is declared
     assert staged.stat().st_mode & 0o777 == 0o777 and (staged / "memory.jsonl").stat().st_mode & 0o777 == 0o666
     (staged / "memory.jsonl").write_text('{"planted": true}')  # what the arm left goes back where restore put it
     return_writes(declared, _restored({"graph": str(graph)}), attachment)

@@ -1,6 +1,10 @@
-"""A stdio MCP server an agent could write for itself: one tool, answering with what it was told to remember."""
+"""A stdio MCP server an agent could write for itself: one tool, answering with what it was told to remember.
+
+With ``--variables`` it answers with the names of the variables in its own environment instead (never their values).
+"""
 
 import json
+import os
 import sys
 
 for line in sys.stdin:
@@ -19,7 +23,10 @@ for line in sys.stdin:
         schema = {"type": "object", "properties": {"query": {"type": "string"}}}
         result = {"tools": [{"name": "search", "description": "Search the notes", "inputSchema": schema}]}
     elif method == "tools/call":
-        result = {"content": [{"type": "text", "text": "The quartz ledger convention applies."}]}
+        text = "The quartz ledger convention applies."
+        if sys.argv[1:] == ["--variables"]:
+            text = "server sees: " + " ".join(sorted(os.environ))
+        result = {"content": [{"type": "text", "text": text}]}
     else:
         result = {}
     print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
