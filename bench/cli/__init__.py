@@ -190,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _refused(out: Output, exc: BenchError, args: argparse.Namespace | None) -> int:
     """A refusal in one line; a store's refusal names the store it is about (the message may not know it)."""
-    from .locate import store_path_or_none  # a refusal's path: the store's modules are loaded by then
+    from .locate import store_path_or_none  # only a refusal pays for the store package
 
     error, text = exc.as_json(), f"error: {exc}"
     where = store_path_or_none(args) if isinstance(exc, StoreError) and args is not None else None
@@ -214,7 +214,7 @@ def _traceback(debug: bool) -> None:
 
 def _unexpected(out: Output, exc: Exception, debug: bool) -> int:
     """One line for an exception no boundary translated: what it was, and how to see more."""
-    from pydantic import ValidationError  # an error's path: pydantic is loaded by whatever raised
+    from pydantic import ValidationError  # only an unexpected error pays for pydantic here
 
     from ..contracts.files import validation_summary
 
