@@ -11,20 +11,15 @@ and SIGHUP stop a command the way Ctrl-C does, ending every child it started (:m
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from pydantic import ValidationError
-
 from .. import __version__
-from ..contracts.files import validation_summary
 from ..errors import EXIT_CODES, BenchError, StoreError, SystemRefused, UsageError
-from ..store.location import store_location
-from .locate import store_path_or_none
+from .commands import CommandTable
 from .output import Output
 from .signals import Interrupted, stop_signals
 
@@ -43,36 +38,11 @@ can re-verify. Start with `stele-bench demo`, or `stele-bench init` and `stele-b
 The store, doit's database and published bundles live in the project (the nearest directory holding
 stele-bench.toml, found from the working directory upward, as git does)."""
 
-# Each module defines `register(subparsers)`; order is the order of `--help`.
-COMMAND_MODULES: tuple[str, ...] = (
-    "bench.cli.demo_cmd",
-    "bench.cli.run_cmd",
-    "bench.cli.init_cmd",
-    "bench.cli.new_cmd",
-    "bench.cli.status_cmd",
-    "bench.cli.ls_cmd",
-    "bench.cli.prereg_cmd",
-    "bench.cli.store_cmd",
-    "bench.cli.lineage_cmd",
-    "bench.cli.export_cmd",
-    "bench.cli.schema_cmd",
-    "bench.cli.packaging_cmd",
-    "bench.cli.certify_cmd",
-    "bench.cli.provision_cmd",
-    "bench.cli.image_cmd",
-    "bench.cli.sandbox_cmd",
-    "bench.cli.calibrate_cmd",
-    "bench.cli.fence_cmd",
-    "bench.cli.publish_cmd",
-    "bench.cli.key_cmd",
-    "bench.cli.gateway_cmd",
-    "bench.cli.policy_cmd",
-    "bench.cli.completion_cmd",
-)
-
 
 def location_argument(text: str) -> str:
     """``--store``: a directory or an S3 URL, spelled the same for every process that opens it."""
+    from ..store.location import store_location  # the store package, only when a command names a store
+
     try:
         return store_location(text)
     except BenchError as exc:
@@ -121,6 +91,12 @@ def _common_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error", **keep)
 
 
+def _prepare_command(parser: argparse.ArgumentParser) -> None:
+    """A command's parser as its module made it, given the common options at every level below the top."""
+    for child in (parser, *_subparsers(parser)):
+        _common_options(child, top=False)
+
+
 def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
     """Every parser below ``parser``: commands, their verbs, and so on."""
     for action in parser._actions:
@@ -163,6 +139,8 @@ def _epilog() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The whole command tree; a command's module is imported when the command is parsed or looked up
+    (:mod:`bench.cli.commands`), so walking the tree loads all of them."""
     parser = _Parser(
         prog="stele-bench",
         description=DESCRIPTION,
@@ -171,11 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_Version)
     _common_options(parser, top=True)
-    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
-    for child in _subparsers(parser):
-        _common_options(child, top=False)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", action=CommandTable)
+    assert isinstance(commands, CommandTable)
+    commands.prepare = _prepare_command
     return parser
 
 
@@ -213,6 +189,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _refused(out: Output, exc: BenchError, args: argparse.Namespace | None) -> int:
     """A refusal in one line; a store's refusal names the store it is about (the message may not know it)."""
+    from .locate import store_path_or_none  # only a refusal pays for the store package
+
     error, text = exc.as_json(), f"error: {exc}"
     where = store_path_or_none(args) if isinstance(exc, StoreError) and args is not None else None
     if where is not None:
@@ -235,6 +213,10 @@ def _traceback(debug: bool) -> None:
 
 def _unexpected(out: Output, exc: Exception, debug: bool) -> int:
     """One line for an exception no boundary translated: what it was, and how to see more."""
+    from pydantic import ValidationError  # only an unexpected error pays for pydantic here
+
+    from ..contracts.files import validation_summary
+
     hint = "" if debug else f"; {_DEBUG_HINT}"
     if isinstance(exc, ValidationError):  # a contract checked outside its reader: still a contract refusal
         message = f"{exc.title} breaks its contract: {validation_summary(exc)}"

@@ -21,7 +21,7 @@ __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("calibrate", help="show a challenge's verifier fails untouched and passes solved")
+    parser = subparsers.add_parser("calibrate")
     parser.add_argument("challenge", type=Path, help="challenge directory holding challenge.json and its assets")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument(

@@ -23,7 +23,6 @@ __all__ = ["register"]
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "certify",
-        help="check the redacted corpus, evidence, graph arms and challenge text for leaks (exit 1 on findings)",
     )
     parser.add_argument(
         "--source",

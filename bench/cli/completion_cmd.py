@@ -39,7 +39,7 @@ _ZSH_PREAMBLE = "autoload -U +X bashcompinit && bashcompinit\n"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("completion", help="print a shell completion script (bash or zsh)")
+    parser = subparsers.add_parser("completion")
     parser.add_argument("shell", type=Shell, choices=list(Shell), metavar="SHELL", help="bash or zsh")
     parser.set_defaults(handler=_completion)
 

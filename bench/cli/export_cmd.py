@@ -16,7 +16,7 @@ __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("export", help="write a published bundle in another tool's format")
+    parser = subparsers.add_parser("export")
     formats = parser.add_subparsers(dest="format", required=True, metavar="FORMAT")
     inspect = formats.add_parser(
         "inspect",

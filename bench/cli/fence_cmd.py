@@ -23,7 +23,7 @@ EXIT_STOPPED = FenceError.exit_code
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("fence", help="the money fence that guards paid pairs")
+    parser = subparsers.add_parser("fence")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     check = verbs.add_parser("check", help="run the preflight (key identity, key budget, headroom); exit 12 if stopped")
     check.add_argument("--config", type=Path, required=True, help="fence config JSON file")

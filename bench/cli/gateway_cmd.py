@@ -18,7 +18,7 @@ __all__ = ["register"]
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("gateway", help="the Anthropic Messages API gateway between an agent and its model")
+    parser = subparsers.add_parser("gateway")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     serve = verbs.add_parser("serve", help="serve until SIGTERM; prints the base URL once listening")
     serve.add_argument(

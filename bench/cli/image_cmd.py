@@ -13,7 +13,7 @@ __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("image", help="build and list the locally built container images")
+    parser = subparsers.add_parser("image")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     build = verbs.add_parser("build", help="build an image unless one with the same inputs exists; prints its ID")
     build.add_argument(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..project import MARKER, init_project
+from ..project import init_project
 from .output import Output
 
 __all__ = ["register"]
@@ -14,7 +14,6 @@ __all__ = ["register"]
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "init",
-        help=f"make DIR a project ({MARKER}, suites/, a .gitignore); the store is made by the first write",
         description="Make a stele-bench project: commands run anywhere inside it use its store, doit database "
         "and published bundles. Nothing is overwritten; an existing project is left as it is.",
     )

@@ -12,7 +12,7 @@ __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("key", help="make a key that signs published bundles")
+    parser = subparsers.add_parser("key")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     generate = verbs.add_parser(
         "generate", help="write a new ed25519 private key to PATH (mode 0600) and its public key to PATH.pub"

@@ -18,7 +18,7 @@ _DIGEST_HELP = "the object: a digest, a unique prefix of its hex (at least 4 dig
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("lineage", help="the actions and inputs that produced an object, to its roots")
+    parser = subparsers.add_parser("lineage")
     parser.add_argument("digest", type=digest_argument, help=_DIGEST_HELP)
     parser.add_argument(
         "--format",
@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "mermaid",
     )
     parser.set_defaults(handler=_lineage)
-    parser = subparsers.add_parser("rederive", help="re-run the deterministic action that produced an object")
+    parser = subparsers.add_parser("rederive")
     parser.add_argument("digest", type=digest_argument, help=_DIGEST_HELP)
     parser.add_argument(
         "--locate",

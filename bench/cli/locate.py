@@ -11,13 +11,15 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import BenchError, StoreNotFound
-from ..pipeline.runtime import Runtime
 from ..project import Project, open_project
-from ..run.catalogue import runtime
 from ..store import Store
 from ..store.location import is_remote, store_location
+
+if TYPE_CHECKING:
+    from ..pipeline.runtime import Runtime
 
 __all__ = [
     "STORE_VARIABLE",
@@ -72,4 +74,6 @@ def open_store(args: argparse.Namespace, *, create: bool) -> Store:
 
 def store_runtime(args: argparse.Namespace, *, create: bool) -> Runtime:
     """What stages run with: the catalogue and services over the command's store."""
+    from ..run.catalogue import runtime  # every stage and service: only commands that run stages import it
+
     return runtime(open_store(args, create=create).location)

@@ -4,7 +4,8 @@
 - attempts: every paired attempt any run recorded, with each arm's outcome and its admission;
 - bundles: every published bundle (refs ``published/<suite>``) with its records and admissions.
 
-Every listed digest is printed short; each command that takes a digest takes that back.
+Every listed digest is printed short; each command that takes a digest takes that back. Each listing imports
+the contracts it reads when it runs, so `ls runs` does not load the analysis and publication packages.
 """
 
 from __future__ import annotations
@@ -12,18 +13,17 @@ from __future__ import annotations
 import argparse
 import enum
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..analysis.admission import AdmissionDecision
-from ..analysis.attempt_record import ArmResult, PairedAttempt
-from ..contracts import Digest
-from ..pipeline.progress import elapsed
-from ..results import load_bundle
-from ..run.run_record import run_records
-from ..store import Store
 from ..store.actions import ActionKey, ActionResult
 from .locate import open_store
 from .output import Output
+
+if TYPE_CHECKING:
+    from ..analysis.admission import AdmissionDecision
+    from ..analysis.attempt_record import ArmResult
+    from ..contracts import Digest
+    from ..store import Store
 
 __all__ = ["register"]
 
@@ -35,7 +35,7 @@ class Listing(enum.StrEnum):
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("ls", help="list the runs, attempts and published bundles in the store")
+    parser = subparsers.add_parser("ls")
     parser.add_argument(
         "what",
         nargs="?",
@@ -48,6 +48,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _runs(store: Store) -> tuple[list[dict[str, Any]], list[str]]:
+    from ..pipeline.progress import elapsed
+    from ..run.run_record import run_records
+
     rows, lines = [], []
     for name, record in run_records(store):
         row = {"ref": name, **record.model_dump(mode="json", exclude={"kind", "schema_version"})}
@@ -76,6 +79,9 @@ def _results_of(store: Store, stage: str) -> list[tuple[ActionKey, ActionResult]
 
 
 def _attempts(store: Store) -> tuple[list[dict[str, Any]], list[str]]:
+    from ..analysis.admission import AdmissionDecision
+    from ..analysis.attempt_record import PairedAttempt
+
     decisions: dict[Digest, AdmissionDecision] = {}
     for key, result in _results_of(store, "admit"):
         if store.has(result.outputs["admission"]):
@@ -110,6 +116,8 @@ def _attempts(store: Store) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def _bundles(store: Store) -> tuple[list[dict[str, Any]], list[str]]:
+    from ..results import load_bundle
+
     rows, lines = [], []
     for name, tree in store.refs().items():
         if not name.startswith("published/"):

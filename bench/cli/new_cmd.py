@@ -12,7 +12,7 @@ __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("new", help="start something new from a template (a suite)")
+    parser = subparsers.add_parser("new")
     kinds = parser.add_subparsers(dest="kind", required=True, metavar="KIND")
     suite = kinds.add_parser(
         "suite",
@@ -28,9 +28,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--name", help="the project's name in receipts (default: the repository directory's name, lowercased)"
     )
     suite.set_defaults(handler=_new_suite)
-    pin = subparsers.add_parser(
-        "pin", help="set every SHA-256 pin of a suite (verifiers, oracles, policies, fixture) to its file's bytes"
-    )
+    pin = subparsers.add_parser("pin")
     pin.add_argument("suite", type=Path, metavar="SUITE_DIR", help="the suite directory")
     pin.add_argument("--check", action="store_true", help="change nothing; exit 1 when a pin is stale")
     pin.set_defaults(handler=_pin)

@@ -22,7 +22,7 @@ def outcome_fields(outcome: ActionOutcome) -> dict[str, Any]:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("corpus", help="build a store tree from a commit's git objects (no checkout)")
+    parser = subparsers.add_parser("corpus")
     parser.add_argument("repository", help="a git repository directory or a git bundle file")
     parser.add_argument("commit", help="a full 40-hex commit id, or a ref (resolved and recorded)")
     parser.add_argument(
@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "or a bundle's digest); never its path, so two checkouts of one commit are one cache hit",
     )
     parser.set_defaults(handler=_corpus)
-    parser = subparsers.add_parser("redact", help="remove auto-loaded agent context from a tree, with a receipt")
+    parser = subparsers.add_parser("redact")
     parser.add_argument(
         "tree", type=digest_argument, help="the tree to redact: a digest, a unique prefix of one, or a ref name"
     )

@@ -24,7 +24,7 @@ __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("policy", help="try a challenge's policy against a dry request or a recorded arm")
+    parser = subparsers.add_parser("policy")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     check = verbs.add_parser("check", help="which rule fires at each turn, and why the others did not")
     check.add_argument("suite", type=Path, metavar="SUITE", help="the suite directory")

@@ -58,7 +58,7 @@ def _challenge_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("prereg", help="preregister a suite's challenges")
+    parser = subparsers.add_parser("prereg")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     freeze_parser = verbs.add_parser("freeze", help="write v1 for each challenge that has no preregistration yet")
     freeze_parser.add_argument("suite", type=Path, help="a suite directory, e.g. challenges/example")

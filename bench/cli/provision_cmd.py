@@ -77,9 +77,7 @@ def _event(text: str) -> HookEvent:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "provision", help="run one provisioner verb by hand (restore, snapshot, retrieve, destroy)"
-    )
+    parser = subparsers.add_parser("provision")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     restore = _verb(verbs, "restore", "restore a fixture's graph arm; prints the project to pass to the others")
     restore.add_argument("--graph-arm", required=True, help="graph arm name declared by the fixture")

@@ -20,9 +20,7 @@ __all__ = ["register", "trust_of", "verification_json", "verification_lines", "v
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "publish", help="derive the summary and report of a bundle, run the publication checks, write its manifest"
-    )
+    parser = subparsers.add_parser("publish")
     parser.add_argument("bundle", type=Path, help="bundle directory (records/, admissions/, manifests/)")
     parser.add_argument(
         "--confidence", type=confidence, default="0.95", help="confidence level of every interval (default 0.95)"
@@ -41,8 +39,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=_publish)
     check = subparsers.add_parser(
         "verify",
-        help="re-hash every file of a published bundle, check its signature and lineage, re-run its deterministic "
-        "stages from it",
     )
     check.add_argument("manifest", type=Path, help=f"the bundle's {MANIFEST_NAME}")
     check.add_argument(

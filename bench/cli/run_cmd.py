@@ -19,7 +19,6 @@ __all__ = ["register"]
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "run",
-        help="run a suite of this project through the pipeline, publish and verify it",
         description="Run SUITE_DIR's challenges through every stage, as the demo runs the example: live "
         "progress on stderr, the headline at the end, the bundle exported into the project and verified.",
     )

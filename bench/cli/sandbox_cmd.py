@@ -11,7 +11,7 @@ __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("sandbox", help="the runner's containers and networks on the engine")
+    parser = subparsers.add_parser("sandbox")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     sweep = verbs.add_parser(
         "sweep",

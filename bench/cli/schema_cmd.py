@@ -13,7 +13,7 @@ __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("schema", help="print the JSON Schema of a public contract, or list them")
+    parser = subparsers.add_parser("schema")
     parser.add_argument("name", nargs="?", help="a contract name; omit to list them all")
     parser.set_defaults(handler=_schema)
 

@@ -23,9 +23,7 @@ __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "status", help="say which stages of a suite's plan are stale and why, without running any"
-    )
+    parser = subparsers.add_parser("status")
     parser.add_argument(
         "suite",
         nargs="?",

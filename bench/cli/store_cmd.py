@@ -32,7 +32,7 @@ _DIGEST_HELP = "a digest, a unique prefix of its hex (at least 4 digits, as prog
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("store", help="inspect and maintain the object store")
+    parser = subparsers.add_parser("store")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     check = verbs.add_parser("fsck", help="re-hash every object; exit 3 corrupt, 4 missing, 5 both")
     check.add_argument(

@@ -26,8 +26,6 @@ from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, TextIO
 
-from doit.exceptions import UnmetDependency
-
 __all__ = ["Narrator", "ProgressReporter", "TaskView", "elapsed"]
 
 _TICK_SECONDS = 1.0
@@ -163,6 +161,8 @@ class ProgressReporter:
             self._line(f"{self._place(place)} {view.title()} · {elapsed(self.clock() - began)} {verb}{detail}")
 
     def add_failure(self, task: Any, fail: Any) -> None:
+        from doit.exceptions import UnmetDependency  # here, so `ls` can format durations without loading doit
+
         if isinstance(fail, UnmetDependency):  # downstream of a failure: counted, not a line each
             with self.lock:
                 self.counts["not run"] += 1

@@ -13,9 +13,10 @@ Nothing is written: keys and code digests are computed as the engine would store
 from __future__ import annotations
 
 import enum
+import functools
 import json
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,9 +130,10 @@ def plan_status(plan: Plan, runtime: Runtime) -> list[InvocationStatus]:
     keys: dict[str, Digest] = {}  # each up-to-date invocation's action key, for those that take the run's actions
     statuses: list[InvocationStatus] = []
     by_name: dict[str, InvocationStatus] = {}
+    code_of = functools.cache(_code)  # a stage's sources read once per answer, not once per invocation of it
     for invocation in plan.invocations:
         ancestors = plan.ancestors(invocation.name) if invocation.run_actions else []
-        status = _status(store, runtime, invocation, outputs, by_name, recorded, keys, ancestors)
+        status = _status(store, runtime, invocation, outputs, by_name, recorded, keys, ancestors, code_of)
         statuses.append(status)
         by_name[invocation.name] = status
     return statuses
@@ -146,6 +148,7 @@ def _status(
     recorded: Mapping[str, list[ActionKey]],
     keys: dict[str, Digest],
     ancestors: list[str],
+    code_of: Callable[[str], tuple[Digest, dict[str, BlobDigest]]],
 ) -> InvocationStatus:
     status = InvocationStatus(invocation.name, invocation.stage, dict(invocation.labels), Freshness.WAITING)
     blocked = sorted(name for name in invocation.upstream if name not in outputs)
@@ -159,7 +162,7 @@ def _status(
         # Every ancestor is up to date here (this one's upstream is), so each has its key.
         inputs[invocation.run_actions] = Digest.of(canonical_bytes(RunActions.of(keys[name] for name in ancestors)))
     stage = runtime.catalogue.get(invocation.stage)
-    code, modules = _code(stage.module)
+    code, modules = code_of(stage.module)
     key = key_document(stage, code, stage.parse_inputs(inputs).flat(), stage.parse_params(invocation.params))
     key_digest = Digest.of(canonical_bytes(key))
     cached = cached_result(store, key_digest)

@@ -9,6 +9,7 @@ the base layer instead of importing a second copy of Debian.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import subprocess
 import tarfile
@@ -53,12 +54,18 @@ def fetch_cli(cache_dir: Path, version: str = CLI_VERSION) -> Path:
     return binary
 
 
+def _file_sha256(path: Path) -> Sha256:
+    """Read in chunks: the binary is hundreds of megabytes, and every plan (`status` too) asks for its digest."""
+    with path.open("rb") as stream:
+        return Sha256(hashlib.file_digest(stream, "sha256").hexdigest())
+
+
 def agent_inputs(base_image_id: str, binary: Path) -> str:
     data = {
         "recipe": "agent",
         "version": RECIPE_VERSION,
         "base": base_image_id,
-        "cli": Sha256.of(binary.read_bytes()),
+        "cli": _file_sha256(binary),
         "dockerfile": _DOCKERFILE,
     }
     return str(Sha256.of(canonical_json(data)))
