@@ -110,7 +110,7 @@ def _user_config(staging: Path, declared: Attachment | None) -> list[Mount]:
     for name in USER_DIRS:
         empty = staging / name
         empty.mkdir(mode=0o755, exist_ok=True)
-        mounts.append(Mount.of(empty, runner_name(f"{name}/", b""), str(CLAUDE_DIR / name)))
+        mounts.append(Mount.of(empty, runner_name(name, b""), str(CLAUDE_DIR / name)))  # an empty directory
     taken = {mount.target for mount in declared.mounts} if declared is not None else set()
     return [mount for mount in mounts if mount.target not in taken]
 

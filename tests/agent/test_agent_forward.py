@@ -23,6 +23,7 @@ from bench.fence.fence import read_record
 from bench.fence.fence_record import CheckName, CheckVerdict, FenceOutcome
 from bench.gateway import ArmStop, ChargeBasis, Refusal
 from bench.grading import grade_delivery, parse_claude_session
+from bench.grading.chain import harness_conversation
 from bench.run.ending import arm_ending
 from bench.store import Store
 from bench.suite.memory_system import CONTROL
@@ -163,7 +164,8 @@ def test_a_treatment_whose_provider_failed_is_not_graded_delivered(
     transcript = parse_claude_session(
         inputs.store.get_bytes(treatment.session), [inputs.store.get_bytes(step.stream) for step in treatment.steps]
     )
-    graded = grade_delivery(transcript, exchanges, memory_declaration(inputs.store, inputs.fixture))
+    conversation = harness_conversation(exchanges, treatment.runner())
+    graded = grade_delivery(transcript, conversation, memory_declaration(inputs.store, inputs.fixture))
     assert not graded.delivered and not any(channel.gateway_phrases for channel in graded.channels)  # ...no model
 
 

@@ -145,7 +145,7 @@ def test_no_file_of_the_demo_bundle_names_a_host_path(demo_runs: DemoRuns) -> No
     # What each arm mounted is named portably: a file the runner wrote, or a system's restored state by location.
     records = [data for path, data in bundle_files(demo_runs.published).items() if b'"kind":"arm-record"' in data]
     sources = {m["source"] for data in records for m in json.loads(data)["spec"]["attachment"]["mounts"]}
-    assert sources and all(re.match(r"^(runner:[a-z.-]+@[0-9a-f]{16}|restore:[a-z-]+/[a-z]+)$", s) for s in sources)
+    assert sources and all(re.match(r"^(runner:[A-Za-z.-]+@[0-9a-f]{16}|restore:[a-z-]+/[a-z]+)$", s) for s in sources)
     assert {"restore:reference/state", "restore:server-memory/graph", "restore:static-notes/notes"} <= sources
 
 
