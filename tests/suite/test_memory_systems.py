@@ -72,6 +72,12 @@ def test_the_example_declares_its_systems_with_their_attachments(suite: Suite) -
             "share",
         ),
         (system(provisioner=[]), "too_short"),
+        (system(attachment={"image": {"debian": ["nodejs"], "node": "20.20.2"}}), "would both be node"),
+        (system(attachment={"image": {"node": "20"}}), "string_pattern_mismatch"),  # a major alone moves
+        (
+            system(attachment={"image": {"debian": ["nodejs"], "npm": ["a@1.0.0"], "install_scripts": True}}),
+            "name both",
+        ),
         (
             system(attachment={"mcp_servers": {"m": {"command": "x", "env": {"ANTHROPIC_BASE_URL": "http://a"}}}}),
             "no model provider's variables",
@@ -171,3 +177,24 @@ def test_the_static_notes_hold_every_evidence_document_verbatim_and_answer_the_p
         ProbeKind.SEMANTIC: {ProbeOutcome.UNSUPPORTED},  # no embeddings: said so, never a lexical stand-in
     }
     assert any(path.name == "NOTES.md" for path in seen) and not any(path.exists() for path in seen)  # destroyed
+
+
+def test_a_declared_node_stands_in_for_debian_s_and_an_unset_one_leaves_the_digest_as_it_was() -> None:
+    """npm packages on a declared node need no Debian ``nodejs``; a layer that declares neither ``node`` nor
+    ``install_scripts`` dumps (and so is named, frozen and built) exactly as before those fields existed."""
+    on_node = MemorySystem.model_validate_json(
+        json.dumps(system(attachment={"image": {"node": "20.20.2", "npm": ["a@1.0.0"]}}))
+    )
+    assert on_node.attachment.image is not None and on_node.attachment.image.node == "20.20.2"
+    debian = MemorySystem.model_validate_json(
+        json.dumps(system(attachment={"image": {"debian": ["nodejs"], "npm": ["a@1.0.0"]}}))
+    )
+    assert debian.model_dump(mode="json")["attachment"]["image"] == {
+        "debian": ["nodejs"],
+        "npm": ["a@1.0.0"],
+        "pip": [],
+    }
+    scripts = MemorySystem.model_validate_json(
+        json.dumps(system(attachment={"image": {"node": "20.20.2", "npm": ["a@1.0.0"], "install_scripts": True}}))
+    )
+    assert len({debian.digest, on_node.digest, scripts.digest}) == 3

@@ -24,7 +24,7 @@ from ..layout import BASE_ENV
 from .agent import agent_context, agent_inputs, fetch_cli
 from .archive import archive_image
 from .debian import DebianRecipe, base_rootfs, configured_mirror, host_codename
-from .layer import fetch_npm, fetch_wheels, layer_context, layer_inputs
+from .layer import fetch_layer, layer_context, layer_inputs
 from .registry import INPUTS_LABEL, RECIPE_LABEL, ImageName, ImageRecord, find_image, list_images, using
 from .scan import require_neutral_image
 from .tiny import tiny_rootfs
@@ -125,12 +125,11 @@ def build_layer(layer: ImageLayer, backend: SandboxBackend | None = None, store:
         started = time.monotonic()
         before = {record.image_id for record in list_images(images) if record.name is ImageName.LAYER}
         agent = build_image(ImageName.AGENT, images).record.image_id
-        npm = fetch_npm(cache, layer.npm) if layer.npm else None
-        wheels = fetch_wheels(cache, layer.pip) if layer.pip else None
-        inputs = layer_inputs(agent, layer, npm, wheels)
+        fetched = fetch_layer(cache, layer)
+        inputs = layer_inputs(agent, layer, fetched)
         if find_image(ImageName.LAYER, inputs, images) is None:
             with tempfile.TemporaryDirectory(dir=cache, prefix="context-") as work:
-                context = layer_context(agent, layer, npm, wheels, Path(work) / "context.tar")
+                context = layer_context(agent, layer, fetched, Path(work) / "context.tar")
                 labels = _labels(ImageName.LAYER, inputs)
                 images.build_image(context, tag=f"sandbox-layer:{inputs[:12]}", labels=labels)
         return _archived(_found(ImageName.LAYER, inputs, images, before, started), store, images, started)
