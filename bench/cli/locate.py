@@ -72,6 +72,12 @@ def open_store(args: argparse.Namespace, *, create: bool) -> Store:
     return Store(location)
 
 
+def declare_contracts() -> None:
+    """Declare every document kind in this process: what reads references by type (fsck, gc, repair) must know each
+    stored document's contract, or it would take a digest kept as a value for a reference."""
+    from ..run import catalogue  # noqa: F401  (importing it declares every stage's and service's contracts)
+
+
 def store_runtime(args: argparse.Namespace, *, create: bool) -> Runtime:
     """What stages run with: the catalogue and services over the command's store."""
     from ..run.catalogue import runtime  # every stage and service: only commands that run stages import it

@@ -20,7 +20,7 @@ from ..store.gc import DEFAULT_GRACE_SECONDS, gc
 from ..store.location import store_location
 from ..store.repair import DirectorySource, RepairSource, StoreSource, repair
 from .digests import digest_argument, ref_argument, resolve_digest
-from .locate import holds_store, open_store, store_path
+from .locate import declare_contracts, holds_store, open_store, store_path
 from .numbers import seconds
 from .output import Output
 
@@ -78,6 +78,7 @@ def _fsck(args: argparse.Namespace, out: Output) -> int:
     if args.source is not None and not args.repair:
         raise UsageError("--from names where a repair takes good bytes from: add --repair", field="--from")
     where = store_path(args)
+    declare_contracts()
     try:
         store = open_store(args, create=False)
         if args.repair:
@@ -142,6 +143,7 @@ def _repair(store: Store, named: str | None, out: Output) -> int:
 
 
 def _gc(args: argparse.Namespace, out: Output) -> int:
+    declare_contracts()
     store = open_store(args, create=False)
     report = gc(store, args.grace_seconds)
     data = {
