@@ -7,9 +7,12 @@ here names a module above it. The plan a builder returns is checked against the 
 from __future__ import annotations
 
 import inspect
+import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+import pydantic
 
 from ..contracts.strict_json import read_json_object
 from ..errors import ContractError
@@ -54,14 +57,29 @@ def build_plan(
     if not isinstance(base_named, str):
         raise ContractError(f"{where}: 'base' must be a directory's path", field="base")
     args = {**given, **(overrides or {})}
-    accepted = inspect.signature(builder).parameters
-    unknown = sorted(name for name in args if name not in accepted)
-    if unknown:
-        raise ContractError(
-            f"{where}: the {spec['builder']!r} plan takes no {', '.join(unknown)} (it takes: "
-            f"{', '.join(name for name in accepted if name not in ('base', 'store'))})",
-            field=unknown[0],
-        )
+    args = _arguments(builder, str(named), args, where)
     plan = builder(Path(base_named), store, **args)
     check_plan(plan, catalogue, store)
     return plan
+
+
+def _arguments(builder: PlanBuilderFunction, name: str, given: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``given`` checked against ``builder``'s signature (past ``base`` and ``store``): every argument it needs, none
+    it does not take, each of its annotated type; a refusal names the first field that is wrong."""
+    hints = typing.get_type_hints(builder)
+    fields: dict[str, Any] = {
+        parameter: (hints.get(parameter, Any), ... if spec.default is inspect.Parameter.empty else spec.default)
+        for parameter, spec in inspect.signature(builder).parameters.items()
+        if parameter not in ("base", "store")
+    }
+    model = pydantic.create_model(f"{name}-plan-arguments", __config__=pydantic.ConfigDict(extra="forbid"), **fields)
+    try:
+        parsed = model.model_validate(dict(given))
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "args"
+        raise ContractError(
+            f"{where}: the {name!r} plan's argument {field!r}: {first['msg']} (it takes: {', '.join(fields)})",
+            field=field,
+        ) from None
+    return {parameter: getattr(parsed, parameter) for parameter in fields}
