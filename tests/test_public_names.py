@@ -80,6 +80,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
     ],
     "bench.cli": ["ENVIRONMENT", "build_parser", "main"],
     "bench.contracts": [
+        "ApiDialect",
         "BlobDigest",
         "ContractModel",
         "Digest",
