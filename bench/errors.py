@@ -58,7 +58,7 @@ operating system refused; 128 + N a stop signal N.
 Errors from a library underneath (dulwich, sqlite3, pydantic, the Docker SDK) are translated into this tree once,
 at the module that calls the library, naming the input; anything else that reaches the command line is a bug,
 reported in one line with the pointer to ``--debug``. Outside the tree on purpose: a stop signal raises
-:class:`bench.cli.signals.Interrupted`, a ``KeyboardInterrupt``, so that it unwinds past every ``except
+:class:`bench.stop_signals.Interrupted`, a ``KeyboardInterrupt``, so that it unwinds past every ``except
 Exception`` and runs every cleanup on the way out.
 """
 

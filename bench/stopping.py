@@ -1,12 +1,12 @@
 """A stop, as the code it interrupts sees it: the :class:`Interrupted` it raises, whether this process was told to
 stop, and holding a stop off while something outside this process is made, so its handle is held before the stop
-unwinds the stack. The signal handlers themselves are :mod:`bench.cli.signals`'.
+unwinds the stack. The signal handlers themselves are :mod:`bench.stop_signals`'.
 
 Told to stop, a process must end, whatever its cleanup meets: an error there (a network the engine would not remove
 yet) would otherwise replace the stop, and doit would take it for a failed task and hand the process its next one.
 :func:`stopped` lets the code that catches task errors raise the stop again instead.
 
-A stop signal raises where the main thread happens to be (:mod:`bench.cli.signals`). Raised inside the call that
+A stop signal raises where the main thread happens to be (:mod:`bench.stop_signals`). Raised inside the call that
 asks the Docker engine for a network, after the engine made it and before the call returned its handle, it leaves a
 network nobody holds, which no ``finally`` can remove (measured: Ctrl-C to a demo's process group left one behind).
 Inside :func:`stop_deferred` the signal is only noted; when the block ends it is raised again, now with the handle

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..provision.adapter import MemorySession, Provisioner, provisioned
+from ..provision.code import resolve_provisioner
 from ..provision.fixture import Fixture
 from ..provision.messages import ArtifactRef, HookEvent, RetrieveResponse, Verb
 from ..provision.process import CallRecord
 from ..provision.receipt import SnapshotReceipt
-from ..suite.memory_system import MemorySystem, resolve_provisioner
+from ..suite.memory_system import MemorySystem
 
 __all__ = ["LiveMemory", "live_memory", "system_provisioner"]
 

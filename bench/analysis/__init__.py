@@ -6,6 +6,7 @@ normal approximation, so a summary can be re-derived byte for byte from its reco
 
 from .admission import Admission, AdmissionDecision, ExclusionCount, ReasonCode, admitted, decide, exclusion_counts
 from .attempt_record import ArmEnding, ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
+from .cell import ArmSummary, Cell, ContinuousSummary
 from .comparisons import Comparison, ComparisonKind, PooledEffect, Stratum
 from .exact import clopper_pearson, conditional_odds_ratio_interval, mcnemar_exact, sign_test, two_sided_binomial_half
 from .paired import DesignPower, PowerStatement
@@ -27,10 +28,7 @@ from .prereg import (
 from .signed_rank import SignedRankResult, signed_rank_test
 from .summary import (
     EXPLORATORY_BELOW,
-    ArmSummary,
-    Cell,
     ContinuousStatus,
-    ContinuousSummary,
     Interval,
     PairedBinary,
     StatisticsSummary,

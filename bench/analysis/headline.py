@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .admission import ExclusionCount
+from .cell import ArmSummary, Cell
 from .exact import mcnemar_exact
-from .summary import ArmSummary, Cell, StatisticsSummary
+from .summary import StatisticsSummary
 
 __all__ = ["ConditionTotals", "Headline", "SystemHeadline", "headline"]
 

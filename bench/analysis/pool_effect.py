@@ -12,15 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from ..contracts import ContractModel
 from .attempt_record import Build
+from .cell import Cell
 from .comparisons import Comparison, ComparisonKind
 from .exact import mcnemar_exact
-
-if TYPE_CHECKING:  # the summary's cell, which the summary module builds from these rows' inputs
-    from .summary import Cell
 
 __all__ = ["PoolEffect", "pool_effects"]
 

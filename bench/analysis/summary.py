@@ -23,71 +23,31 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..contracts import ContractModel, Digest, DigestValue, Document
+from ..contracts import Digest, DigestValue, Document
 from ..errors import ContractError
 from ..gateway.config import Mode
 from .admission import ExclusionCount
-from .attempt_record import ArmResult, Build, ComparabilityKey, Completion, Outcome, PairedAttempt
+from .attempt_record import ArmResult, Completion, Outcome, PairedAttempt
+from .cell import ArmSummary, Cell, ContinuousSummary
 from .comparisons import Comparison, Plans, baseline_comparisons, control_comparisons
-from .cost import CostPerPass, cost_per_pass
+from .cost import cost_per_pass
 from .exact import EXPLORATORY_BELOW, ContinuousStatus, clopper_pearson, sign_test
 from .paired import Interval, PairedBinary, paired_binary
 from .pool_effect import PoolEffect, pool_effects
 from .prereg import Preregistration
-from .retrieval import RetrievalSummary
 from .retrieval import summarize as retrieval_summary
 from .signed_rank import signed_rank_test
 
 __all__ = [
     "EXPLORATORY_BELOW",
     "PUBLIC_CONTRACTS",
-    "ArmSummary",
-    "Cell",
     "ContinuousStatus",
-    "ContinuousSummary",
     "Interval",
     "PairedBinary",
     "StatisticsSummary",
     "continuous",
     "summarize",
 ]
-
-
-class ArmSummary(ContractModel):
-    attempts: int
-    passes: int
-    delivered: int
-    delivered_via: dict[str, int]  # attempts whose memory arrived through each channel
-    used: int
-    pass_rate: Interval
-
-
-class ContinuousSummary(ContractModel):
-    """Treatment minus control, per pair. The tests are None unless tested; the pair counts are None only when
-    not tested (exploratory says how many differences were non-zero and how many zero)."""
-
-    status: ContinuousStatus
-    median_difference: float | None
-    sign_test_p: float | None
-    signed_rank_p: float | None
-    nonzero_pairs: int | None
-    zero_pairs: int | None
-    bounded_arms: int = 0  # arms whose usage was bounded, not reported: their pairs are left out of this measure
-
-
-class Cell(ContractModel):
-    key: ComparabilityKey
-    key_id: DigestValue
-    build: Build
-    attempts: list[int]
-    control: ArmSummary
-    treatment: ArmSummary
-    paired: PairedBinary
-    tokens: ContinuousSummary
-    wall_seconds: ContinuousSummary
-    dollars: ContinuousSummary
-    cost: CostPerPass  # tokens (and dollars) per pass, both arms, and the paired test on a pass's cost
-    retrieval: RetrievalSummary  # recall@k and precision@k of the challenge's oracle, or why not measured
 
 
 class StatisticsSummary(Document):

@@ -5,7 +5,7 @@ command; the store is found from the project (:mod:`bench.cli.locate`). With
 ``--json`` a command prints exactly one JSON object on stdout: its result, or ``{"error": {...}}`` when it is
 refused (a usage mistake included). Every refusal is one line on stderr with a non-zero exit; an exception that
 is not a refusal is a bug, reported in one line that points at ``--debug`` (which shows the traceback). SIGTERM
-and SIGHUP stop a command the way Ctrl-C does, ending every child it started (:mod:`bench.cli.signals`).
+and SIGHUP stop a command the way Ctrl-C does, ending every child it started (:mod:`bench.stop_signals`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any, NoReturn
 
 from .. import __version__
 from ..errors import EXIT_CODES, BenchError, StoreError, SystemRefused, UsageError
+from ..stop_signals import Interrupted, stop_signals
 from .commands import CommandTable
 from .output import Output
-from .signals import Interrupted, stop_signals
 
 __all__ = ["ENVIRONMENT", "build_parser", "main"]
 

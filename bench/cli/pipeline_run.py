@@ -32,7 +32,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ..analysis.prereg import load_preregistrations
 from ..contracts import TreeDigest, canonical_bytes
 from ..errors import ContractError, StageError, UsageError
-from ..pipeline.executor import parse_executor
+from ..pipeline.executor_choice import parse_executor
 from ..pipeline.failure import PipelineStopped, read_failure
 from ..project import Project
 from ..provision.code import require_code_pin
@@ -48,6 +48,7 @@ from ..sandbox import default_backend
 from ..sandbox.images import ImageName, build_image
 from ..sandbox.images.build import build_layer
 from ..scaffold.unwritten import refuse_unwritten
+from ..stop_signals import STOP_SIGNALS, Interrupted, end_child
 from ..store import Store, export_tree
 from ..store.actions import ActionKey, recorded_from
 from ..store.versions import version_index
@@ -55,7 +56,6 @@ from ..suite.suite import Suite, open_suite
 from .locate import open_store
 from .output import Output
 from .publish_cmd import verification_json, verification_lines, verify_bundle
-from .signals import STOP_SIGNALS, Interrupted, end_child
 
 __all__ = ["SuiteRequest", "add_run_options", "export_published", "positive_int", "run_suite"]
 
@@ -71,7 +71,7 @@ class SuiteRequest:
     memory: tuple[str, ...]
     jobs: int
     published: Path | None  # where the bundle is exported; None: the project's published/<suite>
-    executor: str = "local"  # where invocations run (bench.pipeline.executor.parse_executor)
+    executor: str = "local"  # where invocations run (bench.pipeline.executor_choice.parse_executor)
     wait: bool = True  # for another run of the project to finish (False: refuse, naming it)
 
 

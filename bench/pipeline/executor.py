@@ -5,7 +5,7 @@ hands each task's upstream digests to its action. The action gives the invocatio
 runs it here (:class:`LocalExecutor`) or on a cluster node (``ray_executor.py``); either way the invocation opens
 the same store location and goes through the engine, so its key, outputs and result are the same wherever it ran.
 
-``--executor`` spellings (:func:`parse_executor`): ``local`` (the default), ``ray://HOST:PORT`` (a Ray cluster
+``--executor`` spellings (:mod:`.executor_choice`): ``local`` (the default), ``ray://HOST:PORT`` (a Ray cluster
 through its client server; doit runs anywhere), ``ray:HOST:PORT`` or ``ray:auto`` (doit runs on a cluster node and
 joins as a driver).
 """
@@ -17,14 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..contracts import Digest, canonical_bytes
-from ..errors import UsageError
 from ..stages.engine import execute
 from ..store.versions import set_versioned_ref
 from .plan import Invocation
 from .run_actions import links, run_actions
 from .runtime import Runtime
 
-__all__ = ["Executor", "LocalExecutor", "Ran", "invocation_inputs", "invoke", "parse_executor"]
+__all__ = ["Executor", "LocalExecutor", "Ran", "invocation_inputs", "invoke"]
 
 
 @dataclass(frozen=True)
@@ -88,22 +87,3 @@ class LocalExecutor(Executor):
 
     def run(self, runtime: Runtime, invocation_json: str, upstream: Mapping[str, str]) -> Ran:
         return invoke(runtime, invocation_json, upstream)
-
-
-def parse_executor(text: str) -> Executor:
-    """The executor an ``--executor`` (doit ``executor=``) value names."""
-    if text in ("", "local"):
-        return LocalExecutor()
-    if text.startswith("ray:"):
-        from .ray_executor import RayExecutor  # Ray is imported only by a run that uses it
-
-        address = text if text.startswith("ray://") else text[len("ray:") :]
-        if address.rstrip("/") in ("", "ray:"):
-            raise UsageError(f"executor {text!r} names no Ray address", field="executor")
-        return RayExecutor(address)
-    raise UsageError(
-        f"unknown executor {text!r}",
-        field="executor",
-        expected="local, ray://HOST:PORT (Ray client) or ray:HOST:PORT (a driver on a cluster node)",
-        actual=text,
-    )

@@ -26,27 +26,80 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from ..contracts import BlobDigest, Document, PortablePath, Ref, Sha256
 from ..errors import ContractError
 from ..stages.code import PACKAGE, code_manifest
 from ..store import Store
-from ..suite.memory_system import MemorySystem, resolve_provisioner
 
 __all__ = [
     "PUBLIC_CONTRACTS",
+    "DeclaredProvisioner",
     "ProvisionerCode",
     "code_change",
     "code_pin",
     "provisioner_code",
     "require_code_pin",
+    "resolve_provisioner",
     "store_code",
 ]
 
 _BYTECODE = "__pycache__"
+
+
+class DeclaredProvisioner(Protocol):
+    """What this module reads of a memory system's declaration (``bench.suite.MemorySystem`` is one): the
+    provisioner lives below the suite manifest, so it names the fields it needs instead of importing the suite."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def provisioner(self) -> tuple[str, ...]: ...
+    @property
+    def code(self) -> tuple[PortablePath, ...]: ...
+    @property
+    def code_sha256(self) -> Sha256 | None: ...
+
+
+def resolve_provisioner(system: DeclaredProvisioner, suite_root: Path) -> tuple[str, ...]:
+    """The argv prefix to execute: ``argv[0]`` found on ``PATH``, or, when it names a path, under the suite directory.
+
+    Refused unless the program exists and is executable, so a misspelled provisioner stops the run before any
+    container starts.
+    """
+    program, *rest = system.provisioner
+    if "/" in program:
+        if Path(program).is_absolute() or ".." in Path(program).parts:
+            raise ContractError(
+                f"memory system {system.name!r}: provisioner {program!r} must be a command on PATH or a path inside "
+                "the suite directory",
+                field="provisioner",
+            )
+        path = suite_root / program
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise ContractError(
+                f"memory system {system.name!r}: provisioner {path} is not an executable file; "
+                f"create it or `chmod +x {path}`",
+                path=str(path),
+                field="provisioner",
+            )
+        return (str(path.resolve()), *rest)
+    # The running interpreter's directory first, as the pipeline's PATH has it (bench.cli.pipeline_run): every
+    # process finds the same program, so a plan made by `status` keys what the pipeline runs.
+    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    found = shutil.which(program, path=search)
+    if found is None:
+        raise ContractError(
+            f"memory system {system.name!r}: provisioner command {program!r} is not on PATH; install it or name "
+            "its path relative to the suite directory",
+            field="provisioner",
+        )
+    return (found, *rest)
 
 
 class ProvisionerCode(Document):
@@ -97,7 +150,7 @@ def _module_sources(module: str) -> dict[str, bytes]:
     return sources
 
 
-def _declared(system: MemorySystem, suite_root: Path) -> dict[PortablePath, bytes]:
+def _declared(system: DeclaredProvisioner, suite_root: Path) -> dict[PortablePath, bytes]:
     """Every file of the declared code paths, by its path relative to the suite directory."""
     root = suite_root.resolve()
     found: dict[PortablePath, bytes] = {}
@@ -122,14 +175,14 @@ def _suite_executable(executable: Path, suite_root: Path) -> PortablePath | None
     return PortablePath(executable.relative_to(root).as_posix()) if executable.is_relative_to(root) else None
 
 
-def _read(system: MemorySystem, suite_root: Path) -> tuple[Path, dict[str, bytes], dict[PortablePath, bytes]]:
+def _read(system: DeclaredProvisioner, suite_root: Path) -> tuple[Path, dict[str, bytes], dict[PortablePath, bytes]]:
     argv = resolve_provisioner(system, suite_root)
     module = _interpreted_module(argv)
     modules = _module_sources(module) if module is not None else {}
     return Path(argv[0]).resolve(), modules, _declared(system, suite_root)
 
 
-def provisioner_code(store: Store, system: MemorySystem, suite_root: Path) -> ProvisionerCode:
+def provisioner_code(store: Store, system: DeclaredProvisioner, suite_root: Path) -> ProvisionerCode:
     """Read ``system``'s provisioner code now and store its bytes; the document names them."""
     executable, modules, files = _read(system, suite_root)
     with store.batch():
@@ -142,12 +195,12 @@ def provisioner_code(store: Store, system: MemorySystem, suite_root: Path) -> Pr
         )
 
 
-def store_code(store: Store, system: MemorySystem, suite_root: Path) -> Ref[ProvisionerCode]:
+def store_code(store: Store, system: DeclaredProvisioner, suite_root: Path) -> Ref[ProvisionerCode]:
     """:func:`provisioner_code`, stored: the digest a paired attempt's key names."""
     return store.put_document(provisioner_code(store, system, suite_root))
 
 
-def code_pin(system: MemorySystem, suite_root: Path) -> str | None:
+def code_pin(system: DeclaredProvisioner, suite_root: Path) -> str | None:
     """The SHA-256 that pins the suite's own code of ``system`` (its executable when it lies in the suite
     directory, and the declared paths), over one ``path<TAB>sha256`` line per file; None when it has none."""
     executable, _, files = _read(system, suite_root)
@@ -161,7 +214,7 @@ def code_pin(system: MemorySystem, suite_root: Path) -> str | None:
     return hashlib.sha256(lines.encode()).hexdigest()
 
 
-def require_code_pin(system: MemorySystem, suite_root: Path, suite: str) -> None:
+def require_code_pin(system: DeclaredProvisioner, suite_root: Path, suite: str) -> None:
     """Refuse ``system`` unless its pin matches its suite code now, as a stale verifier pin is refused."""
     actual = code_pin(system, suite_root)
     if actual != system.code_sha256:

@@ -6,7 +6,7 @@
 ``suite=DIR`` plans the suite in DIR (relative to the working directory, which is where the plan's relative paths
 start); ``plan=SPEC`` reads a plan spec (``manifests/plans/*.json``); neither: the bundled example. ``store`` is
 the store: a directory or ``s3://BUCKET/PREFIX`` (default: ``$STELE_BENCH_STORE``, else the project's).
-``executor`` is where invocations run (:func:`bench.pipeline.executor.parse_executor`; default
+``executor`` is where invocations run (:func:`bench.pipeline.executor_choice.parse_executor`; default
 ``$STELE_BENCH_EXECUTOR``, else ``local``): with a Ray cluster doit's workers only wait, so run them as threads
 (``-P thread``), sharing one Ray connection. The repository's ``dodo.py`` imports
 this module, so ``doit`` in a checkout runs the same tasks. `stele-bench demo` and `stele-bench run` start this
@@ -36,18 +36,20 @@ from doit.cmd_base import ModuleTaskLoader
 from doit.doit_cmd import DoitMain
 from doit.exceptions import InvalidTask
 
-# The handlers still live in the command line's module; moving them beside Interrupted (bench.stopping) removes
-# this upward import (issue 35).
-from ..cli.signals import install_stop_signals, stop_with_parent
 from ..errors import BenchError, UsageError
 from ..pipeline.doit_db import DOIT_BACKENDS
 from ..pipeline.doit_tasks import doit_tasks
-from ..pipeline.executor import Executor, parse_executor
+from ..pipeline.executor import Executor
+from ..pipeline.executor_choice import parse_executor
 from ..pipeline.failure import PipelineStopped, read_failure, set_failure_file
 from ..pipeline.plan import Plan
 from ..pipeline.plans import build_plan, load_plan
 from ..pipeline.progress import ProgressReporter
 from ..project import find_project
+
+# The handlers still live in the command line's module; moving them beside Interrupted (bench.stopping) removes
+# this upward import (issue 35).
+from ..stop_signals import install_stop_signals, stop_with_parent
 from ..stopping import Interrupted
 from ..store.location import store_location
 from .catalogue import PLAN_BUILDERS, STAGES, runtime
@@ -56,7 +58,7 @@ from .narrate import SuiteNarrator
 __all__ = ["DOIT_CONFIG", "SuiteProgress", "main", "plan_variables", "task_plan"]
 
 EXAMPLE_PLAN = Path("manifests/plans/example.json")
-WORKER_GRACE_SECONDS = 25.0  # within the 30 s the command gives this process (bench.cli.signals.end_child)
+WORKER_GRACE_SECONDS = 25.0  # within the 30 s the command gives this process (bench.stop_signals.end_child)
 
 
 class SuiteProgress(ProgressReporter):

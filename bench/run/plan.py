@@ -40,7 +40,7 @@ from ..packaging.redact import RedactOutputs, RedactParams, redact
 from ..packaging.surfaces import FixtureSurfaces, challenge_inputs, fixture_inputs
 from ..pipeline.builder import Handle, Link, PlanBuilder
 from ..pipeline.plan import Plan
-from ..provision.code import store_code
+from ..provision.code import resolve_provisioner, store_code
 from ..publish.bundle import ATTEMPT_PAGES, REPORT_PATH, SUMMARY_PATH
 from ..sandbox.audit import AuditOutputs, AuditParams, audit_stage
 from ..sandbox.calibrate import CalibrateOutputs, CalibrateParams, calibrate_stage
@@ -53,7 +53,7 @@ from ..sandbox.verify import VerifyParams, verify_stage
 from ..sandbox.workspace_identity import GIT_DIRECTORY, IdentityParams, workspace_identity
 from ..stages import NoParams
 from ..store import Store, tree_from_directory
-from ..suite.memory_system import CONTROL, MemorySystem, resolve_provisioner
+from ..suite.memory_system import CONTROL, MemorySystem
 from ..suite.suite import LoadedChallenge, Suite, open_suite
 from .admit import AdmitParams, admit
 from .analyze import AnalyzeParams, analyze

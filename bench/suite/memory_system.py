@@ -23,11 +23,7 @@ configuration files, and starts the container from the system's image. Nothing h
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import sys
-from pathlib import Path
 from typing import Annotated, Any, Self
 
 from pydantic import (
@@ -40,7 +36,6 @@ from pydantic import (
 )
 
 from ..contracts import ContractModel, Digest, PortablePath, Sha256, canonical_json
-from ..errors import ContractError
 
 __all__ = [
     "CONTROL",
@@ -52,7 +47,6 @@ __all__ = [
     "ProvisionerTimeouts",
     "StateMount",
     "SystemName",
-    "resolve_provisioner",
 ]
 
 # The control arm's condition name: reserved, so no memory system can take it.
@@ -223,39 +217,3 @@ class MemorySystem(ContractModel):
         a declaration written before that field existed keeps its name."""
         excluded = {"code_sha256"} | (set() if self.code else {"code"})
         return Digest.of(canonical_json(self.model_dump(mode="json", exclude=excluded)))
-
-
-def resolve_provisioner(system: MemorySystem, suite_root: Path) -> tuple[str, ...]:
-    """The argv prefix to execute: ``argv[0]`` found on ``PATH``, or, when it names a path, under the suite directory.
-
-    Refused unless the program exists and is executable, so a misspelled provisioner stops the run before any
-    container starts.
-    """
-    program, *rest = system.provisioner
-    if "/" in program:
-        if Path(program).is_absolute() or ".." in Path(program).parts:
-            raise ContractError(
-                f"memory system {system.name!r}: provisioner {program!r} must be a command on PATH or a path inside "
-                "the suite directory",
-                field="provisioner",
-            )
-        path = suite_root / program
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise ContractError(
-                f"memory system {system.name!r}: provisioner {path} is not an executable file; "
-                f"create it or `chmod +x {path}`",
-                path=str(path),
-                field="provisioner",
-            )
-        return (str(path.resolve()), *rest)
-    # The running interpreter's directory first, as the pipeline's PATH has it (bench.cli.pipeline_run): every
-    # process finds the same program, so a plan made by `status` keys what the pipeline runs.
-    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    found = shutil.which(program, path=search)
-    if found is None:
-        raise ContractError(
-            f"memory system {system.name!r}: provisioner command {program!r} is not on PATH; install it or name "
-            "its path relative to the suite directory",
-            field="provisioner",
-        )
-    return (found, *rest)

@@ -29,7 +29,7 @@ print(json.dumps({"code": code, "modules": sorted(added)}))
 """
 
 # What every command loads to parse its arguments and report: the table, output, signals and the error tree.
-_FRONT = {"bench", "bench.cli", "bench.cli.commands", "bench.cli.output", "bench.cli.signals", "bench.errors"}
+_FRONT = {"bench", "bench.cli", "bench.cli.commands", "bench.cli.output", "bench.stop_signals", "bench.errors"}
 _FRONT |= {"bench.stopping"}
 # `ls runs` reads the store's refs and run records, nothing else; prefixes name a package and all of its modules.
 _LS_RUNS = (

@@ -14,6 +14,7 @@ from bench.memory.corpus import read_corpus
 from bench.packaging.distractor_pool import PoolParams, distractor_pool
 from bench.packaging.markers import TextScanner
 from bench.provision import Provisioner, load_fixture, provisioned
+from bench.provision.code import resolve_provisioner
 from bench.provision.distractors import generated_pool
 from bench.provision.fixture import DistractorPool, PoolGenerator, verify_artifact
 from bench.provision.messages import ArtifactRef, Verb
@@ -23,7 +24,6 @@ from bench.run.catalogue import services
 from bench.stages import StageContext
 from bench.stages.engine import execute
 from bench.store import EntryKind, Store, walk_tree
-from bench.suite.memory_system import resolve_provisioner
 from bench.suite.suite import Suite, open_suite
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,7 +11,8 @@ import pytest
 
 from bench.contracts import Digest
 from bench.errors import ContractError
-from bench.pipeline.executor import LocalExecutor, Ran, parse_executor
+from bench.pipeline.executor import LocalExecutor, Ran
+from bench.pipeline.executor_choice import parse_executor
 from bench.pipeline.ray_executor import RayExecutor
 
 

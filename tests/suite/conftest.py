@@ -9,8 +9,8 @@ import pytest
 from example_suite import build_memory, example_suite, export_project
 
 from bench.provision import Provisioner, SnapshotReceipt, provisioned
+from bench.provision.code import resolve_provisioner
 from bench.store import Store
-from bench.suite.memory_system import resolve_provisioner
 from bench.suite.suite import Suite
 
 

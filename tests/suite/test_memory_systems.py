@@ -21,9 +21,10 @@ from bench.agent.attachment import (
 from bench.agent.claude import CLAUDE_DIR, USER_MEMORY_PATH
 from bench.errors import ContractError
 from bench.provision import PairVerdict, ProbeKind, ProbeOutcome, SnapshotReceipt
+from bench.provision.code import resolve_provisioner
 from bench.provision.messages import RestoreLocations, RestoreResponse
 from bench.sandbox.layout import BASE_ENV
-from bench.suite.memory_system import MemorySystem, resolve_provisioner
+from bench.suite.memory_system import MemorySystem
 from bench.suite.suite import Suite
 
 SERVER = {"memory": {"command": "mcp-server-memory", "env": {"MEMORY_FILE_PATH": "/opt/kg/memory.jsonl"}}}

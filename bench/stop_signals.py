@@ -30,7 +30,7 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
-from ..stopping import Interrupted, deferring, note_stop
+from .stopping import Interrupted, deferring, note_stop
 
 __all__ = [
     "STOP_SIGNALS",
