@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import secrets
-import shutil
 import signal
 import stat
 import subprocess
@@ -37,7 +36,7 @@ from typing import IO, ClassVar
 from ...contracts import Digest
 from ...errors import SandboxError
 from ...store import Store, tree_from_tar
-from ..layout import USER_GID, USER_HOME, USER_NAME, USER_UID, WORKSPACE
+from ..layout import USER_GID, USER_UID, WORKSPACE
 from ..spec import ContainerSpec, NetworkMode, check_neutral
 from ..tarpipe import tree_chunks
 from . import launch
@@ -54,14 +53,11 @@ from .base import (
     SweepReport,
 )
 from .lease import LEASE_LABEL, OWNER_LABEL, Lease, Standing
+from .process_rootfs import SYSTEM, make_root, remove_root
 
 __all__ = ["HOST_IMAGE_ID", "ProcessBackend", "ProcessSession"]
 
 HOST_IMAGE_ID = "sha256:" + hashlib.sha256(b"the host's programs").hexdigest()
-# Host directories bound read-only into every root (a symlink on the host is a symlink in the root).
-SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
-# Host files copied into the root's /etc: what the dynamic linker and name lookups read.
-ETC = ("ld.so.cache", "nsswitch.conf", "resolv.conf", "host.conf")
 _LOCATOR = "lease"  # the file beside a runner's roots naming its lease, as a container's label does
 _KILL_WAIT = 30.0
 
@@ -202,56 +198,6 @@ def _user(spec: ContainerSpec) -> tuple[int, int]:
     return int(uid), int(gid)
 
 
-def _make_root(path: Path, spec: ContainerSpec, home_dirs: tuple[PurePosixPath, ...]) -> None:
-    """The directory tree the launcher binds into: see the module docstring."""
-    path.mkdir(mode=0o755)
-    for name in SYSTEM:
-        host = Path("/") / name
-        if host.is_symlink():
-            (path / name).symlink_to(os.readlink(host))
-        elif host.is_dir():
-            (path / name).mkdir()
-    etc = path / "etc"
-    etc.mkdir()
-    passwd = f"root:x:0:0:root:/root:/bin/sh\n{USER_NAME}:x:{USER_UID}:{USER_GID}::{USER_HOME}:/bin/sh\n"
-    (etc / "passwd").write_text(passwd)
-    (etc / "group").write_text(f"root:x:0:\n{USER_NAME}:x:{USER_GID}:\n")
-    (etc / "hostname").write_text(f"{spec.hostname}\n")
-    (etc / "hosts").write_text(f"127.0.0.1\tlocalhost\n127.0.1.1\t{spec.hostname}\n")
-    for name in ETC:
-        if (Path("/etc") / name).is_file():
-            shutil.copyfile(Path("/etc") / name, etc / name)
-    for name in ("proc", "sys", "dev", "root"):
-        (path / name).mkdir(mode=0o755)
-    (path / "tmp").mkdir()
-    (path / "tmp").chmod(0o1777)
-    for device in launch.DEVICES:
-        (path / "dev" / device).touch()
-    for name, link in (("fd", "fd"), ("stdin", "fd/0"), ("stdout", "fd/1"), ("stderr", "fd/2")):
-        (path / "dev" / name).symlink_to(f"/proc/self/{link}")
-    for owned in (PurePosixPath(USER_HOME), PurePosixPath(WORKSPACE), *home_dirs):
-        directory = path / str(owned).lstrip("/")
-        directory.mkdir(mode=0o755, parents=True, exist_ok=True)
-        os.chown(directory, USER_UID, USER_GID)
-    for mount in spec.effective_mounts():
-        target = path / mount.target.lstrip("/")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if Path(mount.bound).is_dir():
-            target.mkdir(exist_ok=True)
-        else:
-            target.touch()
-
-
-def _remove_root(path: Path) -> None:
-    """Remove a root; refuse if anything inside is mounted here (the launcher's mounts are never seen outside)."""
-    for name in (*SYSTEM, "proc", "sys", "dev"):
-        if os.path.ismount(path / name):
-            raise SandboxError(f"{path / name} is a mount point in the runner's namespace; refusing to delete it")
-    shutil.rmtree(path, ignore_errors=True)
-    if path.exists():
-        raise SandboxError(f"cannot remove the root {path}; remove it by hand")
-
-
 def _pump(source: IO[bytes], keep: bytearray, limit: int | None, counted: list[int]) -> None:
     """Read ``source`` to its end, keeping at most ``limit`` bytes (all when None) and counting every byte."""
     with source:
@@ -348,11 +294,11 @@ class ProcessBackend(SandboxBackend):
         (owned / _LOCATOR).write_text(labels[LEASE_LABEL])
         root = _Root(owned / secrets.token_hex(6), spec, self.store)
         try:
-            _make_root(root.path, spec, home_dirs)
+            make_root(root.path, spec, home_dirs)
             yield root
         finally:
             root.kill_all()
-            _remove_root(root.path)
+            remove_root(root.path)
 
     def run(self, request: RunRequest) -> RunOutcome:
         with self._root(request.spec) as root:
@@ -398,7 +344,7 @@ class ProcessBackend(SandboxBackend):
             counts[standing] += len(roots)
             if standing is Standing.DEAD:
                 for path in roots:
-                    _remove_root(path)
+                    remove_root(path)
                 locator.unlink(missing_ok=True)
                 with contextlib.suppress(OSError):
                     owned.rmdir()
