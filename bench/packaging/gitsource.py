@@ -4,9 +4,9 @@ Only the object database and the refs are read: never a worktree, the index, ign
 ``.git``. A bundle's pack is checked against its trailing checksum, then inflated into a memory object store, so
 nothing is written anywhere.
 
-This module is dulwich's boundary: whatever dulwich raises about damaged bytes (``zlib.error``,
-``ChecksumMismatch``, ``ObjectFormatException``, a delta that does not apply) leaves it as
-:class:`GitSourceCorrupt`, naming the repository and the object; a missing object is ``None``.
+This module is dulwich's boundary (with :mod:`.commit_bundle`, which writes through it): whatever dulwich raises
+about damaged bytes (``zlib.error``, ``ChecksumMismatch``, ``ObjectFormatException``, a delta that does not apply)
+leaves it as :class:`GitSourceCorrupt`, naming the repository and the object; a missing object is ``None``.
 
 A commit is named by its full 40-hex id (used as is) or by a ref (resolved, peeled through annotated tags, and
 the resolved id recorded). An abbreviated id is refused: it is ambiguous by construction and may name a
@@ -23,11 +23,11 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dulwich.bundle import Bundle, read_bundle, write_bundle
+from dulwich.bundle import read_bundle
 from dulwich.errors import ChecksumMismatch, NotGitRepository
 from dulwich.object_store import BaseObjectStore, DiskObjectStore, MemoryObjectStore, PackBasedObjectStore
-from dulwich.objects import Commit, ObjectID, ShaFile, Tag, Tree, object_header, parse_tree
-from dulwich.pack import Pack, PackData, PackFileDisappeared, UnpackedObject, full_unpacked_object
+from dulwich.objects import Commit, ObjectID, ShaFile, Tag, object_header, parse_tree
+from dulwich.pack import Pack, PackData, PackFileDisappeared
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
@@ -41,9 +41,9 @@ __all__ = [
     "CommitNotFound",
     "GitSource",
     "GitSourceCorrupt",
+    "corrupt_on_error",
     "open_source",
     "resolve_commit",
-    "write_commit_bundle",
 ]
 
 DELTA_BASE_CACHE_LIMIT = 16 << 20
@@ -86,7 +86,7 @@ class GitSourceCorrupt(SourceError):
 
 
 @contextmanager
-def _reading(repository: str, what: str) -> Iterator[None]:
+def corrupt_on_error(repository: str, what: str) -> Iterator[None]:
     """dulwich's errors while reading ``what``, as one refusal naming it (dulwich has no common base class)."""
     try:
         yield
@@ -138,7 +138,7 @@ class GitSource:
 
     def get(self, sha: bytes) -> ShaFile | None:
         """The object named ``sha`` (40 hex bytes), or ``None`` when the repository does not hold it."""
-        with _reading(self.repository, f"object {sha.decode(errors='replace')}"):
+        with corrupt_on_error(self.repository, f"object {sha.decode(errors='replace')}"):
             try:
                 return self.objects[ObjectID(sha)]
             except KeyError:
@@ -148,7 +148,7 @@ class GitSource:
         """The (name, mode, hex id) entries of the tree ``sha`` whose bytes are ``data``, as the bytes list them:
         a name listed twice (git fsck: duplicateEntries) is kept twice for the caller to refuse, where dulwich's
         own view keeps only the last."""
-        with _reading(self.repository, _described(sha, what)):
+        with corrupt_on_error(self.repository, _described(sha, what)):
             return list(parse_tree(data, _SHA_LENGTH))
 
     def raw(self, sha: bytes, what: str = "") -> tuple[int, bytes] | None:
@@ -296,7 +296,7 @@ def _bundle(repository: str, path: Path) -> Iterator[GitSource]:
             raise SourceError(f"{repository} is neither a git repository nor a git bundle: {exc}") from exc
         with bundle:
             objects = MemoryObjectStore()
-            with _reading(repository, "the bundle's pack"):
+            with corrupt_on_error(repository, "the bundle's pack"):
                 if isinstance(bundle.pack_data, PackData):
                     bundle.pack_data.check()  # the trailing checksum: a truncated or altered pack is refused here
             try:
@@ -314,7 +314,7 @@ def _bundle(repository: str, path: Path) -> Iterator[GitSource]:
 
 
 def _repo_ref(repository: str, repo: Repo, name: bytes) -> bytes | None:
-    with _reading(repository, f"ref {name.decode(errors='replace')}"):
+    with corrupt_on_error(repository, f"ref {name.decode(errors='replace')}"):
         try:
             return bytes(repo.refs[Ref(name)])
         except KeyError:
@@ -346,66 +346,3 @@ def _peel(source: GitSource, sha: bytes, spec: str) -> str:
     if not isinstance(obj, Commit):
         raise CommitNotFound(f"{spec!r} names a {obj.type_name.decode()}, not a commit, in {source.repository}")
     return obj.id.decode()
-
-
-_BUNDLE_REF = b"refs/heads/main"
-_SUBMODULE = 0o160000
-
-
-class _Objects:
-    """The pack data a bundle is written from: the given objects, whole (no deltas), in order."""
-
-    def __init__(self, objects: list[ShaFile], object_format: object) -> None:
-        self.objects = objects
-        self.object_format = object_format  # dulwich writes the bundle in the source repository's hash format
-
-    def __len__(self) -> int:
-        return len(self.objects)
-
-    def iter_unpacked(self) -> Iterator[UnpackedObject]:
-        return (full_unpacked_object(obj) for obj in self.objects)
-
-    def close(self) -> None:
-        pass
-
-
-def _tree_objects(source: GitSource, tree_id: bytes, found: list[ShaFile]) -> None:
-    tree = source.get(tree_id)
-    if not isinstance(tree, Tree):
-        raise GitSourceCorrupt(source.repository, f"tree {tree_id.decode()}", KeyError("missing"))
-    found.append(tree)
-    for _name, mode, sha in source.tree_entries(tree_id, tree.as_raw_string()):
-        if mode == _SUBMODULE:  # another repository's commit: not an object of this one
-            continue
-        if mode & 0o040000:
-            _tree_objects(source, sha, found)
-            continue
-        blob = source.get(sha)
-        if blob is None:
-            raise GitSourceCorrupt(source.repository, f"blob {sha.decode()}", KeyError("missing"))
-        found.append(blob)
-
-
-def write_commit_bundle(repository: str, spec: str, target: Path) -> str:
-    """Write a git bundle holding the commit ``spec`` names and its whole tree, without its history (a corpus is
-    built from the tree alone); its parents are the bundle's prerequisites, so git reads it as what it is. Returns
-    the commit's full id."""
-    with open_source(repository) as source:
-        commit_id = resolve_commit(source, spec)
-        commit = source.get(commit_id.encode())
-        assert isinstance(commit, Commit)  # resolve_commit peeled it to one
-        objects: list[ShaFile] = [commit]
-        _tree_objects(source, commit.tree, objects)
-        bundle = Bundle()
-        bundle.version = 2
-        bundle.capabilities = {}
-        bundle.prerequisites = [(parent, b"") for parent in commit.parents]
-        bundle.references = {Ref(_BUNDLE_REF): ObjectID(commit_id.encode())}
-        # write_bundle reads only len(), iter_unpacked() and object_format of its pack data.
-        bundle.pack_data = _Objects(objects, getattr(source.objects, "object_format", None))  # type: ignore[assignment]
-        try:
-            with _reading(repository, "the objects written to the bundle"), target.open("wb") as handle:
-                write_bundle(handle, bundle)
-        finally:
-            bundle.close()  # dulwich closes a bundle's pack data from __del__ otherwise, late at exit
-    return commit_id

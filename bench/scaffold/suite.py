@@ -25,7 +25,7 @@ from typing import Any
 
 from ..contracts.checked_files import resolved
 from ..errors import ContractError, SourceError
-from ..packaging.gitsource import write_commit_bundle
+from ..packaging.commit_bundle import write_commit_bundle
 from ..provision.code import code_pin
 from ..provision.fixture import artifact_sha256, load_fixture
 from ..suite.memory_system import MemorySystem
