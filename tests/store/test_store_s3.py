@@ -40,7 +40,7 @@ def _backend(store: Store) -> S3Backend:
 
 
 def _object_key(store: Store, digest: Digest) -> str:
-    return _backend(store)._object_key(digest)
+    return _backend(store).layout.object_key(digest)
 
 
 def flip_remote_byte(server: S3Server, store: Store, digest: Digest) -> None:

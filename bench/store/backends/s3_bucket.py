@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -26,6 +27,7 @@ from ...errors import StoreError
 __all__ = ["Bucket", "Fetched", "Head", "Listed"]
 
 T = TypeVar("T")
+R = TypeVar("R")
 # Connections kept per process: a flush of many small objects runs this many requests at once.
 POOL = 32
 _CONDITION_FAILED = {"PreconditionFailed", "412", "ConditionalRequestConflict", "409"}
@@ -95,6 +97,8 @@ class Bucket:
         self.endpoint = _endpoint() or "aws"
         self._lock = threading.Lock()
         self._made: tuple[int, Any] | None = None
+        self._pool: tuple[int, ThreadPoolExecutor] | None = None
+        self._pool_lock = threading.Lock()
 
     @property
     def client(self) -> Any:
@@ -102,6 +106,18 @@ class Bucket:
             if self._made is None or self._made[0] != os.getpid():  # sockets must not cross a fork
                 self._made = (os.getpid(), _client())
             return self._made[1]
+
+    def concurrently(self, work: Iterable[T], function: Callable[[T], R]) -> list[R]:
+        """``function`` over ``work``, many requests at once, results in order. Never nested: a pool thread
+        waiting for the pool could wait forever."""
+        items = list(work)
+        if len(items) < 2:
+            return [function(item) for item in items]
+        with self._pool_lock:
+            if self._pool is None or self._pool[0] != os.getpid():  # threads do not survive a fork
+                self._pool = (os.getpid(), ThreadPoolExecutor(max_workers=POOL // 2, thread_name_prefix="s3"))
+            pool = self._pool[1]
+        return list(pool.map(function, items))
 
     @contextmanager
     def _errors(self, doing: str, key: str) -> Iterator[None]:
