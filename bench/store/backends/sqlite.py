@@ -13,16 +13,15 @@ makes 10,000 small objects cost one transaction instead of 10,000 file creates; 
 one pack is what makes them cost one file write instead of two (a row's bytes go to the WAL and again to the
 database at the checkpoint). A write is visible only once its row commits: loose bytes are written to ``tmp/``,
 fsynced and hard-linked into place (an existing file is success), a pack is synced before its transaction
-commits, then the row is visible. This module holds all of the package's SQL.
+commits, then the row is visible. This module and :mod:`.sqlite_schema` (the tables) hold all of the package's
+SQL; :mod:`.loose` writes and reads the loose files.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
-import os
 import sqlite3
-import tempfile
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence, Sized
 from pathlib import Path
@@ -30,8 +29,10 @@ from pathlib import Path
 from ...contracts import Digest
 from ...errors import StoreError
 from .base import ObjectInfo, StoreBackend
-from .packs import PackReader, naming, pack_names, pack_path
+from .loose import LooseFiles, older, unlink_all
+from .packs import PackReader, pack_names, pack_path
 from .sqlite_errors import translate_sqlite_errors
+from .sqlite_schema import OBJECT_COLUMNS, create_schema
 from .transactions import Database
 
 __all__ = ["INLINE_LIMIT", "PACK_LIMIT", "SqliteBackend"]
@@ -42,41 +43,6 @@ PACK_LIMIT = 256 * 1024
 # row costs a fixed overhead that dwarfs a small object's bytes, a pack entry costs its bytes once.
 INLINE_LIMIT = 1024
 _BATCH = 500  # objects per query in get_many and put_many; well under SQLite's limit on bound parameters
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS objects (
-    hex TEXT PRIMARY KEY,
-    size INTEGER NOT NULL,
-    is_document INTEGER NOT NULL,
-    data BLOB,                      -- NULL: the bytes are in a pack, or else a loose file
-    created REAL NOT NULL,
-    pack TEXT,                      -- the pack holding the bytes, at pack_offset
-    pack_offset INTEGER
-);                                  -- a rowid table: SQLite keeps large rows out of the key b-tree this way
-CREATE TABLE IF NOT EXISTS refs (
-    name TEXT PRIMARY KEY,
-    digest TEXT NOT NULL,
-    updated REAL NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS action_results (
-    key TEXT NOT NULL,
-    result TEXT NOT NULL,
-    recorded REAL NOT NULL,
-    PRIMARY KEY (key, result)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS produced (
-    output TEXT NOT NULL,
-    result TEXT NOT NULL,
-    PRIMARY KEY (output, result)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS claims (
-    key TEXT PRIMARY KEY,
-    holder BLOB NOT NULL            -- who computes the key now (bench.store.claims)
-) WITHOUT ROWID;
-"""
-# Stores made before packs existed lack the two pack columns; the index needs them.
-_PACK_COLUMNS = ("ALTER TABLE objects ADD COLUMN pack TEXT", "ALTER TABLE objects ADD COLUMN pack_offset INTEGER")
-_COLUMNS = "hex, size, is_document, data, created, pack, pack_offset"
 
 
 @translate_sqlite_errors
@@ -95,14 +61,8 @@ class SqliteBackend(StoreBackend):
             ) from exc
         self._location = str(root.resolve())
         self._db = Database(root / "index.sqlite", self.packs)
-        self._db.connection.executescript(_SCHEMA)
-        if not self._has_pack_columns():
-            with self._db.transaction():
-                for statement in _PACK_COLUMNS if not self._has_pack_columns() else ():
-                    self._execute(statement)
-
-    def _has_pack_columns(self) -> bool:
-        return "pack" in {row[1] for row in self._execute("PRAGMA table_info(objects)")}
+        create_schema(self._db)
+        self.loose = LooseFiles(root)
 
     def __repr__(self) -> str:
         return f"SqliteBackend({str(self.root)!r})"
@@ -129,7 +89,7 @@ class SqliteBackend(StoreBackend):
     # -- objects -----------------------------------------------------------------------------------
 
     def loose_path(self, hex_: str) -> Path:
-        return self.root / "objects" / hex_[:2] / hex_
+        return self.loose.path(hex_)
 
     def put(self, digest: Digest, data: bytes, *, document: bool) -> None:
         # Outside a transaction, an object already stored costs a read, not a write transaction: a no-op rerun
@@ -138,10 +98,10 @@ class SqliteBackend(StoreBackend):
             return
         inline: bytes | None = data
         if len(data) >= PACK_LIMIT:
-            self._write_loose(digest, data)
+            self.loose.write(digest, data)
             inline = None
         self._execute(
-            f"INSERT OR IGNORE INTO objects ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, NULL, NULL)",
+            f"INSERT OR IGNORE INTO objects ({OBJECT_COLUMNS}) VALUES (?, ?, ?, ?, ?, NULL, NULL)",
             (digest.hex, len(data), int(document), inline, time.time()),
         )
 
@@ -172,27 +132,12 @@ class SqliteBackend(StoreBackend):
             offsets = iter(pack.append(packed))
             rows = [row if row[3] is not None else (*row[:5], pack.name, next(offsets)) for row in rows]
         self._db.connection.executemany(
-            f"INSERT OR IGNORE INTO objects ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows
+            f"INSERT OR IGNORE INTO objects ({OBJECT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows
         )
 
     def _present(self, hexes: Sequence[str]) -> set[str]:
         query = f"SELECT hex FROM objects WHERE hex IN {_marks(hexes)}"
         return {row[0] for row in self._execute(query, hexes)}
-
-    def _write_loose(self, digest: Digest, data: bytes) -> None:
-        final = self.loose_path(digest.hex)
-        final.parent.mkdir(exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=self.root / "tmp", prefix=digest.hex[:16])
-        try:
-            with naming(temporary), os.fdopen(fd, "wb") as handle:  # a full disk names the file being written
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            # FileExistsError: another writer finished the same object first, with identical bytes by construction.
-            with contextlib.suppress(FileExistsError):
-                os.link(temporary, final)
-        finally:
-            os.unlink(temporary)
 
     def get(self, digest: Digest) -> bytes | None:
         return next(self.get_many([digest]))
@@ -246,14 +191,8 @@ class SqliteBackend(StoreBackend):
             elif pack is not None:
                 packed.append((index, (pack, offset, size)))
             else:
-                found[index] = self._loose(hex_)
+                found[index] = self.loose.read(hex_)
         return found, packed
-
-    def _loose(self, hex_: str) -> bytes | None:
-        try:
-            return self.loose_path(hex_).read_bytes()
-        except FileNotFoundError:
-            return None
 
     def stat(self, digest: Digest) -> ObjectInfo | None:
         row = self._execute("SELECT size, is_document, created FROM objects WHERE hex = ?", (digest.hex,)).fetchone()
@@ -304,7 +243,7 @@ class SqliteBackend(StoreBackend):
                 )
         # Files go only once the deletion is committed: a rollback must find its objects whole. A pack goes
         # when no row names it any more.
-        self._db.after_commit(lambda: self._unlink(self._unrecorded(hexes) + self._unnamed(packs)))
+        self._db.after_commit(lambda: unlink_all(self._unrecorded(hexes) + self._unnamed(packs)))
 
     def _unrecorded(self, hexes: Iterable[str]) -> list[Path]:
         """The loose files of ``hexes`` that exist with no row recording them (a row may be back since: the
@@ -322,36 +261,20 @@ class SqliteBackend(StoreBackend):
         named = {row[0] for row in self._execute("SELECT DISTINCT pack FROM objects WHERE pack IS NOT NULL")}
         return [pack_path(self.packs, name) for name in packs if name not in named]
 
-    @staticmethod
-    def _unlink(paths: Iterable[Path]) -> int:
-        removed = 0
-        for path in paths:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-                removed += 1
-        return removed
-
     def _incomplete(self, before: float) -> list[Path]:
         """Temporaries, loose files with no row (a writer killed between linking the bytes and recording them)
         and packs no row names (a writer killed before its commit). Only those older than ``before``, as a
         writer in the middle of a transaction has written files it has not recorded yet."""
 
-        def older(path: Path) -> bool:
-            try:
-                return path.stat().st_mtime < before
-            except FileNotFoundError:  # finished or removed by another process since it was listed
-                return False
-
-        loose = [path.name for path in (self.root / "objects").glob("??/*") if older(path)]
-        packs = [name for name in pack_names(self.packs) if older(pack_path(self.packs, name))]
-        temporaries = [path for path in (self.root / "tmp").iterdir() if older(path)]
-        return self._unrecorded(loose) + self._unnamed(packs) + temporaries
+        packs = [name for name in pack_names(self.packs) if older(pack_path(self.packs, name), before)]
+        unrecorded = self._unrecorded(self.loose.names_older(before))
+        return unrecorded + self._unnamed(packs) + self.loose.temporaries_older(before)
 
     def count_incomplete(self) -> int:
         return len(self._incomplete(math.inf))
 
     def sweep_incomplete(self, before: float) -> int:
-        return self._unlink(self._incomplete(before))
+        return unlink_all(self._incomplete(before))
 
     # -- refs --------------------------------------------------------------------------------------
 
