@@ -31,7 +31,7 @@ from ..contracts import ContractModel, Digest, Document, ImageId, PortablePath, 
 from ..errors import ContractError, SandboxError
 from ..stages import Ports, StageContext, StageKind, stage
 from ..store import Store
-from ..suite.challenge import ChallengeManifest, load_challenge
+from ..suite.challenge import ChallengeManifest, Oracle, load_challenge
 from .audit import audit_trees
 from .backends import ProcessOutcome, SandboxBackend
 from .prebuild import PrebuildParams, prebuild, start_tree
@@ -172,6 +172,41 @@ def _verdict(
     return CalibrationVerdict.CALIBRATED, ""
 
 
+@dataclass(frozen=True)
+class _OracleCheck:
+    """The oracle's half of calibration: the tree it made, that tree's audit, and the verifier's runs on it."""
+
+    tree: Digest
+    audit: Digest
+    undeclared: tuple[str, ...]
+    runs: tuple[Ref[VerifierResult], ...]
+    outcomes: VerifierRuns
+
+
+def _check_oracle(
+    backend: SandboxBackend,
+    store: Store,
+    challenge_dir: Path,
+    manifest: ChallengeManifest,
+    image_id: str,
+    start: Digest,
+    repeats: int,
+    oracle: Oracle,
+) -> _OracleCheck:
+    """Apply ``oracle`` to ``start``, audit the tree it made and verify that tree ``repeats`` times."""
+    script = (oracle.runtime, oracle.asset, float(oracle.timeout_seconds))
+    applied = run_owned_script(backend, challenge_dir, manifest, image_id, start, script, read_back=True)
+    if applied.outcome is not ProcessOutcome.SUCCEEDED or applied.tree is None:
+        raise SandboxError(
+            f"the oracle of {manifest.challenge_id} did not apply ({applied.outcome.value}, exit "
+            f"{applied.exit_code}): {applied.output[-500:]}"
+        )
+    solved = applied.tree
+    audit, undeclared = _audit(store, start, solved, manifest)
+    runs = _runs(store, repeats, lambda: run_verifier(backend, challenge_dir, manifest, image_id, solved))
+    return _OracleCheck(solved, audit, undeclared, runs, _outcomes(store, runs))
+
+
 def calibrate_start(
     backend: SandboxBackend,
     store: Store,
@@ -187,24 +222,11 @@ def calibrate_start(
     prebuild_audit, prebuild_undeclared = (None, ()) if redacted is None else _audit(store, redacted, start, manifest)
     untouched_runs = _runs(store, repeats, lambda: run_verifier(backend, challenge_dir, manifest, image_id, start))
     untouched = _outcomes(store, untouched_runs)
-    oracle_tree: Digest | None = None
-    oracle_runs: tuple[Ref[VerifierResult], ...] = ()
-    oracle: VerifierRuns | None = None
-    audit: Digest | None = None
-    undeclared: tuple[str, ...] = ()
+    checked = None
     if manifest.oracle is not None and untouched.agreed is not ProcessOutcome.SUCCEEDED:
-        script = (manifest.oracle.runtime, manifest.oracle.asset, float(manifest.oracle.timeout_seconds))
-        applied = run_owned_script(backend, challenge_dir, manifest, image_id, start, script, read_back=True)
-        if applied.outcome is not ProcessOutcome.SUCCEEDED or applied.tree is None:
-            raise SandboxError(
-                f"the oracle of {manifest.challenge_id} did not apply ({applied.outcome.value}, exit "
-                f"{applied.exit_code}): {applied.output[-500:]}"
-            )
-        solved = applied.tree
-        audit, undeclared = _audit(store, start, solved, manifest)
-        oracle_tree = solved
-        oracle_runs = _runs(store, repeats, lambda: run_verifier(backend, challenge_dir, manifest, image_id, solved))
-        oracle = _outcomes(store, oracle_runs)
+        checked = _check_oracle(backend, store, challenge_dir, manifest, image_id, start, repeats, manifest.oracle)
+    oracle = None if checked is None else checked.outcomes
+    undeclared = () if checked is None else checked.undeclared
     verdict, reason = _verdict(untouched, oracle, {"prebuild": prebuild_undeclared, "oracle": undeclared})
     report = CalibrationReport(
         challenge_id=manifest.challenge_id,
@@ -212,15 +234,16 @@ def calibrate_start(
         start=start,
         repeats=repeats,
         untouched=untouched,
-        oracle_tree=oracle_tree,
+        oracle_tree=None if checked is None else checked.tree,
         oracle=oracle,
         prebuild_audit=prebuild_audit,
         prebuild_undeclared=tuple(PortablePath(p) for p in prebuild_undeclared),
-        oracle_audit=audit,
+        oracle_audit=None if checked is None else checked.audit,
         undeclared_outputs=tuple(PortablePath(p) for p in undeclared),
         verdict=verdict,
         reason=reason,
     )
+    oracle_runs = () if checked is None else checked.runs
     runs = CalibrationRuns(challenge_id=manifest.challenge_id, untouched=untouched_runs, oracle=oracle_runs)
     return Calibrated(report, runs)
 
