@@ -41,7 +41,7 @@ from .cache import LocalCache
 from .pending import ABSENT, Buffer, RefChange, Transactions
 from .s3_actions import ActionIndex
 from .s3_bucket import Bucket, Fetched
-from .s3_layout import S3Layout, digest_named, object_info, object_metadata, stored_as_document
+from .s3_layout import Area, S3Layout, digest_named, object_info, object_metadata, stored_as_document
 
 __all__ = ["S3Backend"]
 
@@ -172,7 +172,9 @@ class S3Backend(StoreBackend):
         return None if head is None else object_info(digest, head.size, head.metadata)
 
     def objects(self) -> Iterator[ObjectInfo]:
-        listed = [digest_named(item.key.rpartition("/")[2]) for item in self.bucket.list(self.layout.objects)]
+        listed = [
+            digest_named(item.key.rpartition("/")[2]) for item in self.bucket.list(self.layout.prefix(Area.OBJECTS))
+        ]
         infos = {info.digest: info for info in self.bucket.concurrently(listed, self._listed_info) if info is not None}
         for layer in reversed(self._pending.layers()):
             for digest in layer.deleted:
@@ -228,7 +230,7 @@ class S3Backend(StoreBackend):
         return change.new if change is not None else self._read_ref(name)[0]
 
     def refs(self) -> dict[str, Digest]:
-        prefix = self.layout.refs
+        prefix = self.layout.prefix(Area.REFS)
         names = [item.key[len(prefix) :] for item in self.bucket.list(prefix)]
         found = dict(zip(names, self.bucket.concurrently(names, lambda name: self._read_ref(name)[0]), strict=True))
         for layer in reversed(self._pending.layers()):

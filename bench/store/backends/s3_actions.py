@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ...contracts import Digest
 from .base import RecordedResult
 from .s3_bucket import Bucket, Fetched
-from .s3_layout import S3Layout, decode_entry, digest_named, encode_entry
+from .s3_layout import Area, S3Layout, decode_entry, digest_named, encode_entry
 
 __all__ = ["ActionIndex"]
 
@@ -59,10 +59,10 @@ class ActionIndex:
         """Drop the ``actions`` entries naming a doomed result; the index keys that name one, for the caller to
         delete with the objects."""
         keys = []
-        for item in self.bucket.list(self.layout.produced):
+        for item in self.bucket.list(self.layout.prefix(Area.PRODUCED)):
             if digest_named(item.key.rpartition("/")[2]) in doomed:
                 keys.append(item.key)
-        for item in self.bucket.list(self.layout.log):
+        for item in self.bucket.list(self.layout.prefix(Area.LOG)):
             logged = self.layout.logged(item.key)
             if logged.result in doomed:
                 keys.append(item.key)
@@ -77,7 +77,7 @@ class ActionIndex:
 
     def orphans(self, before: float) -> list[str]:
         """Log entries with no recorded result (their writer was killed first), older than ``before``."""
-        entries = [item.key for item in self.bucket.list(self.layout.log)]
+        entries = [item.key for item in self.bucket.list(self.layout.prefix(Area.LOG))]
         old = [key for key in entries if self.layout.logged_at(key) < before]
         recorded = self.bucket.concurrently(old, self._logged_recorded)
         return [key for key, present in zip(old, recorded, strict=True) if not present]
@@ -93,7 +93,7 @@ class ActionIndex:
 
     def recorded_since(self, since: float) -> list[Digest]:
         """The results recorded at ``since`` or later, in time order."""
-        listed = self.bucket.list(self.layout.log, start_after=self.layout.log_start(since))
+        listed = self.bucket.list(self.layout.prefix(Area.LOG), start_after=self.layout.log_start(since))
         keys = [key for key in (item.key for item in listed) if self.layout.logged_at(key) >= since]
         recorded = self.bucket.concurrently(keys, self._logged_recorded)
         return [digest_named(key.rpartition("/")[2]) for key, ok in zip(keys, recorded, strict=True) if ok]

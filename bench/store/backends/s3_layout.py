@@ -16,6 +16,7 @@ a bucket already holds: changing any of them orphans every store written before.
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from ...errors import StoreError
 from .base import ObjectInfo, RecordedResult
 
 __all__ = [
+    "Area",
     "LogEntry",
     "S3Layout",
     "decode_entry",
@@ -68,6 +70,17 @@ def object_info(digest: Digest, size: int, metadata: Mapping[str, str]) -> Objec
     return ObjectInfo(digest, stored_as_document(metadata), float(metadata.get("created", "0")))
 
 
+class Area(enum.StrEnum):
+    """The folders of a store's bucket (the epoch is one key beside them)."""
+
+    OBJECTS = "objects"
+    REFS = "refs"
+    ACTIONS = "actions"
+    CLAIMS = "claims"
+    PRODUCED = "produced"
+    LOG = "log"
+
+
 @dataclass(frozen=True, slots=True)
 class LogEntry:
     """One ``log/<recorded time>/<key>/<result>`` key, read back."""
@@ -87,28 +100,16 @@ class S3Layout:
         """The layout of the store at ``prefix`` (already stripped of ``/`` at both ends)."""
         return cls(f"{prefix}/" if prefix else "")
 
-    @property
-    def objects(self) -> str:
-        return f"{self.root}objects/"
-
-    @property
-    def refs(self) -> str:
-        return f"{self.root}refs/"
-
-    @property
-    def produced(self) -> str:
-        return f"{self.root}produced/"
-
-    @property
-    def log(self) -> str:
-        return f"{self.root}log/"
+    def prefix(self, area: Area) -> str:
+        """The prefix every key of ``area`` starts with."""
+        return f"{self.root}{area}/"
 
     @property
     def epoch(self) -> str:
         return f"{self.root}epoch"
 
     def object_key(self, digest: Digest) -> str:
-        return f"{self.objects}{digest.hex[:2]}/{_part(digest)}"
+        return f"{self.prefix(Area.OBJECTS)}{digest.hex[:2]}/{_part(digest)}"
 
     def ref_key(self, name: str) -> str:
         parts = name.split("/")
@@ -118,35 +119,35 @@ class S3Layout:
                 field="ref",
                 hint="use names of non-empty parts joined by '/', none of them '.' or '..'",
             )
-        return f"{self.refs}{name}"
+        return f"{self.prefix(Area.REFS)}{name}"
 
     def action_key(self, key: Digest) -> str:
-        return f"{self.root}actions/{_part(key)}"
+        return f"{self.prefix(Area.ACTIONS)}{_part(key)}"
 
     def claim_key(self, key: Digest) -> str:
-        return f"{self.root}claims/{_part(key)}"
+        return f"{self.prefix(Area.CLAIMS)}{_part(key)}"
 
     def producers_of(self, output: Digest) -> str:
         """The prefix under which the results that produced ``output`` are listed."""
-        return f"{self.produced}{_part(output)}/"
+        return f"{self.prefix(Area.PRODUCED)}{_part(output)}/"
 
     def index_keys(self, key: Digest, result: Digest, outputs: Iterable[Digest], recorded: float) -> list[str]:
         """The producers and log entries of one result."""
         named = _part(result)
         index = [f"{self.producers_of(output)}{named}" for output in outputs]
-        return [*index, f"{self.log}{_stamp(recorded)}/{_part(key)}/{named}"]
+        return [*index, f"{self.prefix(Area.LOG)}{_stamp(recorded)}/{_part(key)}/{named}"]
 
     def log_start(self, since: float) -> str:
         """The log key to list after for the entries recorded at ``since`` or later."""
-        return f"{self.log}{_stamp(since)}"
+        return f"{self.prefix(Area.LOG)}{_stamp(since)}"
 
     def logged_at(self, log_key: str) -> float:
         """When the log entry ``log_key`` was recorded."""
-        return float(log_key[len(self.log) :].split("/")[0])
+        return float(log_key[len(self.prefix(Area.LOG)) :].split("/")[0])
 
     def logged(self, log_key: str) -> LogEntry:
         """The key and result the log entry ``log_key`` names."""
-        _, key, result = log_key[len(self.log) :].split("/")
+        _, key, result = log_key[len(self.prefix(Area.LOG)) :].split("/")
         return LogEntry(digest_named(key), digest_named(result))
 
 
