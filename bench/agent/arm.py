@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 import time
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..contracts import Digest, Sha256
 from ..errors import ContractError
@@ -38,6 +39,8 @@ from .recorder import StoreRecorder
 __all__ = ["ArmRun", "arm_gateway", "environment_value", "not_started", "run_arm"]
 
 _POLICY_FILE = "policy.json"
+_PLAIN = re.compile(r"[A-Za-z0-9._/*-]+")
+_LIST_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -150,8 +153,22 @@ def _session_blob(run: ArmRun, session: Session, steps: list[StepRecord]) -> Dig
     ids = {step.session_id for step in steps if step.session_id is not None}
     if len(ids) != 1:
         return None  # no session, or a resume that opened another one: the record shows which
-    data = session.read_file(container_path(run.harness.session_file(ids.pop(), WORKSPACE)))
+    path = _resolved(session, container_path(run.harness.session_file(ids.pop(), WORKSPACE)))
+    data = None if path is None else session.read_file(path)
     return None if data is None else run.store.put_bytes(data)
+
+
+def _resolved(session: Session, path: PurePosixPath) -> PurePosixPath | None:
+    """``path``, or the one file its ``*`` wildcards name (a harness whose session file is named by its start time
+    too); None unless exactly one matches."""
+    if "*" not in str(path):
+        return path
+    # The pattern is the harness's own (a session id the CLI printed is checked to be plain: no quoting needed)
+    if not _PLAIN.fullmatch(str(path)):
+        return None
+    listed = session.exec(("sh", "-c", f"ls -1d -- {path}"), time.monotonic() + _LIST_SECONDS)
+    found = listed.stdout.decode("utf-8", "replace").splitlines() if listed.exit_code == 0 else []
+    return PurePosixPath(found[0]) if len(found) == 1 else None
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from ..harness import AttachmentRequest, Harness, HookSpec, McpServerSpec, Memor
 from ..harness.sealing import sealed_argv
 from ..sandbox.layout import BASE_ENV
 from ..suite.memory_system import Attachment, McpServer
+from .harness_files import base_url
 
 __all__ = ["attachment_request", "installed_hooks", "needed_channels", "sealed_server"]
 
@@ -28,7 +29,7 @@ def sealed_server(server: McpServer) -> dict[str, JsonValue]:
 def attachment_request(declared: Attachment | None) -> AttachmentRequest:
     """What ``declared`` (None: the control's, no channel) asks of the harness."""
     if declared is None:
-        return AttachmentRequest(base_env=dict(BASE_ENV))
+        return AttachmentRequest(base_env=dict(BASE_ENV), base_url=base_url())
     hooks = tuple(
         HookSpec(event=event, matcher=hook.matcher, command=hook.command, timeout_seconds=hook.timeout_seconds)
         for event, declared_hooks in declared.hooks.items()
@@ -40,6 +41,7 @@ def attachment_request(declared: Attachment | None) -> AttachmentRequest:
     )
     return AttachmentRequest(
         base_env=dict(BASE_ENV),
+        base_url=base_url(),
         mcp_servers=servers,
         hooks=hooks,
         builtin_memory=declared.builtin_memory,

@@ -107,10 +107,11 @@ class AttachmentRequest(ContractModel):
     that mounts its state as that file takes the path instead (the runner leaves the file out).
     ``native_settings`` is a declaration in a harness's own settings format (only that harness accepts it).
     ``base_env`` is the container's base environment, the only one a sealed server or hook starts with besides
-    its declared one.
+    its declared one; ``base_url`` the model endpoint every arm is given (a harness may need it in a file).
     """
 
     base_env: dict[str, str]
+    base_url: str
     instructions: bytes = b""
     mcp_servers: tuple[McpServerSpec, ...] = ()
     hooks: tuple[HookSpec, ...] = ()
@@ -256,7 +257,9 @@ class Harness(ABC):
 
     @abstractmethod
     def session_file(self, session_id: str, cwd: str) -> PurePosixPath:
-        """Where the session of ``session_id`` run in ``cwd`` is written inside the container."""
+        """Where the session of ``session_id`` run in ``cwd`` is written inside the container (relative to the home).
+        It may hold ``*`` wildcards where the harness names the file by more than the id (a start time): the runner
+        reads the one file that matches, and none when several do."""
 
     @abstractmethod
     def environment(self, base_url: str) -> dict[str, str]:

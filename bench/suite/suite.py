@@ -29,7 +29,7 @@ from ..contracts.files import read_contract
 from ..errors import ContractError
 from ..gateway.config import Mode
 from ..grading.memory import MemoryDeclaration
-from ..harness import DEFAULT_HARNESS, HARNESS_NAMES, HarnessName, default_unnamed
+from ..harness import DEFAULT_HARNESS, HarnessName, default_unnamed, harness_named
 from ..provision.fixture import Fixture, load_fixture
 from .challenge import Asset, ChallengeManifest, load_challenge, read_asset
 from .forward import ForwardSettings
@@ -165,8 +165,7 @@ class SuiteManifest(Document):
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
-        if self.harness not in HARNESS_NAMES:
-            raise ValueError(f"unknown harness {self.harness!r}; known harnesses: {', '.join(HARNESS_NAMES)}")
+        harness_named(self.harness)  # an unknown one is refused, naming the known ones
         ids = [challenge.challenge_id for challenge in self.challenges]
         repeated = sorted({i for i in ids if ids.count(i) > 1})
         if repeated:
