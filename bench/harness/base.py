@@ -216,6 +216,7 @@ class Harness(ABC):
     """One coding-agent CLI. Implementations are stateless; :func:`bench.harness.harness_named` returns one."""
 
     name: ClassVar[str]  # as suites, comparability keys and transcripts name it
+    display_name: ClassVar[str]  # as reports name it, with its version
     dialect: ClassVar[ApiDialect]
     capabilities: ClassVar[frozenset[MemoryChannel]]
     agent_key: ClassVar[str]  # the stand-in key every arm presents to its gateway (identical in every arm)
@@ -236,8 +237,6 @@ class Harness(ABC):
     def label(self) -> str:
         """How reports name the harness: its display name and version."""
         return f"{self.display_name} {self.version}"
-
-    display_name: ClassVar[str]
 
     @abstractmethod
     def image_recipe(self) -> ImageRecipe: ...
@@ -285,10 +284,6 @@ class Harness(ABC):
     @abstractmethod
     def parse_session(self, session: bytes, outputs: Sequence[bytes] = ()) -> Transcript:
         """The common transcript of a session file; ``outputs`` are its steps' standard outputs, in order."""
-
-    @abstractmethod
-    def tool_prefix(self, server: str) -> str:
-        """The prefix of the tool names the harness gives the tools of MCP server ``server``."""
 
     def installed_hooks(self, request: AttachmentRequest) -> tuple[HookSpec, ...]:
         """The hooks the runner installs for ``request`` (grading counts only their context as injected)."""

@@ -87,9 +87,6 @@ class ClaudeCode(Harness):
     def parse_session(self, session: bytes, outputs: Sequence[bytes] = ()) -> Transcript:
         return parse_claude_session(session, outputs)
 
-    def tool_prefix(self, server: str) -> str:
-        return f"mcp__{server}__"
-
     def installed_hooks(self, request: AttachmentRequest) -> tuple[HookSpec, ...]:
         return config.settings_hooks(request.native_settings) + request.hooks
 
