@@ -95,8 +95,10 @@ class SuiteRun:
 
     @property
     def systems(self) -> tuple[MemorySystem, ...]:
+        """The systems to run, each as the suite's harness runs it (an instructions file placed where it reads it)."""
         declared = self.suite.manifest.memory_systems
-        return tuple(system for system in declared if not self.selected or system.name in self.selected)
+        instructions = str(container_path(self.harness.instructions_path))
+        return tuple(s.placed(instructions) for s in declared if not self.selected or s.name in self.selected)
 
 
 @dataclass
@@ -441,7 +443,7 @@ def _grading_memory(run: SuiteRun, challenge: str, condition: str) -> MemoryDecl
     """What grading looks for in one arm: the channels its attachment installed. The control has none, so nothing
     reaching it counts as memory, and any channel that shows there anyway (a server, a file, a hook of the agent's
     own making) is one its attachment did not install (:func:`bench.grading.delivery.foreign_channels`)."""
-    systems = () if condition == CONTROL else (run.suite.manifest.memory_system(condition),)
+    systems = () if condition == CONTROL else tuple(system for system in run.systems if system.name == condition)
     return _memory(run, challenge, systems, hooks=True)
 
 

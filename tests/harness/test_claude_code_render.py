@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.agent.sealed_env import attachment_request, installed_hooks
-from bench.harness import harness_named
+from bench.agent.harness_files import container_path
+from bench.agent.sealed_env import attachment_request, installed_hooks, needed_channels
+from bench.harness import MemoryChannel, harness_named
 from bench.harness.claude_code.config import SETTINGS_PATH
 from bench.suite.memory_system import Attachment, Hook
 from bench.suite.suite import load_suite
@@ -56,3 +57,18 @@ def test_a_declaration_in_the_neutral_form_keeps_its_digest_while_it_uses_no_new
     dumped = legacy.attachment.model_dump(mode="json")
     assert "hooks" not in dumped and "builtin_memory" not in dumped
     assert "hooks" in _neutral(legacy.attachment).model_dump(mode="json")
+
+
+def test_a_neutral_instructions_file_is_placed_where_the_harness_reads_it() -> None:
+    """The bundled static-notes system mounts its notes at Claude Code's path; declared neutrally, the runner puts
+    them there itself, and the arm gets the same mount."""
+    bundled = load_suite(EXAMPLE).memory_system("static-notes")
+    (mount,) = bundled.attachment.mounts
+    neutral = bundled.model_copy(
+        update={"attachment": bundled.attachment.model_copy(update={"mounts": (), "instructions": mount.location})}
+    )
+    assert "instructions" in neutral.attachment.model_dump(mode="json") and neutral.digest != bundled.digest
+    placed = neutral.placed(str(container_path(CLAUDE.instructions_path)))
+    assert placed.attachment == bundled.attachment
+    assert needed_channels(CLAUDE, neutral.attachment) == {MemoryChannel.INSTRUCTIONS_FILE}
+    assert bundled.placed("/elsewhere") == bundled  # a system without one is run as declared: its keys unchanged
