@@ -56,6 +56,7 @@ __all__ = [
     "MemoryChannel",
     "RenderedConfig",
     "require_channels",
+    "require_native_settings",
 ]
 
 HarnessName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
@@ -227,6 +228,8 @@ class Harness(ABC):
     # The harness's tools that start a sub-agent with a prompt of the model's own (its conversation is the
     # harness's, never the memory's channel)
     subagent_tools: ClassVar[frozenset[str]] = frozenset()
+    # Whether a declaration's ``settings`` (the older form: a settings file in this harness's own format) is read
+    native_settings: ClassVar[bool] = False
 
     @property
     def version(self) -> str:
@@ -297,6 +300,16 @@ class Harness(ABC):
     def builtin_memory(self, request: AttachmentRequest) -> bool:
         """Whether ``request`` turns the harness's own memory on (:meth:`managed_files` then differs)."""
         return request.builtin_memory
+
+
+def require_native_settings(harness: Harness, declared: bool, who: str) -> None:
+    """Refuse ``who`` declaring ``settings`` in a harness's own format under a harness that does not read them."""
+    if declared and not harness.native_settings:
+        raise ContractError(
+            f"{who} declares `settings`, a settings file in another harness's format, which harness "
+            f"{harness.name!r} does not read; declare its hooks per event in `hooks` instead",
+            field="settings",
+        )
 
 
 def require_channels(harness: Harness, needed: Collection[MemoryChannel], who: str) -> None:

@@ -35,7 +35,7 @@ from ..contracts.checked_files import read_bounded
 from ..errors import SandboxError, UsageError
 from ..gateway.config import Mode
 from ..grading.memory import MemoryDeclaration
-from ..harness import Harness, harness_named, require_channels
+from ..harness import Harness, harness_named, require_channels, require_native_settings
 from ..packaging.certify import CertifyParams, certify
 from ..packaging.corpus import corpus, corpus_params
 from ..packaging.redact import RedactOutputs, RedactParams, redact
@@ -161,7 +161,9 @@ def suite_plan(
     harness = harness_named(opened.manifest.harness)
     for system in opened.manifest.memory_systems:
         if not selected or system.name in selected:
-            require_channels(harness, needed_channels(harness, system.attachment), f"memory system {system.name!r}")
+            who = f"memory system {system.name!r}"
+            require_native_settings(harness, system.attachment.settings is not None, who)
+            require_channels(harness, needed_channels(harness, system.attachment), who)
     root = Path(suite)
     with store.batch():
         fixture_tree = tree_from_directory(store, base / root / opened.manifest.fixture.path)

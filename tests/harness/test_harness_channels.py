@@ -33,6 +33,13 @@ class NoHooks(ClaudeCode):
     capabilities: ClassVar[frozenset[MemoryChannel]] = frozenset(MemoryChannel) - {MemoryChannel.HOOKS}
 
 
+class OwnSettings(ClaudeCode):
+    """The real harness not reading the older, Claude-shaped ``settings``."""
+
+    name: ClassVar[str] = "own-settings"
+    native_settings: ClassVar[bool] = False
+
+
 def test_the_example_suite_names_no_harness_and_runs_the_default() -> None:
     manifest = load_suite(EXAMPLE)
     assert manifest.harness == DEFAULT_HARNESS == "claude-code"
@@ -75,3 +82,15 @@ def test_the_plan_refuses_a_system_whose_channel_the_suite_s_harness_lacks(
     with pytest.raises(ContractError, match=r"needs the hooks channel") as refused:
         suite_plan(tmp_path, Store(tmp_path / "store"), "suite", memory=("reference", "server-memory"))
     assert "server-memory" not in str(refused.value)
+
+
+def test_the_older_settings_form_is_refused_under_a_harness_that_does_not_read_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(bench.harness._REGISTRY, "own-settings", (__name__, "OwnSettings"))
+    suite = tmp_path / "suite"
+    shutil.copytree(EXAMPLE, suite, ignore=shutil.ignore_patterns("__pycache__"))
+    declared = json.loads((suite / "suite.json").read_text())
+    (suite / "suite.json").write_text(json.dumps({**declared, "harness": "own-settings"}))
+    with pytest.raises(ContractError, match=r"memory system 'reference' declares `settings`.*'own-settings'"):
+        suite_plan(tmp_path, Store(tmp_path / "store"), "suite")

@@ -54,6 +54,7 @@ class ClaudeCode(Harness):
     )
     injection: InjectionFormat = ClaudeInjection()
     subagent_tools: ClassVar[frozenset[str]] = frozenset({"Agent", "Task"})  # CLI 2.1.197 calls it Agent
+    native_settings: ClassVar[bool] = True  # ~/.claude/settings.json, as the older declarations give it
 
     def image_recipe(self) -> ImageRecipe:
         return _RECIPE
