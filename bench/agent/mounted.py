@@ -58,7 +58,7 @@ def require_declared(system: MemorySystem, restored: RestoreResponse, suite_root
 
 def require_publishable(system: MemorySystem, restored: RestoreResponse) -> None:
     """Refuse ``system``'s restore response when publication would refuse it: now, not after the arms ran."""
-    # imported here: bench.publish.checks reads the agent's key name from bench.agent, whose package imports this
+    # imported here: publish sits above agent in the layering (ARCHITECTURE.md), whose package imports this
     from ..publish.checks import check_leaks
 
     paths = restored.locations.paths if restored.locations is not None else {}
