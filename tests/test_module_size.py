@@ -20,7 +20,6 @@ ALLOWED: dict[str, str] = {
     "bench/run/plan.py::suite_plan": _MOVING,
     "bench/run/plan.py::_challenge": _MOVING,
     "bench/run/plan.py::_arm": _MOVING,
-    "bench/grading/claude_code.py::parse_claude_session": _MOVING,
 }
 
 

@@ -222,6 +222,22 @@ def _run_arms(
     return records, latest
 
 
+def _treatments(
+    run: ArmRun, setup: AttemptSetup, live: Mapping[str, LiveMemory], staging: Mapping[str, Path]
+) -> dict[str, MemoryAttachment]:
+    """Each memory system's attachment, its restore response checked first (declared, publishable)."""
+    attachments = {}
+    for system in setup.systems:
+        restored = live[system.name].session.restored
+        require_declared(system, restored, setup.suite_root)
+        require_publishable(system, restored)
+        attachment = treatment_attachment(
+            run.harness, system, restored, staging[system.name], setup.layers.get(system.name)
+        )
+        attachments[system.name] = record_mounts(run.store, attachment)
+    return attachments
+
+
 def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcome:
     """Run the attempt and write its records; a fence stop raises :class:`~bench.fence.FenceStopped`."""
     store, challenge_id = run.store, run.challenge.challenge_id
@@ -240,17 +256,9 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
                 )
                 _log.info("%s: memory restored", system.name)
             control = record_mounts(store, control_attachment(run.harness, staging[CONTROL]))
+            attachments = _treatments(run, setup, live, staging)
             specs = {CONTROL: arm_spec(run, setup.image_id, control)}
-            attachments: dict[str, MemoryAttachment] = {}
-            for system in setup.systems:
-                restored = live[system.name].session.restored
-                require_declared(system, restored, setup.suite_root)
-                require_publishable(system, restored)
-                attachment = treatment_attachment(
-                    run.harness, system, restored, staging[system.name], setup.layers.get(system.name)
-                )
-                attachments[system.name] = record_mounts(store, attachment)
-                specs[system.name] = arm_spec(run, setup.image_id, attachments[system.name])
+            specs |= {name: arm_spec(run, setup.image_id, attachment) for name, attachment in attachments.items()}
             diffs = {
                 name: store.put_document(prepare_pair(specs[CONTROL], specs[name], (CONTROL, name))) for name in names
             }

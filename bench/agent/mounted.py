@@ -12,7 +12,7 @@ suite, the next run's provisioner included.
 
 A restore response is recorded with the attempt and published with it, so what publication would refuse in it (a
 restore location under a home directory or a runner's scratch folder, a secret) is refused as restore answers,
-before any arm runs, by the publication's own patterns (:func:`bench.publish.checks.check_leaks`).
+before any arm runs, by the publication's own patterns (:func:`bench.leaks.check_leaks`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..contracts import Digest
 from ..errors import ContractError
+from ..leaks import check_leaks
 from ..provision.messages import RestoreResponse
 from ..sandbox.spec import MemoryAttachment
 from ..store import Store, tree_from_directory
@@ -58,9 +59,6 @@ def require_declared(system: MemorySystem, restored: RestoreResponse, suite_root
 
 def require_publishable(system: MemorySystem, restored: RestoreResponse) -> None:
     """Refuse ``system``'s restore response when publication would refuse it: now, not after the arms ran."""
-    # imported here: publish sits above agent in the layering (ARCHITECTURE.md), whose package imports this
-    from ..publish.checks import check_leaks
-
     paths = restored.locations.paths if restored.locations is not None else {}
     places = [(f"restore location {name!r} ({path})", path) for name, path in sorted(paths.items())]
     for place, text in [*places, ("restore response", restored.model_dump_json())]:

@@ -1,16 +1,9 @@
 """Publication: the bundle's layout and lineage, the publication checks, the manifest, the in-toto statement,
 verification from the bundle alone, the report and the transcript pages."""
 
+from ..leaks import LEAK_PATTERNS, Check, PublicationFinding, check_leaks
 from .bundle import BundleError, bundle_files
-from .checks import (
-    LEAK_PATTERNS,
-    Check,
-    PublicationFinding,
-    PublicationRefused,
-    check_admissions,
-    check_coverage,
-    check_leaks,
-)
+from .checks import PublicationRefused, check_admissions, check_coverage
 from .lineage import lineage_files, run_actions
 from .manifest import MANIFEST_NAME, PublicationLineage, PublicationManifest, PublishedFile, read_manifest
 from .provenance import statement

@@ -46,7 +46,8 @@ def attempt():
     if os.environ.get("FAIL_ATTEMPT"):
         raise RuntimeError("the arm crashed\\nits container exited 137")
     if os.environ.get("REFUSE_PUBLICATION"):
-        from bench.publish.checks import check_leaks, PublicationRefused
+        from bench.leaks import check_leaks
+        from bench.publish.checks import PublicationRefused
         raise PublicationRefused(check_leaks("receipts/x.json", b"made in /home/alice/work"))
     return {"made": "pair-1"}
 

@@ -220,11 +220,17 @@ def _usage_once_per_response(drafts: Sequence[_Draft]) -> TokenUsage:
     return sum(by_message.values(), loose)
 
 
-def parse_claude_session(session: bytes, streams: Sequence[bytes] = ()) -> Transcript:
-    """Normalise a session JSONL; ``streams`` are the stream-json outputs of the runs that wrote it, in order.
+@dataclass(frozen=True)
+class _SessionRecords:
+    """What one pass over a session JSONL finds: its steps in order, and what identifies the session."""
 
-    The stream outputs contribute only what the session file lacks: the CLI version, cost and duration.
-    """
+    drafts: tuple[tuple[_Draft, str | None], ...]
+    unknown: frozenset[str]
+    session_ids: frozenset[str]
+    versions: tuple[str, ...]
+
+
+def _read_session(session: bytes) -> _SessionRecords:
     drafts: list[tuple[_Draft, str | None]] = []
     unknown: set[str] = set()
     session_ids: set[str] = set()
@@ -241,9 +247,18 @@ def parse_claude_session(session: bytes, streams: Sequence[bytes] = ()) -> Trans
                 unknown.add(kind)
             continue
         drafts.extend((draft, record.get("timestamp")) for draft in reader(record))
-    if len(session_ids) != 1:
-        raise ContractError(f"a session JSONL holds one session, found session ids {sorted(session_ids)}")
-    session_id = session_ids.pop()
+    return _SessionRecords(tuple(drafts), frozenset(unknown), frozenset(session_ids), tuple(versions))
+
+
+def parse_claude_session(session: bytes, streams: Sequence[bytes] = ()) -> Transcript:
+    """Normalise a session JSONL; ``streams`` are the stream-json outputs of the runs that wrote it, in order.
+
+    The stream outputs contribute only what the session file lacks: the CLI version, cost and duration.
+    """
+    read = _read_session(session)
+    if len(read.session_ids) != 1:
+        raise ContractError(f"a session JSONL holds one session, found session ids {sorted(read.session_ids)}")
+    (session_id,) = read.session_ids
     runs = [_summarise_stream(data, f"stream-json output {n}") for n, data in enumerate(streams, 1)]
     for n, run in enumerate(runs, 1):
         if run.session_id != session_id:
@@ -264,20 +279,22 @@ def parse_claude_session(session: bytes, streams: Sequence[bytes] = ()) -> Trans
             usage=draft.usage,
             timestamp=timestamp,
         )
-        for index, (draft, timestamp) in enumerate(drafts)
+        for index, (draft, timestamp) in enumerate(read.drafts)
     )
     stamps = [step.timestamp for step in steps if step.timestamp]
     return Transcript(
         harness=HARNESS,
-        harness_version=next((run.version for run in runs if run.version), versions[-1] if versions else None),
+        harness_version=next(
+            (run.version for run in runs if run.version), read.versions[-1] if read.versions else None
+        ),
         session_id=session_id,
         steps=steps,
-        usage=_usage_once_per_response([draft for draft, _ in drafts]),
+        usage=_usage_once_per_response([draft for draft, _ in read.drafts]),
         cost_usd=float(sum(c for c in costs if c is not None)) if runs and None not in costs else None,
         duration_ms=int(sum(d for d in durations if d is not None)) if runs and None not in durations else None,
         started_at=min(stamps) if stamps else None,
         finished_at=max(stamps) if stamps else None,
-        unknown_record_types=tuple(sorted(unknown)),
+        unknown_record_types=tuple(sorted(read.unknown)),
         runs=len(runs),
         servers=_server_statuses(runs),
     )
