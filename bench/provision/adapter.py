@@ -74,9 +74,9 @@ class Provisioner:
 
     prefix: tuple[str, ...]
     fixture_root: Path
-    image: ImageId | None = None  # the image the system's tools run in (its layer), handed to restore
     limits: ProcessLimits = field(default_factory=ProcessLimits)
     timeouts: Mapping[Verb, float] = field(default_factory=dict)
+    image: ImageId | None = None  # the image the system's tools run in (its layer), handed to restore
 
     def limits_for(self, verb: Verb) -> ProcessLimits:
         timeout = self.timeouts.get(verb)
