@@ -250,7 +250,9 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
         with ExitStack() as memories:
             live: dict[str, LiveMemory] = {}
             for system in setup.systems:
-                provisioner = system_provisioner(system, setup.suite_root, setup.fixture_root)
+                provisioner = system_provisioner(
+                    system, setup.suite_root, setup.fixture_root, setup.layers.get(system.name)
+                )
                 live[system.name] = memories.enter_context(
                     live_memory(provisioner, setup.fixture, setup.graph_arm, f"{identity}.{system.name}", setup.corpus)
                 )

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..contracts import ImageId
 from ..provision.adapter import MemorySession, Provisioner, provisioned
 from ..provision.code import resolve_provisioner
 from ..provision.fixture import Fixture
@@ -27,12 +28,16 @@ from ..suite.memory_system import MemorySystem
 __all__ = ["LiveMemory", "live_memory", "system_provisioner"]
 
 
-def system_provisioner(system: MemorySystem, suite_root: Path, fixture_root: Path) -> Provisioner:
-    """The adapter for ``system``: its argv prefix (``argv[0]`` on PATH or under ``suite_root``) and timeouts."""
+def system_provisioner(
+    system: MemorySystem, suite_root: Path, fixture_root: Path, image: str | None = None
+) -> Provisioner:
+    """The adapter for ``system``: its argv prefix (``argv[0]`` on PATH or under ``suite_root``), timeouts and the
+    image its tools run in (its layer's, when it declares one)."""
     timeouts = system.timeouts
     return Provisioner(
         prefix=resolve_provisioner(system, suite_root),
         fixture_root=fixture_root,
+        image=None if image is None else ImageId(image),
         timeouts={
             Verb.RESTORE: timeouts.restore_seconds,
             Verb.SNAPSHOT: timeouts.snapshot_seconds,

@@ -11,11 +11,13 @@ import argparse
 import asyncio
 import math
 import shlex
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from ..contracts import ImageId
 from ..contracts.files import parse_contract
 from ..errors import ContractError, SourceError, UsageError
 from ..provision.adapter import Provisioner
@@ -66,6 +68,7 @@ def _checked(adapter: TypeAdapter[str], what: str) -> Any:
 
 _PROJECT = _checked(TypeAdapter(ProjectName), "project name")
 _RUN_IDENTITY = _checked(TypeAdapter(RunIdentity), "run identity (letters, digits and . _ : -)")
+_IMAGE = _checked(TypeAdapter(ImageId), "image ID (sha256:<64 hex>)")
 
 
 def _event(text: str) -> HookEvent:
@@ -83,6 +86,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     restore.add_argument("--graph-arm", required=True, help="graph arm name declared by the fixture")
     restore.add_argument(
         "--run-identity", required=True, type=_RUN_IDENTITY, help="identity of this run, e.g. manual-1"
+    )
+    restore.add_argument(
+        "--image",
+        type=_IMAGE,
+        help="image ID the system's tools run in (its layer), for a provisioner seeding through them",
     )
     restore.set_defaults(handler=_restore)
     snapshot = _verb(verbs, "snapshot", "re-read a project's memory and judge the fixture's probes")
@@ -151,7 +159,7 @@ def _calls(log: list[CallRecord]) -> list[dict[str, Any]]:
 
 
 def _restore(args: argparse.Namespace, out: Output) -> int:
-    provisioner = _provisioner(args)
+    provisioner = replace(_provisioner(args), image=args.image)
     fixture = load_fixture(args.fixture_root)
     request = provisioner.restore_request(fixture, args.graph_arm, args.run_identity)
     log: list[CallRecord] = []

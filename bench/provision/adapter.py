@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from bench.contracts import ContractModel
+from bench.contracts import ContractModel, ImageId
 from bench.contracts.files import validation_summary
 from bench.errors import ContractError
 
@@ -76,6 +76,7 @@ class Provisioner:
     fixture_root: Path
     limits: ProcessLimits = field(default_factory=ProcessLimits)
     timeouts: Mapping[Verb, float] = field(default_factory=dict)
+    image: ImageId | None = None  # the image the system's tools run in (its layer), handed to restore
 
     def limits_for(self, verb: Verb) -> ProcessLimits:
         timeout = self.timeouts.get(verb)
@@ -107,6 +108,7 @@ class Provisioner:
             run_identity=run_identity,
             artifacts=RestoreArtifacts(evidence_corpus=evidence, graph=verify_artifact(self.fixture_root, arm.graph)),
             probes=tuple(p.request() for p in fixture.probes),
+            image=self.image,
         )
 
     async def restore(self, request: RestoreRequest, log: list[CallRecord]) -> RestoreResponse:

@@ -15,9 +15,16 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, JsonValue, StringConstraints
+from pydantic import (
+    BeforeValidator,
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    model_serializer,
+)
 
-from bench.contracts import ContractModel, PortablePath, Sha256
+from bench.contracts import ContractModel, ImageId, PortablePath, Sha256
 
 __all__ = [
     "PUBLIC_CONTRACTS",
@@ -114,13 +121,26 @@ class ProbeRequest(ContractModel):
 
 
 class RestoreRequest(ContractModel):
-    """stdin of ``restore``: make a frozen memory state live for one run."""
+    """stdin of ``restore``: make a frozen memory state live for one run.
+
+    ``image`` is the engine image the system's declared tools run in (its suite's image layer), sent only to a
+    system that declares one: a provisioner may start its own tools there to seed the memory through them, so the
+    state is written by the very build the treatment arm runs."""
 
     fixture: Name
     graph_arm: Name
     run_identity: RunIdentity
     artifacts: RestoreArtifacts
     probes: tuple[ProbeRequest, ...] = ()
+    image: ImageId | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_image(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Left out when unset: a system without a layer is sent the request it was sent before ``image`` existed."""
+        dumped: dict[str, Any] = handler(self)
+        if dumped.get("image") is None:
+            dumped.pop("image", None)
+        return dumped
 
 
 class RestoreLocations(ContractModel):

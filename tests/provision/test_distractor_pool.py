@@ -114,10 +114,17 @@ def test_seeding_lays_the_pool_beside_the_evidence_and_refuses_a_distractor_at_a
         seed_corpus(evidence, pool, tmp_path / "linked")
 
 
+# Restore starts the system's own server in its layer image (a build of minutes): restored with the same pool, twice,
+# in tests/suite/test_memory_keeper.py (slow).
+SEEDED_IN_ITS_LAYER = {"memory-keeper"}
+
+
 def _restore_twice(suite: Suite, corpus: ArtifactRef, home: Path) -> list[tuple[str, str, float]]:
     """Each system restored from ``corpus`` and snapshotted: (name, fingerprint, restore seconds)."""
     results = []
     for system in suite.manifest.memory_systems:
+        if system.name in SEEDED_IN_ITS_LAYER:
+            continue
         argv = (*resolve_provisioner(system, suite.root), "--home", str(home / system.name))
         timeouts = {Verb.RESTORE: system.timeouts.restore_seconds, Verb.SNAPSHOT: system.timeouts.snapshot_seconds}
 

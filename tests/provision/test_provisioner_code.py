@@ -159,4 +159,4 @@ def test_pin_check_notices_an_edited_provisioner(tmp_path: Path, capsys: pytest.
     provision.write_text(provision.read_text() + "# edited\n")
     assert main(["--json", "pin", str(suite), "--check"]) == 1
     (stale,) = json.loads(capsys.readouterr().out)["changed"]
-    assert stale.startswith(f"{suite / 'suite.json'} memory_systems.2.code_sha256: ")
+    assert stale.startswith(f"{suite / 'suite.json'} memory_systems.3.code_sha256: ")

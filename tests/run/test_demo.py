@@ -1,8 +1,10 @@
 """The main job: the bundled example suite end to end, in real containers with the real CLI, then verified.
 
-Four conditions per challenge: the shared control, the reference memory (hooks), server-memory (an npm MCP server in
-its own image layer) and the static baseline static-notes (the evidence as a user-level CLAUDE.md), each memory
-system its own cell beside the others, each compared with the control and each other with the baseline."""
+Five conditions per challenge: the shared control, the reference memory (hooks), server-memory (an npm MCP server in
+its own image layer), memory-keeper (mcp-memory-keeper, an npm MCP server on SQLite whose native module its layer
+builds, seeded through its own tools) and the static baseline static-notes (the evidence as a user-level CLAUDE.md),
+each memory system its own cell beside the others, each compared with the control and each other with the
+baseline."""
 
 from __future__ import annotations
 
@@ -31,7 +33,9 @@ EXAMPLE = REPO / "challenges" / "example"
 
 
 REFERENCE, SERVER_MEMORY, STATIC = "reference@1", "server-memory@2026.8.31", "static-notes@1"
-SYSTEMS = ("reference", "server-memory", "static-notes")
+KEEPER = "memory-keeper@0.14.1"
+SYSTEMS = ("reference", "server-memory", "memory-keeper", "static-notes")
+LAYERED = ("server-memory", "memory-keeper")  # the systems whose treatment runs in their own image layer
 ARMS = ("control", *SYSTEMS)
 
 
@@ -104,6 +108,7 @@ def test_the_demo_shows_k_of_n_progress_each_arms_outcome_and_ends_with_the_head
         "control": "fail",
         "reference": "pass",
         "server-memory": "pass",
+        "memory-keeper": "pass",
         "static-notes": "pass",
     }
     tail = progress.rstrip().splitlines()[-2 - len(SYSTEMS) :]
@@ -120,16 +125,17 @@ def test_the_demo_shows_k_of_n_progress_each_arms_outcome_and_ends_with_the_head
 CHANNELS = {
     REFERENCE: {"anchor-triggered-recall": 1, "prompt-time-retrieval": 1},
     SERVER_MEMORY: {"memory-tool-retrieval": 1},
+    KEEPER: {"memory-tool-retrieval": 1},
     STATIC: {"static-context": 1},
 }
 
 
-@pytest.mark.parametrize("system", [REFERENCE, SERVER_MEMORY, STATIC])
+@pytest.mark.parametrize("system", [REFERENCE, SERVER_MEMORY, KEEPER, STATIC])
 def test_each_system_delivers_through_its_own_channels_and_helps_only_where_it_should(
     demo_runs: DemoRuns, system: str
 ) -> None:
     cells = _cells(demo_runs.published)
-    assert {label for _, label in cells} == {REFERENCE, SERVER_MEMORY, STATIC}
+    assert {label for _, label in cells} == set(CHANNELS)
     for challenge in MEMORY_CHALLENGES:
         treatment, control = cells[challenge, system]["treatment"], cells[challenge, system]["control"]
         assert treatment["delivered_via"] == CHANNELS[system], challenge
@@ -146,7 +152,7 @@ def test_the_report_says_the_model_was_a_stand_in_and_shows_every_system(demo_ru
     report = (demo_runs.published / "report" / "index.html").read_text()
     top = report.split("<section", 1)[0]
     assert "The model was a deterministic stand-in" in top
-    assert all(system in report for system in (REFERENCE, SERVER_MEMORY, STATIC))
+    assert all(system in report for system in CHANNELS)
     assert "memory-tool-retrieval" in report and "static-context" in report
 
 
@@ -167,10 +173,9 @@ def test_every_pair_differs_from_the_shared_control_only_in_its_attachment_image
         }  # both pairs hold the one control arm
         diffs = {name: store.get_document(pair.spec_diff, SpecDiffReceipt) for name, pair in pairs.items()}
         assert all(diff.only_attachment for diff in diffs.values())
-        layered = {d.field: d.second for d in diffs["server-memory"].differences}
-        assert str(layered["attachment.image_id"]).startswith("sha256:")
-        assert "attachment.image_id" not in {d.field for d in diffs["reference"].differences}
-        assert "attachment.image_id" not in {d.field for d in diffs["static-notes"].differences}
+        for name, diff in diffs.items():
+            layered = {d.field: d.second for d in diff.differences}
+            assert str(layered.get("attachment.image_id")).startswith("sha256:") is (name in LAYERED), name
 
 
 def test_no_request_of_any_arm_carries_the_clis_own_memory(demo_runs: DemoRuns) -> None:
@@ -184,7 +189,7 @@ def test_no_request_of_any_arm_carries_the_clis_own_memory(demo_runs: DemoRuns) 
             texts = RequestView.of(exchange.request_body).texts(Part.SYSTEM)  # type: ignore[arg-type]
             assert texts and not any("# auto memory" in text for text in texts), arm
             requests += 1
-    assert len(arms) == 16 and requests >= 16
+    assert len(arms) == 4 * (1 + len(SYSTEMS)) and requests >= len(arms)
 
 
 def _grade(published: Path, challenge: str, condition: str) -> ArmGrade:
@@ -204,7 +209,7 @@ def test_the_static_baselines_delivery_is_credited_through_its_own_channel_in_it
         assert set(channel.gateway_phrases) == set(channel.phrases) == phrases, challenge
         assert static.delivered and not static.tampered, challenge
         assert not any(c.gateway_phrases for c in static.channels if c.channel is not Channel.STATIC_CONTEXT)
-        for other in ("control", "reference", "server-memory"):
+        for other in ("control", *(system for system in SYSTEMS if system != "static-notes")):
             graded = _grade(demo_runs.published, challenge, other).grade.delivered
             assert not graded.channel(Channel.STATIC_CONTEXT).gateway_phrases, (challenge, other)
         assert _grade(demo_runs.published, challenge, "control").grade.delivered.received_by_model == ()
@@ -219,8 +224,8 @@ def test_the_summary_and_report_compare_each_system_with_control_and_each_memory
     assert summary["baseline"] == "static-notes"
     compared = sorted((c["kind"], c["treatment"]["label"], c["reference"]) for c in summary["comparisons"])
     assert compared == sorted(
-        [*(("versus-control", label, "no-memory") for label in (REFERENCE, SERVER_MEMORY, STATIC))]
-        + [("versus-baseline", label, STATIC) for label in (REFERENCE, SERVER_MEMORY)]
+        [*(("versus-control", label, "no-memory") for label in CHANNELS)]
+        + [("versus-baseline", label, STATIC) for label in CHANNELS if label != STATIC]
     )
     for comparison in summary["comparisons"]:
         assert {s["challenge"] for s in comparison["strata"]} == {*MEMORY_CHALLENGES, CONTROL_CHALLENGE}
@@ -235,7 +240,7 @@ def test_the_demo_runs_under_500_distractors_and_says_what_separates_the_systems
     says the pass rates do not separate the systems beyond chance."""
     summary = json.loads((demo_runs.published / "receipts" / "statistics-summary.json").read_text())
     effects = {e["build"]["label"]: e for e in summary["pool_effects"]}
-    assert set(effects) == {REFERENCE, SERVER_MEMORY, STATIC} and {e["distractors"] for e in effects.values()} == {500}
+    assert set(effects) == set(CHANNELS) and {e["distractors"] for e in effects.values()} == {500}
     assert all(e["treatment_only"] > e["control_only"] for e in effects.values())
     cells = _cells(demo_runs.published)
     for (challenge, label), cell in cells.items():

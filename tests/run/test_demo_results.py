@@ -18,7 +18,7 @@ from bench.results import load_bundle
 pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 
 CHALLENGES = {"harbor-holds", "transaction-memo", "spreadsheet-export", "rule-letter-case"}
-CONDITIONS = {"control", "reference", "server-memory", "static-notes"}
+CONDITIONS = {"control", "reference", "server-memory", "memory-keeper", "static-notes"}
 SYSTEMS = CONDITIONS - {"control"}
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,12 +37,13 @@ def test_the_committed_preregistrations_match_the_bundled_suite() -> None:
     """v2 records the static baseline and names it; v3 the distractor pool (and what it moved: the fixture, whose
     frozen form now holds the pool, the pool size and the oracles, and the reference memory's restore timeout);
     the low-memory control's v3 records its policy running the tests (a cd into the workspace the harness drops),
-    and its v4 the pool. Each earlier version stays as it was frozen, superseded by the next."""
+    and its v4 the pool; the last (v4, the control's v5) the fourth system, memory-keeper, and each policy's search twin
+    for its tool. Each earlier version stays as it was frozen, superseded by the next."""
     suite = open_suite(REPO / "challenges" / "example")
     versions = load_preregistrations(REPO / "manifests" / "example")
     for loaded in suite.challenges:
         prereg = current_preregistration(suite, loaded, REPO / "manifests" / "example", attempts=2)
-        v1, v2, *later = versions[loaded.manifest.challenge_id]
+        v1, v2, *later, keeper = versions[loaded.manifest.challenge_id]
         if loaded.manifest.challenge_id == "rule-letter-case":
             policy, v3 = later
             assert policy.supersedes == v2.digest and correction_moves(v2, policy) == ["model_access.policy"]
@@ -50,11 +52,14 @@ def test_the_committed_preregistrations_match_the_bundled_suite() -> None:
             (v3,) = later
             previous = v2
         assert v3.supersedes == previous.digest
-        assert prereg.version == 2 + len(later) and prereg.frozen.model == suite.manifest.model
+        assert prereg.version == 3 + len(later) and prereg.frozen.model == suite.manifest.model
         assert v2.supersedes == v1.digest and v1.frozen.analysis.baseline is None
         assert correction_moves(v1, v2) == ["memory_systems.static-notes", "analysis.baseline"]
-        assert v3 == prereg and "500 distractor documents" in (v3.correction or "")
+        assert "500 distractor documents" in (v3.correction or "")
         assert correction_moves(previous, v3) == ["fixture", "memory_systems.reference"]
+        # The fourth system, and each policy's search twin for its tool.
+        assert keeper == prereg and keeper.supersedes == v3.digest and "mcp-memory-keeper" in (keeper.correction or "")
+        assert correction_moves(v3, keeper) == ["memory_systems.memory-keeper", "model_access.policy"]
         assert v3.frozen.analysis.baseline == suite.manifest.baseline == "static-notes"
         assert v3.frozen.analysis.minimum_detectable_effect is not None
 
@@ -240,6 +245,17 @@ def test_prereg_supersede_records_every_published_run_under_the_replaced_version
     assert again.returncode != 0 and "never overwritten" in json.loads(again.stdout)["error"]["message"]
 
 
+def _without_memory_keeper(suite: Path, manifest: dict[str, Any]) -> None:
+    """``manifest`` (the suite's, written by the caller) and its policies as they stood before memory-keeper."""
+    manifest["memory_systems"] = [m for m in manifest["memory_systems"] if m["name"] != "memory-keeper"]
+    for entry in manifest["challenges"]:
+        path = suite / entry["directory"] / entry["policy"]["path"]
+        policy = json.loads(path.read_text())
+        policy["rules"] = [r for r in policy["rules"] if r["when"].get("offers") != ["mcp__keeper__context_search"]]
+        path.write_text(json.dumps(policy, indent=2, ensure_ascii=False) + "\n")
+        entry["policy"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def test_a_suite_that_never_states_a_pool_keeps_the_preregistration_it_was_frozen_with(
     suite_copy: Path, tmp_path: Path
 ) -> None:
@@ -258,6 +274,7 @@ def test_a_suite_that_never_states_a_pool_keeps_the_preregistration_it_was_froze
     for entry in manifest["challenges"]:
         entry.pop("oracle", None)
     manifest["memory_systems"][0]["timeouts"]["restore_seconds"] = 300
+    _without_memory_keeper(suite_copy, manifest)  # it came after the pool
     (suite_copy / "suite.json").write_text(json.dumps(manifest))
     before = tmp_path / "preregs"
     for challenge in ("harbor-holds", "transaction-memo", "spreadsheet-export", "rule-letter-case"):

@@ -15,7 +15,9 @@ from bench.suite.suite import ChallengeCategory, Suite
 
 MEMORY_CHALLENGES = ["harbor-holds", "transaction-memo", "spreadsheet-export"]
 CONTROL = "rule-letter-case"
-MEMORY_SEARCH = "mcp__memory__search_nodes"  # server-memory's search tool, as the declared server "memory" offers it
+# The MCP systems' search tools, as their declared servers offer them: server-memory's ("memory") and
+# mcp-memory-keeper's ("keeper").
+MEMORY_SEARCHES = ("mcp__memory__search_nodes", "mcp__keeper__context_search")
 
 
 def _policy(suite: Suite, challenge_id: str, workspace: str) -> Policy:
@@ -46,7 +48,7 @@ def test_every_tool_call_is_tied_to_a_turn_so_a_session_always_ends(suite: Suite
         for reply in rule.reply:
             if isinstance(reply, ToolUseReply) and reply.name == "Bash":  # run in the workspace, as a model writes it
                 assert str(reply.input["command"]).startswith("cd /workspace && "), rule.name
-            elif isinstance(reply, ToolUseReply) and reply.name != MEMORY_SEARCH:
+            elif isinstance(reply, ToolUseReply) and reply.name not in MEMORY_SEARCHES:
                 assert str(reply.input["file_path"]).startswith("/workspace/"), rule.name
 
 
@@ -111,8 +113,11 @@ def test_the_memory_search_is_called_only_where_the_request_offers_it(suite: Sui
     """Every rule calling the search tool conditions on the request offering it, on the first turn only; the rest
     of each path is the same rules, so a fact found only decides what follows when it came back in the result."""
     policy = _policy(suite, challenge_id, "/workspace")
-    searching = [
-        r for r in policy.rules if any(isinstance(b, ToolUseReply) and b.name == MEMORY_SEARCH for b in r.reply)
-    ]
-    assert searching and all(r.when.offers == (MEMORY_SEARCH,) and r.when.turn == 1 for r in searching)
-    assert all(not r.when.offers for r in policy.rules if r not in searching)
+    searching = {}
+    for rule in policy.rules:
+        called = [b.name for b in rule.reply if isinstance(b, ToolUseReply) and b.name in MEMORY_SEARCHES]
+        if called:
+            searching[rule.name] = called
+            assert rule.when.offers == tuple(called) and rule.when.turn == 1, rule.name
+    assert sorted(name for called in searching.values() for name in called) == sorted(MEMORY_SEARCHES)
+    assert all(not r.when.offers for r in policy.rules if r.name not in searching)

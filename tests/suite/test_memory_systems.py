@@ -47,7 +47,7 @@ def system(**changes: Any) -> dict[str, Any]:
 
 
 def test_the_example_declares_its_systems_with_their_attachments(suite: Suite) -> None:
-    reference, server, notes = suite.manifest.memory_systems
+    reference, server, keeper, notes = suite.manifest.memory_systems
     assert (reference.condition, server.condition) == ("reference@1", "server-memory@2026.8.31")
     # The static baseline: the notes written down, as a file the harness loads by itself; nothing else attached.
     assert notes.condition == "static-notes@1" and suite.manifest.baseline == "static-notes"
@@ -58,6 +58,18 @@ def test_the_example_declares_its_systems_with_their_attachments(suite: Suite) -
     assert reference.tool_servers == () and server.tool_servers == ("memory",)
     assert server.attachment.image is not None and "nodejs" in server.attachment.image.debian
     assert [m.writable for m in server.attachment.mounts] == [True]
+    # mcp-memory-keeper: its own Node (>= 20) and its native better-sqlite3 built in the layer, its data directory
+    # (the server's DATA_DIR) mounted writable; no git identity, since it keys nothing by the repository.
+    assert keeper.condition == "memory-keeper@0.14.1" and keeper.tool_servers == ("keeper",)
+    layer = keeper.attachment.image
+    assert layer is not None and (layer.node, layer.npm, layer.install_scripts) == (
+        "20.20.2",
+        ("mcp-memory-keeper@0.14.1",),
+        True,
+    )
+    (mount,) = keeper.attachment.mounts
+    assert mount.writable and keeper.attachment.mcp_servers["keeper"].env == {"DATA_DIR": mount.target}
+    assert suite.manifest.project.identity is None
 
 
 @pytest.mark.parametrize(
