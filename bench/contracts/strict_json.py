@@ -70,14 +70,9 @@ _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 def _depth(text: str) -> int:
-    # In valid JSON a backslash is only ever inside a string, escaping the character after it; dropping each
-    # escaped backslash and then each escaped quote leaves every string's quotes alone, so the strings are every
-    # other piece between quotes (the regex stepped through escape-heavy transcripts at a fifth of that speed).
-    # Text that is not valid JSON may be measured wrongly here; the decoder refuses it, as it refuses a recursion
-    # deeper than its stack.
-    unescaped = text.replace("\\\\", "").replace('\\"', "") if "\\" in text else text
-    plain = unescaped.count('"') % 2 == 0
-    structure = "".join(unescaped.split('"')[::2]) if plain else _STRINGS.sub("", text)
+    # With no escape and the quotes paired, the strings are every other piece between quotes: half the regex's time.
+    plain = "\\" not in text and text.count('"') % 2 == 0
+    structure = "".join(text.split('"')[::2]) if plain else _STRINGS.sub("", text)
     brackets = _NOT_BRACKETS.sub("", structure)
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
@@ -149,8 +144,6 @@ def parse_json(data: bytes | str, what: str, *, max_bytes: int = MAX_BYTES) -> A
         raise ContractError(f"{what} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except ValueError as exc:
         raise ContractError(f"{what} is refused: {exc}") from None
-    except RecursionError:
-        raise ContractError(f"{what} is refused: it nests deeper than {MAX_DEPTH} levels") from None
     return value
 
 
