@@ -7,18 +7,15 @@ keeps), and each must refuse it naming the key, however its caller reaches it.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from bench.analysis.prereg import load_preregistrations
-from bench.contracts import Sha256, strict_json
+from bench.contracts import Sha256
 from bench.contracts.strict_json import MAX_DEPTH, parse_json, parse_json_object
 from bench.errors import BenchError, ContractError
 from bench.fence import load_config
@@ -111,43 +108,6 @@ def test_a_lone_surrogate_is_refused_however_it_is_spelled() -> None:
         with pytest.raises(ContractError, match="lone surrogate"):
             parse_json(document, "the document")
     assert parse_json(b'["\\ud83d\\ude00", "\\\\ud800"]', "doc") == ["\U0001f600", "\\ud800"]
-
-
-def _nesting(value: Any) -> int:
-    if isinstance(value, dict):
-        return 1 + max(map(_nesting, value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max(map(_nesting, value), default=0)
-    return 0
-
-
-_TEXT = st.text(alphabet=st.sampled_from('\\"[]{}a\u00e9\n'), max_size=8)
-_VALUES = st.recursive(
-    _TEXT | st.none() | st.integers(),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
-    max_leaves=12,
-)
-
-
-@given(value=_VALUES, ascii_only=st.booleans())
-def test_the_depth_is_the_value_s_nesting_whatever_its_strings_escape(value: Any, ascii_only: bool) -> None:
-    """Quotes, backslashes and brackets inside strings never count: only the value's own nesting does."""
-    assert strict_json._depth(json.dumps(value, ensure_ascii=ascii_only)) == _nesting(value)
-
-
-def test_nesting_after_escaped_quotes_and_backslashes_is_still_counted() -> None:
-    deep = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
-    for document in (f'["\\\\", {deep}]', f'["\\"]", {deep}]', f'{{"k\\\\\\"": {deep}}}'):
-        with pytest.raises(ContractError, match="nests deeper"):
-            parse_json(document, "the document")
-    assert parse_json('["\\\\[", "\\"{"]', "doc") == ["\\[", '"{']
-
-
-def test_a_broken_document_deeper_than_the_stack_is_refused_not_raised() -> None:
-    """Text that is not JSON may be measured shallow (its quotes do not pair); the decoder's own recursion limit
-    then refuses it."""
-    with pytest.raises(ContractError):
-        parse_json('\\"' + "[" * 100_000, "the document")
 
 
 def test_the_reader_keeps_what_json_allows() -> None:
