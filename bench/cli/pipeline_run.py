@@ -7,7 +7,9 @@
    reporter, :mod:`bench.pipeline.progress`) go to stderr, and stdout stays the command's result. With
    ``--executor ray://HEAD:PORT`` each invocation runs as a Ray task on a cluster node (doit's workers are then
    threads that wait on the cluster), and the images are archived into the store (which every node opens:
-   ``--store s3://...``) so each node loads the very image IDs the plan pins.
+   ``--store s3://...``) so each node loads the very image IDs the plan pins. When every stage of the plan built
+   in step 1 is already cached and every ref it names already holds its output, doit would run and move nothing:
+   its process is not started, and the same tally and headline are said here.
 3. What executed is read back from the store's action log; the published tree is exported into the project,
    signed with the project's key (``keys/publisher.key``, made by the first run; bench/publish/signing.py),
    verified trusting that key's public half, and the run recorded (``runs/<suite>/<start>``).
@@ -34,6 +36,10 @@ from ..contracts import TreeDigest, canonical_bytes
 from ..errors import ContractError, StageError, UsageError
 from ..pipeline.executor_choice import parse_executor
 from ..pipeline.failure import PipelineStopped, read_failure
+from ..pipeline.plan import Plan
+from ..pipeline.progress import TaskView, elapsed
+from ..pipeline.runtime import Runtime
+from ..pipeline.status import Freshness, InvocationStatus, plan_status
 from ..project import Project
 from ..provision.code import require_code_pin
 from ..publish.manifest import MANIFEST_NAME
@@ -42,6 +48,7 @@ from ..publish.signing import PublicKey, generate_key, load_private_key, load_pu
 from ..publish.verify import Trust
 from ..results import load_bundle
 from ..run.dodo import plan_variables
+from ..run.narrate import SuiteNarrator
 from ..run.run_record import RunRecord, record_run
 from ..run_lease import run_lease
 from ..sandbox import default_backend
@@ -53,7 +60,7 @@ from ..store import Store, export_tree
 from ..store.actions import ActionKey, recorded_from
 from ..store.versions import version_index
 from ..suite.suite import Suite, open_suite
-from .locate import open_store
+from .locate import open_store, store_runtime
 from .output import Output
 from .publish_cmd import verification_json, verification_lines, verify_bundle
 
@@ -187,6 +194,37 @@ def _images(out: Output, suite: Suite, memory: tuple[str, ...], archive: Store |
             out.progress(f"image layer of {system.name}: {layer.record.image_id[:19]} ({_verb(layer.built)})")
 
 
+def _all_cached(plan: Plan, runtime: Runtime, store: Store) -> list[InvocationStatus] | None:
+    """Each invocation's status when every one is up to date by the rule doit's check applies
+    (:mod:`bench.pipeline.status`) and every ref the plan names already holds its output: doit would execute
+    nothing and move nothing, so its process (a second build of the plan) is not started. None otherwise, a ref
+    another run moved included: doit runs."""
+    statuses = plan_status(plan, runtime)
+    if any(status.freshness is not Freshness.UP_TO_DATE for status in statuses):
+        return None
+    outputs = {status.name: status.outputs for status in statuses}
+    placed = all(
+        store.get_ref(ref) == outputs[invocation.name].get(output)
+        for invocation in plan.invocations
+        for output, ref in invocation.refs.items()
+    )
+    return statuses if placed else None
+
+
+def _say_cached(out: Output, statuses: list[InvocationStatus], store: Store, started: float) -> None:
+    """What doit's reporter says of a run whose every stage is cached: the tally, then the headline."""
+    views = [
+        TaskView(
+            status.name, status.stage, status.labels, store.location, {k: str(v) for k, v in status.outputs.items()}
+        )
+        for status in statuses
+    ]
+    took = elapsed(time.time() - started)
+    out.progress(f"{len(views)} stages in {took}: 0 ran, {len(views)} cached, 0 failed")
+    for line in SuiteNarrator().finale(views):
+        out.progress(line)
+
+
 def _run_doit(request: SuiteRequest, variables: dict[str, str], debug: bool) -> None:
     """The pipeline process, from ``base``; its output on stderr so that stdout stays the command's result. The
     error that stopped it is raised here as what it was (:mod:`bench.pipeline.failure`), and a stop signal it alone
@@ -277,6 +315,20 @@ def run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next
         return _run_suite(args, out, request, next_step)
 
 
+def _run_stages(
+    args: argparse.Namespace, out: Output, request: SuiteRequest, variables: dict[str, str], plan: Plan, store: Store
+) -> float:
+    """Run the plan's stages in the pipeline process, or, when every one is cached and every ref in place, only say so
+    (doit would do nothing, and starting it costs seconds); the time they started, which later records are from."""
+    started = time.time()
+    cached = _all_cached(plan, store_runtime(args, create=True), store)
+    if cached is None:
+        _run_doit(request, variables, args.debug)
+    else:
+        _say_cached(out, cached, store, started)
+    return started
+
+
 def _run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next_step: str) -> int:
     suite = _preflight(request)
     suite_id = suite.manifest.suite_id
@@ -284,12 +336,11 @@ def _run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, nex
     _images(out, suite, request.memory, store if request.executor != "local" else None)
     variables = _variables(request, store)
     with contextlib.chdir(request.base):  # the plan the pipeline process will build, checked here first
-        plan_variables(variables)
+        _, plan = plan_variables(variables)
     private, public = project_key(request.project, out)  # made (and said) before the stages, read or refused
     if request.executor == "local":  # a cluster's nodes each sweep before an invocation (the runtime's recover)
         _sweep(out)
-    started = time.time()
-    _run_doit(request, variables, args.debug)
+    started = _run_stages(args, out, request, variables, plan, store)
     executed = [store.get_document(result.key, ActionKey).stage for result in recorded_from(store, started)]
     target = request.published or request.project.published(suite_id)
     published = export_published(store, f"published/{suite_id}", target, private)

@@ -45,6 +45,7 @@ class InvocationStatus:
     labels: dict[str, str]
     freshness: Freshness
     reasons: list[str] = field(default_factory=list)
+    outputs: dict[str, Digest] = field(default_factory=dict)  # up to date: the cached result's outputs
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -167,7 +168,7 @@ def _status(
     key_digest = Digest.of(canonical_bytes(key))
     cached = cached_result(store, key_digest)
     if cached is not None:
-        outputs[invocation.name] = dict(cached[1].outputs)
+        outputs[invocation.name] = status.outputs = dict(cached[1].outputs)
         keys[invocation.name] = key_digest
         status.freshness = Freshness.UP_TO_DATE
         return status

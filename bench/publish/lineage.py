@@ -99,7 +99,7 @@ def _named(store: Store, digest: Digest) -> list[Digest]:
         return [entry.digest for entry in tree.entries if entry.kind is EntryKind.DIRECTORY]
     if kind in _NOT_FOLLOWED:
         return []
-    return document_references(data)
+    return document_references(data, parsed)
 
 
 def published_objects(store: Store, actions: Iterable[Action], roots: Iterable[Digest]) -> list[Digest]:

@@ -30,9 +30,10 @@ def references(store: Store, digest: Digest) -> Iterator[Digest]:
     yield from document_references(store.get_bytes(digest))
 
 
-def document_references(data: bytes) -> list[Digest]:
-    """The references of a stored document's bytes, in field order (repeats kept)."""
-    parsed = json.loads(data)
+def document_references(data: bytes, parsed: Any = None) -> list[Digest]:
+    """The references of a stored document's bytes, in field order (repeats kept); ``parsed``: ``data`` as the
+    caller has already parsed it (None: parsed here)."""
+    parsed = json.loads(data) if parsed is None else parsed
     kind = parsed.get("kind") if isinstance(parsed, dict) else None
     model = Document.of_kind(kind) if isinstance(kind, str) else None
     if model is not None:

@@ -8,12 +8,15 @@ the gateway with the key from its environment.
 from __future__ import annotations
 
 import json
+import re
 
 from cli_captures import MEMORY, captured, conversation
+from hypothesis import given
+from hypothesis import strategies as st
 from scenario import RECALL_PHRASE
 
 from bench.gateway import ExchangeRecord
-from bench.grading import Channel, TamperKind, grade_delivery
+from bench.grading import Channel, TamperKind, grade_delivery, tamper
 from bench.grading.grade import hook_errors
 from bench.grading.memory import InstalledHook
 from bench.grading.repeats import repeats_answer
@@ -170,3 +173,9 @@ def test_a_failing_hook_reaches_the_grade() -> None:
     transcript = _transcript(failed, "with-hooks")
     assert hook_errors(transcript) == ("UserPromptSubmit: state.sqlite: locked",)
     assert hook_errors(_transcript(lines, "with-hooks")) == ()
+
+
+@given(st.text(alphabet=st.sampled_from(" \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000ab\u00e9"), max_size=20))
+def test_texts_are_compared_with_every_whitespace_run_as_one_space(text: str) -> None:
+    """Normalising keeps what the regex form kept: each run of Unicode whitespace one space, none at the ends."""
+    assert tamper._norm(text) == re.sub(r"\s+", " ", text).strip()

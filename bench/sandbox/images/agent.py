@@ -8,7 +8,6 @@ registry involved), so the agent image shares the base layer instead of importin
 
 from __future__ import annotations
 
-import hashlib
 import io
 import subprocess
 import tarfile
@@ -16,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from ...contracts import Sha256, canonical_json
+from ...digest_cache import file_digests
 from ...errors import SandboxError
 from ...harness import ImageRecipe
 
@@ -56,10 +56,10 @@ def fetch_cli(cache_dir: Path, recipe: ImageRecipe) -> Path:
     return binary
 
 
-def _file_sha256(path: Path) -> Sha256:
-    """Read in chunks: the binary is hundreds of megabytes, and every plan (`status` too) asks for its digest."""
-    with path.open("rb") as stream:
-        return Sha256(hashlib.file_digest(stream, "sha256").hexdigest())
+def _cli_sha256(binary: Path) -> Sha256:
+    """Remembered by the binary's stat: it is hundreds of megabytes, and every plan (`status` too) pins it."""
+    with file_digests() as digests:
+        return Sha256(digests.sha256(binary))
 
 
 def agent_inputs(base_image_id: str, binary: Path, recipe: ImageRecipe) -> str:
@@ -67,7 +67,7 @@ def agent_inputs(base_image_id: str, binary: Path, recipe: ImageRecipe) -> str:
         "recipe": "agent",
         "version": RECIPE_VERSION,
         "base": base_image_id,
-        "cli": _file_sha256(binary),
+        "cli": _cli_sha256(binary),
         "dockerfile": _dockerfile(recipe),
     }
     return str(Sha256.of(canonical_json(data)))

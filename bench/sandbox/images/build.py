@@ -26,7 +26,7 @@ from .agent import agent_context, agent_inputs, fetch_cli
 from .archive import archive_image
 from .debian import DebianRecipe, base_rootfs, configured_mirror, host_codename
 from .layer import fetch_layer, layer_context, layer_inputs
-from .registry import INPUTS_LABEL, RECIPE_LABEL, ImageName, ImageRecord, find_image, list_images, using
+from .registry import INPUTS_LABEL, RECIPE_LABEL, ImageName, ImageRecord, list_images, using
 from .scan import require_neutral_image
 from .tiny import tiny_rootfs
 
@@ -50,21 +50,47 @@ def _labels(name: ImageName, inputs: str) -> dict[str, str]:
     return {RECIPE_LABEL: name.value, INPUTS_LABEL: inputs}
 
 
-def _import(backend: SandboxBackend, name: ImageName, inputs: str, rootfs: bytes | Path) -> None:
+class _Listing:
+    """The engine's recipe images, listed once per build call and again only after something was built: asking the
+    engine was a tenth of every plan (`status` too), ten times over."""
+
+    def __init__(self, backend: SandboxBackend) -> None:
+        self.backend = backend
+        self._records: list[ImageRecord] | None = None
+
+    def records(self) -> list[ImageRecord]:
+        if self._records is None:
+            self._records = list_images(self.backend)
+        return self._records
+
+    def find(self, name: ImageName, inputs: str) -> ImageRecord | None:
+        return next((r for r in self.records() if r.name is name and r.inputs == inputs), None)
+
+    def ids(self, name: ImageName) -> set[str]:
+        return {record.image_id for record in self.records() if record.name is name}
+
+    def changed(self) -> None:
+        """An image was built or imported: the next question lists again."""
+        self._records = None
+
+
+def _import(listing: _Listing, name: ImageName, inputs: str, rootfs: bytes | Path) -> None:
     tag = f"sandbox-{name.value}:{inputs[:12]}"
-    backend.import_image(rootfs, tag=tag, labels=_labels(name, inputs), env=BASE_ENV)
+    listing.backend.import_image(rootfs, tag=tag, labels=_labels(name, inputs), env=BASE_ENV)
+    listing.changed()
 
 
-def _build_agent(backend: SandboxBackend, cache: Path) -> str:
-    base = build_image(ImageName.BASE, backend).record  # the agent layer needs its base: built when missing
+def _build_agent(listing: _Listing, cache: Path) -> str:
+    base = _build(ImageName.BASE, listing).record  # the agent layer needs its base: built when missing
     recipe = harness_named(DEFAULT_HARNESS).image_recipe()  # one agent image: the default harness's
     binary = fetch_cli(cache, recipe)
     inputs = agent_inputs(base.image_id, binary, recipe)
-    if find_image(ImageName.AGENT, inputs, backend) is None:
+    if listing.find(ImageName.AGENT, inputs) is None:
         with tempfile.TemporaryDirectory(dir=cache, prefix="context-") as work:
             context = agent_context(base.image_id, binary, recipe, Path(work) / "context.tar")
             labels = _labels(ImageName.AGENT, inputs)
-            backend.build_image(context, tag=f"sandbox-agent:{inputs[:12]}", labels=labels)
+            listing.backend.build_image(context, tag=f"sandbox-agent:{inputs[:12]}", labels=labels)
+            listing.changed()
     return inputs
 
 
@@ -73,7 +99,7 @@ def build_image(name: ImageName, backend: SandboxBackend | None = None, store: S
     ``store``, the image's archive is kept there too, so every node of a cluster loads this very image."""
     started = time.monotonic()
     with using(backend) as images:
-        return _archived(_build(name, images), store, images, started)
+        return _archived(_build(name, _Listing(images)), store, images, started)
 
 
 def _archived(result: BuildResult, store: Store | None, images: SandboxBackend, started: float) -> BuildResult:
@@ -84,37 +110,37 @@ def _archived(result: BuildResult, store: Store | None, images: SandboxBackend, 
     return replace(result, archive=archived, seconds=time.monotonic() - started)
 
 
-def _build(name: ImageName, backend: SandboxBackend) -> BuildResult:
+def _build(name: ImageName, listing: _Listing) -> BuildResult:
     cache = cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    before = {record.image_id for record in list_images(backend) if record.name is name}
+    before = listing.ids(name)
     if name is ImageName.TINY:
         rootfs = tiny_rootfs()
         inputs = str(Sha256.of(rootfs))
-        if find_image(name, inputs, backend) is None:
-            _import(backend, name, inputs, rootfs)
+        if listing.find(name, inputs) is None:
+            _import(listing, name, inputs, rootfs)
     elif name is ImageName.BASE:
         suite = host_codename()
         recipe = DebianRecipe(mirror=configured_mirror(suite), suite=suite)
         inputs = recipe.inputs
-        if find_image(name, inputs, backend) is None:
-            _import(backend, name, inputs, base_rootfs(recipe, cache))
+        if listing.find(name, inputs) is None:
+            _import(listing, name, inputs, base_rootfs(recipe, cache))
     elif name is ImageName.AGENT:
-        inputs = _build_agent(backend, cache)
+        inputs = _build_agent(listing, cache)
     else:
         raise SandboxError(
             "a layer image is built from a memory system's declared packages (build_layer), not by name; "
             "the suite plan builds each system's layer"
         )
-    return _found(name, inputs, backend, before, started)
+    return _found(name, inputs, listing, before, started)
 
 
-def _found(name: ImageName, inputs: str, backend: SandboxBackend, before: set[str], started: float) -> BuildResult:
-    record = find_image(name, inputs, backend)
+def _found(name: ImageName, inputs: str, listing: _Listing, before: set[str], started: float) -> BuildResult:
+    record = listing.find(name, inputs)
     if record is None:
         raise SandboxError(f"the {name.value} image was built but no image carries inputs {inputs}")
-    require_neutral_image(record.image_id, backend, cache_dir())  # every image returned has scanned clean
+    require_neutral_image(record.image_id, listing.backend, cache_dir())  # every image returned has scanned clean
     return BuildResult(record=record, built=record.image_id not in before, seconds=time.monotonic() - started)
 
 
@@ -125,13 +151,15 @@ def build_layer(layer: ImageLayer, backend: SandboxBackend | None = None, store:
         cache = cache_dir()
         cache.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
-        before = {record.image_id for record in list_images(images) if record.name is ImageName.LAYER}
-        agent = build_image(ImageName.AGENT, images).record.image_id
+        listing = _Listing(images)
+        before = listing.ids(ImageName.LAYER)
+        agent = _build(ImageName.AGENT, listing).record.image_id
         fetched = fetch_layer(cache, layer)
         inputs = layer_inputs(agent, layer, fetched)
-        if find_image(ImageName.LAYER, inputs, images) is None:
+        if listing.find(ImageName.LAYER, inputs) is None:
             with tempfile.TemporaryDirectory(dir=cache, prefix="context-") as work:
                 context = layer_context(agent, layer, fetched, Path(work) / "context.tar")
                 labels = _labels(ImageName.LAYER, inputs)
                 images.build_image(context, tag=f"sandbox-layer:{inputs[:12]}", labels=labels)
-        return _archived(_found(ImageName.LAYER, inputs, images, before, started), store, images, started)
+                listing.changed()
+        return _archived(_found(ImageName.LAYER, inputs, listing, before, started), store, images, started)
