@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from bench.gateway import (
     Mode,
     NeutralReply,
     Refusal,
+    RequestKind,
     read_exchanges,
 )
 from bench.gateway.dialects import dialect_of
@@ -146,15 +147,6 @@ def test_tools_a_tool_search_brings_in_are_offered(gateway: Gateway) -> None:
     assert "mcp__kg__search_nodes" not in RESPONSES.parse(responses_body(user("find it"))).tools
 
 
-def test_a_compaction_request_is_answered_metered_and_recorded_with_its_kind(gateway: Gateway, tmp_path: Path) -> None:
-    checkpoint = user("You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary")
-    answer = _post(gateway, responses_body(user("work"), assistant("ok"), checkpoint, tools=[]), kind="compaction")
-    assert answer.status == 200 and _events(answer.body)[-1].event == "response.completed"
-    (record,) = _records(gateway, tmp_path)
-    assert record.rule is not None and record.usage is not None and record.usage.output_tokens > 0
-    assert json.loads(record.request_headers["x-codex-turn-metadata"])["request_kind"] == "compaction"
-
-
 def test_errors_come_in_the_responses_api_shape(gateway: Gateway, tmp_path: Path) -> None:
     unkeyed = _post(gateway, responses_body(user("hi")), key=None)
     assert unkeyed.status == 401 and unkeyed.json["error"]["code"] == "invalid_api_key"
@@ -226,24 +218,49 @@ def test_mutated_codex_requests_are_answered_or_refused_never_crashed(gateway: G
     assert len(records) == 120 and all((r.status == 400) == (r.refusal is Refusal.BAD_BODY) for r in records)
 
 
-def test_the_harness_names_the_policys_tool_calls_before_the_dialect_renders_them(tmp_path: Path) -> None:
-    """The hook a harness plugs in: the policy says Read, the harness's client runs exec_command."""
+class CodexLike:
+    """Hooks as a Codex harness would write them: the policy's Read runs as a shell command, and a compaction is
+    told by the client's turn metadata header."""
 
-    def codex_names(reply: NeutralReply, conversation: Conversation) -> NeutralReply:
+    def name_calls(self, reply: NeutralReply, conversation: Conversation) -> NeutralReply:
         parts: list[TextPart | ToolCallPart] = []
         for part in reply.parts:
-            if isinstance(part, ToolCallPart) and part.name == "Read" and isinstance(part.arguments, dict):
+            offered = "exec_command" in conversation.tools  # the hook sees what the request offers
+            if isinstance(part, ToolCallPart) and part.name == "Read" and offered and isinstance(part.arguments, dict):
                 command = {"cmd": f"cat {part.arguments['file_path']}"}
                 part = part.model_copy(update={"name": "exec_command", "arguments": command})
             parts.append(part)
-        assert "exec_command" in conversation.tools  # the hook sees what the request offers
         return reply.model_copy(update={"parts": tuple(parts)})
 
-    with _gateway(tmp_path, naming=codex_names) as gateway:
+    def request_kind(self, headers: Mapping[str, str], body: dict[str, Any]) -> RequestKind:
+        metadata = json.loads(headers.get("x-codex-turn-metadata", "{}"))
+        return RequestKind.COMPACTION if metadata.get("request_kind") == "compaction" else RequestKind.TURN
+
+
+def test_the_harness_names_the_policys_tool_calls_and_kinds_its_requests(tmp_path: Path) -> None:
+    """The hooks a harness plugs in: the policy says Read, the harness's client runs exec_command; a compaction
+    request is answered and metered like any other and recorded as a compaction."""
+    checkpoint = user("You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary")
+    with _gateway(tmp_path, hooks=CodexLike()) as gateway:
         body = _post(gateway, responses_body(user("please remember the ledger"), stream=False)).json
-        (item,) = body["output"]
-        assert item["name"] == "exec_command" and json.loads(item["arguments"]) == {"cmd": "cat /w/ledger.py"}
-        assert _records(gateway, tmp_path)[0].rule == "recall-seen"
+        compacted = _post(gateway, responses_body(user("work"), checkpoint, tools=[]), kind="compaction")
+        records = _records(gateway, tmp_path)
+    (item,) = body["output"]
+    assert item["name"] == "exec_command" and json.loads(item["arguments"]) == {"cmd": "cat /w/ledger.py"}
+    assert compacted.status == 200 and records[1].usage is not None and records[1].usage.output_tokens > 0
+    assert [(r.rule, r.request_kind) for r in records] == [
+        ("recall-seen", RequestKind.TURN),
+        ("default", RequestKind.COMPACTION),
+    ]
+    line = (tmp_path / "log" / "exchanges.jsonl").read_text().splitlines()[1]
+    assert json.loads(line)["request_kind"] == "compaction"
+
+
+def test_without_hooks_a_record_has_no_kind_and_its_bytes_are_unchanged(gateway: Gateway, tmp_path: Path) -> None:
+    assert _post(gateway, responses_body(user("hi"))).status == 200
+    (record,) = _records(gateway, tmp_path)
+    assert record.request_kind is None
+    assert "request_kind" not in json.loads((tmp_path / "log" / "exchanges.jsonl").read_text())
 
 
 def test_a_developer_message_after_the_prompt_is_user_side_context() -> None:
