@@ -70,6 +70,7 @@ class Dialect(ABC):
     @abstractmethod
     def reject(self, route: str, headers: Mapping[str, str], body: Any) -> Rejection | None:
         """Why the API refuses this request outright (policy and forward mode alike); None when it does not.
+        ``headers`` have lower-case names.
         ``body`` is the parsed JSON, whatever it is (a body that is not an object is refused after this)."""
 
     @abstractmethod
