@@ -11,15 +11,20 @@ from __future__ import annotations
 import json
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from .dialects import Dialect, ErrorKind
 from .forward import Headers
-from .wire import api_error
 
-if TYPE_CHECKING:
-    from .server import Gateway
+__all__ = ["Handler", "Server", "Serves"]
 
-__all__ = ["Handler", "Server"]
+
+class Serves(Protocol):
+    """What answers each request (the gateway): named here so the plumbing does not import what it serves."""
+
+    dialect: Dialect
+
+    def serve(self, request: Handler) -> None: ...
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -44,8 +49,9 @@ class Handler(BaseHTTPRequestHandler):
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """A request the parser refused, answered in the API's error shape; the connection is not reused."""
         self.close_connection = True
-        error_type = "invalid_request_error" if code < 500 else "api_error"
-        self.send_raw(code, [("Content-Type", "application/json")], _json(api_error(error_type, _phrase(code))))
+        kind = ErrorKind.INVALID_REQUEST if code < 500 else ErrorKind.SERVER
+        error = self.server.gateway.dialect.error_body(kind, _phrase(code))
+        self.send_raw(code, [("Content-Type", "application/json")], _json(error))
 
     def send_json(self, status: int, body: Any) -> None:
         self.send_raw(status, [("Content-Type", "application/json")], _json(body))
@@ -101,6 +107,6 @@ def _phrase(code: int) -> str:
 class Server(ThreadingHTTPServer):
     daemon_threads = False  # server_close() joins the request threads, so a stopped gateway's log is complete
 
-    def __init__(self, address: tuple[str, int], gateway: Gateway) -> None:
+    def __init__(self, address: tuple[str, int], gateway: Serves) -> None:
         super().__init__(address, Handler)
         self.gateway = gateway

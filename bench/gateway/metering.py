@@ -19,14 +19,14 @@ stops (``provider-failed``), and every later request of that arm is refused befo
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
 
 from pydantic import Field
 
 from ..contracts import ContractModel
+from ..contracts.usage import TokenUsage
 from ..errors import ContractError
 from ..fence.caps import PairCaps
 
@@ -48,22 +48,6 @@ _PER_MILLION = 1_000_000
 _PROMPT_OVERHEAD_TOKENS = 4096
 _REQUIRED = ("input_tokens", "output_tokens")
 DEFAULT_PROVIDER_ERROR_LIMIT = 3  # consecutive provider errors that end an arm, unless preregistered otherwise
-
-
-class TokenUsage(ContractModel):
-    input_tokens: int = Field(default=0, ge=0)
-    output_tokens: int = Field(default=0, ge=0)
-    cache_creation_input_tokens: int = Field(default=0, ge=0)
-    cache_read_input_tokens: int = Field(default=0, ge=0)
-
-    @classmethod
-    def of(cls, usage: Mapping[str, Any] | None) -> TokenUsage:
-        """The counted fields of a ``usage`` object, leniently (transcripts); metering uses :func:`metered_usage`."""
-        fields = cls.model_fields
-        return cls(**{k: v for k, v in (usage or {}).items() if k in fields and isinstance(v, int)})
-
-    def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(**{k: getattr(self, k) + getattr(other, k) for k in type(self).model_fields})
 
 
 def _counts(usage: object, required: Iterable[str]) -> dict[str, int] | None:

@@ -12,7 +12,8 @@ from agent_scenario import MODEL, Inputs, challenge, workspace_tree
 from bench.agent import ArmRecord, ArmRun, arm_spec, read_exchange_log, run_arm
 from bench.agent.attachment import treatment_attachment
 from bench.gateway import Mode
-from bench.gateway.wire import Part, RequestView
+from bench.gateway.dialects.anthropic import request_view
+from bench.gateway.neutral import Part
 from bench.harness import harness_named
 from bench.harness.claude_code.cli import MANAGED_SETTINGS_PATH
 from bench.provision.messages import RestoreResponse
@@ -31,7 +32,7 @@ BUILTIN = MemorySystem(
 def _system_texts(record: ArmRecord, inputs: Inputs) -> list[str]:
     exchanges = read_exchange_log(inputs.store, record.exchanges)
     assert exchanges, "the arm made no request"
-    return [text for e in exchanges for text in RequestView.of(e.request_body).texts(Part.SYSTEM)]  # type: ignore[arg-type]
+    return [text for e in exchanges for text in request_view(e.request_body).texts(Part.SYSTEM)]  # type: ignore[arg-type]
 
 
 def _run(inputs: Inputs, backend: SandboxBackend) -> ArmRun:
