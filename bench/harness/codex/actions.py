@@ -1,0 +1,140 @@
+"""The policy's reply vocabulary rendered as Codex's own tool calls, and a rule's ``offers`` read against a Codex
+request.
+
+A policy names tools as Claude Code does (``Read``, ``Write``, ``Edit``, ``Bash``, ``mcp__<server>__<tool>``);
+Codex has other tools (docs/harnesses.md, each call shape verified against the CLI):
+
+| policy | Codex output item |
+| --- | --- |
+| ``Bash {command}`` | ``function_call exec_command {"cmd": command}`` |
+| ``Read {file_path}`` | ``function_call exec_command {"cmd": "cat -- <path>"}`` |
+| ``Write {file_path, content}`` | ``custom_tool_call apply_patch`` ``*** Add File`` (replaces an existing file) |
+| ``Edit {file_path, old_string, new_string}`` | ``custom_tool_call apply_patch`` ``*** Update File`` hunk |
+| ``mcp__<server>__<tool> {...}`` | ``function_call`` namespace ``mcp__<server>``, name ``<tool>`` |
+
+An ``Edit`` is a patch hunk of whole lines, so its ``old_string`` and ``new_string`` must be whole lines (end with a
+newline); a policy whose Edit is not is refused when it is checked, before any run.
+
+Codex defers MCP tools: a request does not define them, its developer message announces each server's namespace
+(``- mcp__<server>`` under "Deferred tool namespaces") and the model finds or calls the tools by namespace. So an MCP
+tool is offered when its namespace is announced or defined.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ...errors import ContractError
+from .injected import deferred_namespaces
+
+__all__ = ["NATIVE_TOOLS", "codex_call", "offered", "offers", "require_renderable"]
+
+MCP_PREFIX = "mcp__"
+SHELL, PATCH = "exec_command", "apply_patch"
+# The Codex tool each policy tool name is carried by.
+NATIVE_TOOLS: Mapping[str, str] = {"Bash": SHELL, "Read": SHELL, "Write": PATCH, "Edit": PATCH}
+
+
+def _text(value: Any, field: str, tool: str) -> str:
+    if not isinstance(value, str):
+        raise ContractError(f"a {tool} reply needs a string {field!r}, got {value!r}")
+    return value
+
+
+def _lines(text: str, field: str) -> list[str]:
+    if text and not text.endswith("\n"):
+        raise ContractError(f"an Edit's {field} must be whole lines (end with a newline) to become a patch hunk")
+    return text.splitlines()
+
+
+def _patch(body: list[str]) -> str:
+    return "\n".join(["*** Begin Patch", *body, "*** End Patch"]) + "\n"
+
+
+def _write(tool_input: Mapping[str, Any]) -> str:
+    path = _text(tool_input.get("file_path"), "file_path", "Write")
+    content = _text(tool_input.get("content"), "content", "Write")
+    return _patch([f"*** Add File: {path}", *(f"+{line}" for line in content.splitlines())])
+
+
+def _edit(tool_input: Mapping[str, Any]) -> str:
+    path = _text(tool_input.get("file_path"), "file_path", "Edit")
+    old = _lines(_text(tool_input.get("old_string"), "old_string", "Edit"), "old_string")
+    new = _lines(_text(tool_input.get("new_string"), "new_string", "Edit"), "new_string")
+    return _patch([f"*** Update File: {path}", "@@", *(f"-{line}" for line in old), *(f"+{line}" for line in new)])
+
+
+def _shell(name: str, tool_input: Mapping[str, Any]) -> str:
+    if name == "Read":
+        return f"cat -- {shlex.quote(_text(tool_input.get('file_path'), 'file_path', 'Read'))}"
+    return _text(tool_input.get("command"), "command", "Bash")
+
+
+def codex_call(name: str, tool_input: Mapping[str, Any], call_id: str) -> dict[str, Any]:
+    """The Responses output item that makes Codex run the policy's ``name`` call (without an ``id``: the dialect
+    numbers items)."""
+    if name.startswith(MCP_PREFIX) and "__" in name.removeprefix(MCP_PREFIX):
+        server, tool = name.removeprefix(MCP_PREFIX).split("__", 1)
+        return {
+            "type": "function_call",
+            "call_id": call_id,
+            "namespace": f"{MCP_PREFIX}{server}",
+            "name": tool,
+            "arguments": json.dumps(dict(tool_input), sort_keys=True),
+            "status": "completed",
+        }
+    if NATIVE_TOOLS.get(name) == PATCH:
+        patch = _write(tool_input) if name == "Write" else _edit(tool_input)
+        return {"type": "custom_tool_call", "call_id": call_id, "name": PATCH, "input": patch, "status": "completed"}
+    if NATIVE_TOOLS.get(name) == SHELL:
+        arguments = json.dumps({"cmd": _shell(name, tool_input)})
+        return {
+            "type": "function_call",
+            "call_id": call_id,
+            "name": SHELL,
+            "arguments": arguments,
+            "status": "completed",
+        }
+    raise ContractError(
+        f"the policy's tool {name!r} has no Codex counterpart; use Read, Write, Edit, Bash or mcp__<server>__<tool>"
+    )
+
+
+def require_renderable(calls: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
+    """Refuse, before any run, a policy call Codex cannot carry (an unknown tool, a partial-line Edit)."""
+    for number, (name, tool_input) in enumerate(calls, 1):
+        codex_call(name, tool_input, f"check_{number}")
+
+
+def _defined(body: Mapping[str, Any]) -> set[str]:
+    """The tool names a request defines, a namespace's tools as ``<namespace>__<tool>`` and the namespace itself."""
+    names: set[str] = set()
+    for tool in body.get("tools") or []:
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            continue
+        names.add(tool["name"])
+        for inner in tool.get("tools") or [] if tool.get("type") == "namespace" else []:
+            if isinstance(inner, dict) and isinstance(inner.get("name"), str):
+                names.add(f"{tool['name']}__{inner['name']}")
+    return names
+
+
+def offered(body: Mapping[str, Any]) -> frozenset[str]:
+    """The policy tool names a Codex request offers: a native name when its Codex tool is defined; an MCP tool when
+    it is defined in a namespace, and ``mcp__<server>`` (standing for all its tools) when the namespace is
+    announced."""
+    defined = _defined(body) | set(deferred_namespaces(body))
+    native = {name for name, carrier in NATIVE_TOOLS.items() if carrier in defined}
+    return frozenset(native | {name for name in defined if name.startswith(MCP_PREFIX)})
+
+
+def offers(body: Mapping[str, Any], name: str) -> bool:
+    """Whether the request offers the policy's tool ``name``; a deferred MCP tool is offered by its namespace."""
+    tools = offered(body)
+    if name in tools:
+        return True
+    server = name.removeprefix(MCP_PREFIX).split("__", 1)[0] if name.startswith(MCP_PREFIX) else None
+    return server is not None and f"{MCP_PREFIX}{server}" in tools
