@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, model_validator
 
 from ..contracts import ContractModel, Sha256
+from ..contracts.api_dialect import ApiDialect
 from ..fence.caps import PairCaps
 from .metering import DEFAULT_PROVIDER_ERROR_LIMIT, Price
 
@@ -51,11 +52,12 @@ class ArmKey(ContractModel):
 
 class GatewayConfig(ContractModel):
     mode: Mode
+    dialect: ApiDialect = ApiDialect.ANTHROPIC_MESSAGES  # the API the arm's harness speaks (its harness declares it)
     arms: tuple[ArmKey, ...] = Field(min_length=1)
     policy: PolicyPin | None = None
     upstream: str | None = None  # base URL: https://api.anthropic.com, or https://openrouter.ai/api
     upstream_key_env: str = Field(default="ANTHROPIC_API_KEY", pattern=_ENV_NAME.pattern)  # names, never holds
-    upstream_auth: UpstreamAuth = UpstreamAuth.X_API_KEY
+    upstream_auth: UpstreamAuth = UpstreamAuth.X_API_KEY  # OpenAI's API takes BEARER
     prices: dict[str, Price] = Field(default_factory=dict)  # request `model` -> price; forward mode refuses others
     caps: PairCaps | None = None  # forward mode: the pair's caps, one for each arm served here
     # forward mode: consecutive provider errors after which an arm is stopped (provider-failed)

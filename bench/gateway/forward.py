@@ -2,14 +2,15 @@
 
 The arm's client never holds the real key: the gateway drops the arm's stand-in key and authenticates with the
 one from its own environment, in the header the provider takes (``x-api-key`` for Anthropic, ``Authorization:
-Bearer`` for OpenRouter). A streamed answer is relayed chunk by chunk as it arrives (the client sees real timing)
-while a decoder keeps every event for the record and the meter; a client that goes away mid-stream does not stop
-the read, so the answer is still metered from its own usage. A whole answer is relayed byte for byte, with the
+Bearer`` for OpenRouter and OpenAI). The dialect reads the answer: its events, its usage, whether it finished.
+A streamed answer is relayed chunk by chunk as it arrives (the client sees real timing) while a decoder keeps every
+event for the record and the meter; a client that goes away mid-stream does not stop the read, so the answer is
+still metered from its own usage. A whole answer is relayed byte for byte, with the
 headers a client acts on (``retry-after`` on a 429, the request id).
 
 The caller learns every answer (``decided``) before its last bytes reach the client: a whole answer before it is
-sent, a stream before the chunk that ends it (``message_stop`` or an ``error`` event), so the gateway has charged
-it, and stopped the arm if it must, by the time the client can send its next request.
+sent, a stream before the chunk that ends it (one of the dialect's ending events, e.g. ``message_stop``), so the
+gateway has charged it, and stopped the arm if it must, by the time the client can send its next request.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from .config import UpstreamAuth
-from .metering import TokenUsage, metered_usage, stream_usage
-from .stream import SseDecoder, StreamEvent, assemble_message, stream_finished
-from .wire import api_error
+from .dialects import Dialect, ErrorKind
+from .metering import TokenUsage
+from .stream import SseDecoder, StreamEvent
 
 __all__ = ["Relayed", "Sink", "UpstreamProvider"]
 
@@ -45,10 +46,7 @@ _DROPPED = frozenset(
     }
 )
 _PASSED_BACK = frozenset({"content-type", "retry-after", "request-id", "x-should-retry"})
-_PASSED_BACK_PREFIX = "anthropic-ratelimit-"
 _TIMEOUT_SECONDS = 600.0
-
-_ENDING = frozenset({"message_stop", "error"})  # the events after which a stream has said all it will
 
 Headers = Sequence[tuple[str, str]]
 
@@ -76,11 +74,11 @@ class Relayed:
     unreachable: bool = False  # the gateway answered 502 itself
 
 
-def _passed_back(response: http.client.HTTPResponse) -> list[tuple[str, str]]:
+def _passed_back(response: http.client.HTTPResponse, dialect: Dialect) -> list[tuple[str, str]]:
     return [
         (name, value)
         for name, value in response.getheaders()
-        if name.lower() in _PASSED_BACK or name.lower().startswith(_PASSED_BACK_PREFIX)
+        if name.lower() in _PASSED_BACK or name.lower().startswith(dialect.passed_back_prefixes)
     ]
 
 
@@ -92,19 +90,9 @@ def _parse(raw: bytes) -> Any:
     return parsed
 
 
-def _usage_of_stream(events: Sequence[StreamEvent]) -> TokenUsage | None:
-    if not stream_finished(events):
-        return None
-    data: list[tuple[str, dict[str, Any]]] = [(e.event, e.data) for e in events if isinstance(e.data, dict)]
-    starts = [d.get("message") for name, d in data if name == "message_start"]
-    deltas = [d.get("usage") for name, d in data if name == "message_delta"]
-    if len(starts) != 1 or not isinstance(starts[0], dict):
-        return None
-    return stream_usage(starts[0].get("usage"), deltas)
-
-
 class UpstreamProvider:
-    def __init__(self, base_url: str, api_key: str, auth: UpstreamAuth) -> None:
+    def __init__(self, base_url: str, api_key: str, auth: UpstreamAuth, dialect: Dialect) -> None:
+        self._dialect = dialect
         parts = urlsplit(base_url)
         self._https = parts.scheme == "https"
         self._host = parts.hostname or ""
@@ -137,53 +125,55 @@ class UpstreamProvider:
             try:
                 connection.request(method, self._prefix + path, body=body, headers=outgoing)
             except (OSError, http.client.HTTPException) as exc:
-                return _unreachable(sink, exc, decided, billable=False)
+                return self._unreachable(sink, exc, decided, billable=False)
             try:
                 response = connection.getresponse()
                 if "text/event-stream" in response.getheader("content-type", ""):
-                    return _relay_stream(sink, response, decided)
+                    return self._relay_stream(sink, response, decided)
                 raw = response.read()
             except (OSError, http.client.HTTPException) as exc:
-                return _unreachable(sink, exc, decided, billable=True)  # it took the request: it may have billed it
+                return self._unreachable(
+                    sink, exc, decided, billable=True
+                )  # it took the request: it may have billed it
             parsed = _parse(raw)
-            usage = metered_usage(parsed.get("usage")) if isinstance(parsed, dict) else None
+            usage = self._dialect.answer_usage(parsed)
             relayed = Relayed(response.status, False, parsed, None, usage, billable=response.status == 200)
             decided(relayed)
-            sink.send_raw(response.status, _passed_back(response), raw)
+            sink.send_raw(response.status, _passed_back(response, self._dialect), raw)
             return relayed
         finally:
             connection.close()
 
-
-def _unreachable(sink: Sink, exc: Exception, decided: Callable[[Relayed], None], billable: bool) -> Relayed:
-    error = api_error("api_error", f"the model endpoint could not be reached: {exc or type(exc).__name__}")
-    relayed = Relayed(502, False, error, None, None, billable=billable, unreachable=True)
-    decided(relayed)
-    sink.send_json(502, error)
-    return relayed
-
-
-def _streamed(status: int, events: Sequence[StreamEvent], cut: bool) -> Relayed:
-    usage = None if cut else _usage_of_stream(events)
-    return Relayed(status, True, assemble_message(events), tuple(events), usage, billable=status == 200)
-
-
-def _relay_stream(sink: Sink, response: http.client.HTTPResponse, decided: Callable[[Relayed], None]) -> Relayed:
-    sink.begin_stream(response.status, _passed_back(response))
-    decoder = SseDecoder()
-    events: list[StreamEvent] = []
-    told = cut = False
-    try:
-        while chunk := response.read1(65536):
-            fresh = decoder.feed(chunk)
-            events.extend(fresh)
-            if not told and any(event.event in _ENDING for event in fresh):
-                decided(_streamed(response.status, events, cut=False))  # before the client reads the end
-                told = True
-            sink.write(chunk)
-    except (OSError, http.client.HTTPException):
-        cut = True  # the provider went away mid-stream: what arrived is relayed and kept, its usage is not final
-    relayed = _streamed(response.status, events, cut)
-    if not told:
+    def _unreachable(self, sink: Sink, exc: Exception, decided: Callable[[Relayed], None], billable: bool) -> Relayed:
+        message = f"the model endpoint could not be reached: {exc or type(exc).__name__}"
+        error = self._dialect.error_body(ErrorKind.SERVER, message)
+        relayed = Relayed(502, False, error, None, None, billable=billable, unreachable=True)
         decided(relayed)
-    return relayed
+        sink.send_json(502, error)
+        return relayed
+
+    def _streamed(self, status: int, events: list[StreamEvent], cut: bool) -> Relayed:
+        usage = None if cut else self._dialect.stream_usage(events)
+        return Relayed(status, True, self._dialect.assemble(events), tuple(events), usage, billable=status == 200)
+
+    def _relay_stream(
+        self, sink: Sink, response: http.client.HTTPResponse, decided: Callable[[Relayed], None]
+    ) -> Relayed:
+        sink.begin_stream(response.status, _passed_back(response, self._dialect))
+        decoder = SseDecoder()
+        events: list[StreamEvent] = []
+        told = cut = False
+        try:
+            while chunk := response.read1(65536):
+                fresh = decoder.feed(chunk)
+                events.extend(fresh)
+                if not told and any(event.event in self._dialect.ending_events for event in fresh):
+                    decided(self._streamed(response.status, events, cut=False))  # before the client reads the end
+                    told = True
+                sink.write(chunk)
+        except (OSError, http.client.HTTPException):
+            cut = True  # the provider went away mid-stream: what arrived is relayed and kept, its usage is not final
+        relayed = self._streamed(response.status, events, cut)
+        if not told:
+            decided(relayed)
+        return relayed

@@ -13,8 +13,8 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
+from .dialects import ErrorKind
 from .forward import Headers
-from .wire import api_error
 
 if TYPE_CHECKING:
     from .server import Gateway
@@ -44,8 +44,9 @@ class Handler(BaseHTTPRequestHandler):
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """A request the parser refused, answered in the API's error shape; the connection is not reused."""
         self.close_connection = True
-        error_type = "invalid_request_error" if code < 500 else "api_error"
-        self.send_raw(code, [("Content-Type", "application/json")], _json(api_error(error_type, _phrase(code))))
+        kind = ErrorKind.INVALID_REQUEST if code < 500 else ErrorKind.SERVER
+        error = self.server.gateway.dialect.error_body(kind, _phrase(code))
+        self.send_raw(code, [("Content-Type", "application/json")], _json(error))
 
     def send_json(self, status: int, body: Any) -> None:
         self.send_raw(status, [("Content-Type", "application/json")], _json(body))

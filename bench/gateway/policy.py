@@ -5,8 +5,9 @@ conditions all hold wins; ``default`` answers when none does, so every request h
 the rules read only the request, two arms given the same policy can differ only through what their harness
 delivered: that is the point of policy mode.
 
-Identifiers in a reply (message id, tool_use ids) are derived from the request bytes, so the same request
-always gets the same reply.
+A policy reads and answers the neutral conversation (:mod:`.neutral`), so the same rule fires for the same
+conversation in every API dialect; the dialect renders the answer, deriving its identifiers (message id, tool call
+ids) from the request bytes, so the same request always gets the same reply.
 
 A rule may also condition on the tools a request offers (``offers``): that is still reading the request. A tool is
 offered when the request defines it in ``tools`` or lists it among the deferred tools its text announces (Claude
@@ -15,19 +16,18 @@ Code defers MCP tools: their names arrive as a list in a system reminder, their 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue
 
-from ..contracts import ContractModel, Document, Sha256, canonical_json
+from ..contracts import ContractModel, Document, Sha256
 from ..contracts.checked_files import read_bounded
 from ..contracts.files import parse_contract
 from ..errors import ContractError
 from .errors import GatewayError, PolicyDigestMismatch
-from .wire import Part, RequestView
+from .neutral import Conversation, NeutralReply, Part, ReplyPart, RequestView, TextPart, ToolCallPart
 
 __all__ = ["PUBLIC_CONTRACTS", "Policy", "Rule", "TextReply", "ToolUseReply", "When", "load_policy", "offered_tools"]
 
@@ -110,39 +110,25 @@ class Policy(Document):
                 return rule.name, rule.reply
         return "default", self.default
 
-    def answer(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        """The rule name and the assistant message for request ``body``, without ``usage`` (the caller counts)."""
-        rule, reply = self.choose(RequestView.of(body), offered_tools(body))
-        seed = hashlib.sha256(canonical_json(body)).hexdigest()
-        content: list[dict[str, Any]] = []
+    def reply(self, conversation: Conversation, seed: str) -> tuple[str, NeutralReply]:
+        """The name of the rule that answers ``conversation`` and its reply, identifiers to derive from ``seed``."""
+        rule, reply = self.choose(RequestView.of(conversation), offered_tools(conversation))
+        parts: list[ReplyPart] = []
         for index, block in enumerate(reply):
             if isinstance(block, ToolUseReply):
-                content.append(
-                    {"type": "tool_use", "id": f"toolu_{seed[:16]}{index:02d}", **block.model_dump(exclude={"type"})}
-                )
+                parts.append(ToolCallPart(id=f"{seed[:16]}{index:02d}", name=block.name, arguments=block.input))
             else:
-                content.append({"type": "text", "text": block.text})
-        stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
-        message = {
-            "id": f"msg_{seed[16:40]}",
-            "type": "message",
-            "role": "assistant",
-            "model": body.get("model", ""),
-            "content": content,
-            "stop_reason": stop,
-            "stop_sequence": None,
-        }
-        return rule, message
+                parts.append(TextPart(text=block.text))
+        return rule, NeutralReply(parts=tuple(parts), seed=seed)
 
 
 PUBLIC_CONTRACTS = (Policy,)
 
 
-def offered_tools(body: dict[str, Any]) -> frozenset[str]:
+def offered_tools(conversation: Conversation) -> frozenset[str]:
     """The tools a request offers the model: those it defines and those its text announces as deferred."""
-    tools = body.get("tools")
-    names = {str(t["name"]) for t in tools if isinstance(t, dict) and "name" in t} if isinstance(tools, list) else set()
-    view = RequestView.of(body)
+    names = set(conversation.tools)
+    view = RequestView.of(conversation)
     for text in view.texts(Part.ANY):
         for listing in _DEFERRED.findall(text):
             names.update(line for line in listing.splitlines() if line)

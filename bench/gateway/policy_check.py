@@ -1,7 +1,8 @@
 """Trying a policy without a run: which rule answers each request, why every rule before it did not, and whether
 each tool call it would make fits the offered tool's own ``input_schema``.
 
-The requests are a recorded arm's (the gateway's exchange log: what the harness really sent, tools and all) or one
+The requests are read in the dialect they were sent in (``dialect``: Claude Code's Messages API unless told). They
+are a recorded arm's (the gateway's exchange log: what the harness really sent, tools and all) or one
 dry request holding the challenge's prompt alone, which offers no tool.
 """
 
@@ -10,9 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..contracts import ContractModel
+from ..contracts.api_dialect import ApiDialect
+from .dialects import Dialect, dialect_of
+from .neutral import RequestView
 from .policy import Policy, ToolUseReply, offered_tools
 from .tool_schema import argument_errors, unread_keywords
-from .wire import RequestView
+
+_MESSAGES = dialect_of(ApiDialect.ANTHROPIC_MESSAGES)  # what Claude Code speaks: recorded runs so far
 
 __all__ = ["RuleMiss", "ToolCallCheck", "TurnCheck", "check_request", "dry_request"]
 
@@ -49,21 +54,22 @@ def dry_request(prompt: str) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": [{"type": "text", "text": prompt}]}]}
 
 
-def _schemas(body: dict[str, Any]) -> dict[str, Any]:
-    tools = body.get("tools")
-    defined = [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
-    return {str(t.get("name")): t.get("input_schema") for t in defined if isinstance(t.get("input_schema"), dict)}
-
-
-def check_request(policy: Policy, body: dict[str, Any], request: int = 0, recorded: str | None = None) -> TurnCheck:
-    view, offered = RequestView.of(body), offered_tools(body)
+def check_request(
+    policy: Policy,
+    body: dict[str, Any],
+    request: int = 0,
+    recorded: str | None = None,
+    dialect: Dialect = _MESSAGES,
+) -> TurnCheck:
+    conversation = dialect.parse(body)
+    view, offered = RequestView.of(conversation), offered_tools(conversation)
     fired, reply = policy.choose(view, offered)
     missed = []
     for rule in policy.rules:
         if rule.name == fired:
             break
         missed.append(RuleMiss(rule=rule.name, reasons=rule.when.misses(view, offered)))
-    schemas, calls = _schemas(body), []
+    schemas, calls = dialect.tool_schemas(body), []
     for block in reply:
         if isinstance(block, ToolUseReply):
             schema = schemas.get(block.name)

@@ -1,9 +1,11 @@
-"""The gateway: an HTTP server speaking the Anthropic Messages API that records every exchange.
+"""The gateway: an HTTP server speaking one API dialect (the config's) that records every exchange.
 
-Routes: ``POST /v1/messages`` (any query, e.g. Claude Code's ``?beta=true``; streamed when the body asks) and
-``POST /v1/messages/count_tokens``. The key is required on every path, as the provider requires it: a request
-without a key no arm holds gets 401, and any other method or path a keyed request asks for gets the API's 404.
-Every request is recorded, the refused ones too, with the reason (:class:`~bench.gateway.exchange.Refusal`).
+Routes are the dialect's: its model route (any query, e.g. Claude Code's ``/v1/messages?beta=true``; streamed when
+the body asks) and, when the API has one, its token-counting route. The key is required on every path, as the
+provider requires it: a request without a key no arm holds gets 401, and any other method or path a keyed request
+asks for gets the API's 404. Every request is recorded, the refused ones too, with the reason
+(:class:`~bench.gateway.exchange.Refusal`). Policy mode reads each request as the neutral conversation, so a
+policy answers the same conversation the same way in every dialect.
 """
 
 from __future__ import annotations
@@ -23,20 +25,18 @@ from typing import Any, Self
 from ..contracts import Sha256
 from .body import UnreadableBody, read_body
 from .config import GatewayConfig, Mode
-from .conversation import MessageChain
+from .dialects import Dialect, ErrorKind, UnreadableRequest, dialect_of
 from .errors import GatewayError
 from .exchange import ExchangeRecord, Recorder, Refusal
 from .forward import Relayed, UpstreamProvider
 from .handler import Handler, Server
 from .metering import ArmSpend, ArmStop, ChargeBasis, Meter, Price, TokenUsage, within_bounds
+from .neutral import ReplyNaming
 from .policy import Policy, load_policy
-from .stream import StreamEvent, encode_sse, message_events, stream_finished
-from .wire import api_error
+from .stream import StreamEvent, encode_sse
 
 __all__ = ["Gateway"]
 
-_MESSAGES = "/v1/messages"
-_COUNT_TOKENS = "/v1/messages/count_tokens"
 _RECORDED_HEADERS_DROPPED = frozenset({"x-api-key", "authorization", "proxy-authorization", "cookie"})
 
 
@@ -56,11 +56,6 @@ class _Answer:
     worst_case: Decimal | None = None  # forward mode: what the request could cost, held against the cap or refused
 
 
-def _estimate_tokens(value: Any) -> int:
-    """A deterministic stand-in count for policy mode (about four characters a token)."""
-    return len(json.dumps(value, separators=(",", ":"))) // 4 + 1
-
-
 def _parse(raw: bytes | UnreadableBody) -> Any:
     if not isinstance(raw, bytes) or not raw:
         return None
@@ -74,8 +69,19 @@ def _parse(raw: bytes | UnreadableBody) -> Any:
 class Gateway:
     """Serve one configuration until stopped; use as a context manager or call start/stop."""
 
-    def __init__(self, config: GatewayConfig, recorder: Recorder, *, policy_root: Path | None = None) -> None:
+    def __init__(
+        self,
+        config: GatewayConfig,
+        recorder: Recorder,
+        *,
+        policy_root: Path | None = None,
+        naming: ReplyNaming | None = None,
+    ) -> None:
+        """``naming``: how the harness names the policy's tool calls on its client (its tools, not the policy's);
+        applied to every policy reply before the dialect renders it."""
         self.config = config
+        self.dialect: Dialect = dialect_of(config.dialect)
+        self._naming = naming
         self._recorder = recorder
         self._meter = Meter([arm.label for arm in config.arms], config.caps, config.provider_error_limit)
         self._labels = {arm.key_sha256: arm.label for arm in config.arms}
@@ -93,7 +99,7 @@ class Gateway:
                     field="upstream_key_env",
                     hint=f"export {config.upstream_key_env} in the runner's environment (never in a config file)",
                 )
-            self._upstream = UpstreamProvider(config.upstream or "", key, config.upstream_auth)
+            self._upstream = UpstreamProvider(config.upstream or "", key, config.upstream_auth, self.dialect)
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -147,12 +153,12 @@ class Gateway:
         raw = read_body(request.headers, request.rfile)  # type: ignore[arg-type]  # a buffered reader is binary IO
         body = _parse(raw)
         arm = self._arm_of(request)
-        answer = _Answer(500, api_error("api_error", "Internal server error"))
+        answer = _Answer(500, self.dialect.error_body(ErrorKind.SERVER, "Internal server error"))
         try:
             answer = self._answer(request, arm, raw, body)
         finally:
             headers = {k.lower(): v for k, v in request.headers.items() if k.lower() not in _RECORDED_HEADERS_DROPPED}
-            is_messages = request.command == "POST" and self._route(request) == _MESSAGES
+            is_model = request.command == "POST" and self._route(request) == self.dialect.model_path
             self._recorder.record(
                 ExchangeRecord(
                     sequence=sequence,
@@ -173,7 +179,7 @@ class Gateway:
                     response_events=answer.events,
                     charge=answer.charge,
                     refusal=answer.refusal,
-                    chain=MessageChain.of(body, answer.body) if is_messages and isinstance(body, dict) else None,
+                    chain=self.dialect.chain(body, answer.body) if is_model and isinstance(body, dict) else None,
                     client_disconnected=request.client_gone,
                     worst_case_usd=answer.worst_case,
                 )
@@ -188,56 +194,51 @@ class Gateway:
         return self._labels.get(hashlib.sha256(key.encode()).hexdigest()) if key else None
 
     def _answer(self, request: Handler, arm: str | None, raw: bytes | UnreadableBody, body: Any) -> _Answer:
-        route = self._route(request)
+        route, dialect = self._route(request), self.dialect
         if isinstance(raw, UnreadableBody):
             request.close_connection = True  # where the next request would start is unknown
         if arm is None:
             presented = request.headers.get("x-api-key") or request.headers.get("authorization")
-            message = "invalid x-api-key" if presented else "x-api-key header is required"
-            return self._refuse(request, Refusal.NO_KEY, 401, "authentication_error", message)
-        if request.command != "POST" or route not in (_MESSAGES, _COUNT_TOKENS):
-            return self._refuse(request, Refusal.NOT_FOUND, 404, "not_found_error", "Not Found")
+            message = dialect.key_message(bool(presented))
+            return self._refuse(request, Refusal.NO_KEY, 401, ErrorKind.AUTHENTICATION, message)
+        if request.command != "POST" or route not in (dialect.model_path, dialect.count_path):
+            return self._refuse(request, Refusal.NOT_FOUND, 404, ErrorKind.NOT_FOUND, "Not Found")
         if isinstance(raw, UnreadableBody):
             if raw.too_large:
-                return self._refuse(request, Refusal.TOO_LARGE, 413, "request_too_large", raw.message)
-            return self._refuse(request, Refusal.BAD_BODY, 400, "invalid_request_error", raw.message)
-        if not request.headers.get("anthropic-version"):
-            message = "anthropic-version: header is required"
-            return self._refuse(request, Refusal.NO_API_VERSION, 400, "invalid_request_error", message)
+                return self._refuse(request, Refusal.TOO_LARGE, 413, ErrorKind.TOO_LARGE, raw.message)
+            return self._refuse(request, Refusal.BAD_BODY, 400, ErrorKind.INVALID_REQUEST, raw.message)
+        rejection = dialect.reject(route, dict(request.headers.items()), body)
+        if rejection is not None:
+            refusal = Refusal.NO_API_VERSION if rejection.missing_version else Refusal.BAD_BODY
+            return self._refuse(request, refusal, 400, ErrorKind.INVALID_REQUEST, rejection.message)
         if not isinstance(body, dict):
             message = "the request body must be a JSON object"
-            return self._refuse(request, Refusal.BAD_BODY, 400, "invalid_request_error", message)
-        if route == _MESSAGES and not (type(body.get("max_tokens")) is int and body["max_tokens"] > 0):
-            message = f"max_tokens: a positive integer is required, got {body.get('max_tokens')!r}"
-            return self._refuse(request, Refusal.BAD_BODY, 400, "invalid_request_error", message)
+            return self._refuse(request, Refusal.BAD_BODY, 400, ErrorKind.INVALID_REQUEST, message)
         if self._upstream is not None:
             return self._forward(request, arm, route, raw, body)
-        if route == _COUNT_TOKENS:
-            answer = {"input_tokens": _estimate_tokens(body)}
+        if route == dialect.count_path:
+            answer = dialect.count_tokens(body)
             request.send_json(200, answer)
             return _Answer(200, answer)
         return self._from_policy(request, body)
 
-    @staticmethod
-    def _refuse(request: Handler, refusal: Refusal, status: int, error_type: str, message: str) -> _Answer:
-        error = api_error(error_type, message)
+    def _refuse(self, request: Handler, refusal: Refusal, status: int, kind: ErrorKind, message: str) -> _Answer:
+        error = self.dialect.error_body(kind, message)
         request.send_json(status, error)
         return _Answer(status, error, refusal=refusal)
 
     def _from_policy(self, request: Handler, body: dict[str, Any]) -> _Answer:
         assert self._policy is not None  # the config validator guarantees a policy in policy mode
-        rule, message = self._policy.answer(body)
-        message["usage"] = {
-            "input_tokens": _estimate_tokens(body),
-            "output_tokens": _estimate_tokens(message["content"]),
-        }
-        usage = TokenUsage.of(message["usage"])
-        if not body.get("stream"):
+        try:
+            rule, message, usage = self.dialect.answer(self._policy, body, self._naming)
+        except UnreadableRequest as exc:
+            return self._refuse(request, Refusal.BAD_BODY, 400, ErrorKind.INVALID_REQUEST, exc.message)
+        if not self.dialect.streams(body):
             request.send_json(200, message)
             return _Answer(200, message, False, rule, usage)
         request.begin_stream(200, [])
         events = []
-        for event, data in message_events(message):
+        for event, data in self.dialect.events(message):
             request.write(encode_sse(event, data))
             events.append(StreamEvent(event=event, data=data))
         return _Answer(200, message, True, rule, usage, events=tuple(events))
@@ -248,17 +249,21 @@ class Gateway:
         if price is None:
             known = ", ".join(sorted(self.config.prices))
             message = f"model: {body.get('model')!r} is not available; available models: {known}"
-            return self._refuse(request, Refusal.UNPRICED_MODEL, 400, "invalid_request_error", message)
-        max_tokens = int(body["max_tokens"]) if route == _MESSAGES else 0  # checked a positive int above
-        worst = price.upper_bound(len(raw), max_tokens) if route == _MESSAGES else Decimal(0)
+            return self._refuse(request, Refusal.UNPRICED_MODEL, 400, ErrorKind.INVALID_REQUEST, message)
+        counting = route != self.dialect.model_path
+        max_tokens = 0 if counting else self.dialect.output_bound(body)
+        if max_tokens is None:  # a dialect whose API does not require a bound: without one, no cap can hold
+            message = f"{self.dialect.output_field}: a positive integer is required to bound the request's cost"
+            return self._refuse(request, Refusal.BAD_BODY, 400, ErrorKind.INVALID_REQUEST, message)
+        worst = Decimal(0) if counting else price.upper_bound(len(raw), max_tokens)
         spend = self._meter.admit(arm, worst)
         if spend is not None:
             return replace(self._refuse_held(request, spend, worst), worst_case=worst)
         charged: list[tuple[ChargeBasis, Decimal]] = []
 
         def decided(relayed: Relayed) -> None:  # before the client has the whole answer: see forward.py
-            charge, cost = _charge(route, relayed, price, len(raw), max_tokens)
-            self._meter.settle(arm, worst, cost, charge, _failed(relayed))
+            charge, cost = _charge(counting, relayed, price, len(raw), max_tokens)
+            self._meter.settle(arm, worst, cost, charge, self._failed(relayed))
             charged.append((charge, cost))
 
         try:
@@ -285,23 +290,30 @@ class Gateway:
         """Refuse a request the meter did not admit: its arm was stopped, or its worst case does not fit the cap."""
         if spend.stop is ArmStop.PROVIDER_FAILED:
             message = "The model endpoint failed repeatedly. No further requests are accepted."
-            return self._refuse(request, Refusal.PROVIDER_FAILED, 400, "invalid_request_error", message)
+            return self._refuse(request, Refusal.PROVIDER_FAILED, 400, ErrorKind.INVALID_REQUEST, message)
         if spend.stop is ArmStop.PROVIDER_MALFORMED:
             message = "The model endpoint reported an impossible usage. No further requests are accepted."
-            return self._refuse(request, Refusal.PROVIDER_MALFORMED, 400, "invalid_request_error", message)
+            return self._refuse(request, Refusal.PROVIDER_MALFORMED, 400, ErrorKind.INVALID_REQUEST, message)
         message = (
             f"This API key has reached its spending cap: ${spend.spent_usd:.4f} spent of ${spend.cap_usd:.4f}, "
             f"and this request could cost up to ${worst:.4f}. No further requests are accepted."
         )
-        return self._refuse(request, Refusal.CAP_REACHED, 400, "invalid_request_error", message)
+        return self._refuse(request, Refusal.CAP_REACHED, 400, ErrorKind.INVALID_REQUEST, message)
+
+    def _failed(self, relayed: Relayed) -> bool:
+        """The provider failed this request: it refused the key or the rate, erred, could not be reached, or cut its
+        stream short. A refusal of the request itself (400, 404, 413) is the client's, not the provider's."""
+        if relayed.unreachable or relayed.status in (401, 403, 429) or relayed.status >= 500:
+            return True
+        return relayed.status == 200 and relayed.streamed and not self.dialect.finished(relayed.events or ())
 
 
 def _charge(
-    route: str, relayed: Relayed, price: Price, request_bytes: int, max_tokens: int
+    counting: bool, relayed: Relayed, price: Price, request_bytes: int, max_tokens: int
 ) -> tuple[ChargeBasis, Decimal]:
     """What one relayed answer costs: its usage, or its upper bound when it may be billed but reports no usage, or
     a usage its request cannot have produced."""
-    if route != _MESSAGES or not relayed.billable:
+    if counting or not relayed.billable:
         return ChargeBasis.NOT_BILLED, Decimal(0)  # count_tokens is free; an error answer is not billed
     bound = price.upper_bound(request_bytes, max_tokens)
     if relayed.usage is None:
@@ -309,11 +321,3 @@ def _charge(
     if not within_bounds(relayed.usage, request_bytes, max_tokens):
         return ChargeBasis.OUT_OF_BOUNDS, bound
     return ChargeBasis.USAGE, price.cost(relayed.usage)
-
-
-def _failed(relayed: Relayed) -> bool:
-    """The provider failed this request: it refused the key or the rate, erred, could not be reached, or cut its
-    stream short. A refusal of the request itself (400, 404, 413) is the client's, not the provider's."""
-    if relayed.unreachable or relayed.status in (401, 403, 429) or relayed.status >= 500:
-        return True
-    return relayed.status == 200 and relayed.streamed and not stream_finished(relayed.events or ())

@@ -25,7 +25,7 @@ from dataclasses import replace
 from pydantic import Field
 
 from ..contracts import ContractModel
-from ..gateway.policy import offered_tools
+from ..gateway.dialects.anthropic import offered_tools
 from .chain import Conversation, model_requests
 from .delivered import delivering_steps
 from .findings import TamperFinding

@@ -25,6 +25,7 @@ from agent_scenario import MODEL, Inputs, challenge, policy_bytes, reference_sys
 from bench.agent import ArmRecord, ArmRun, AttemptSetup, PairRecord, run_attempt
 from bench.contracts import Digest, Sha256
 from bench.gateway import Mode, Policy, Price
+from bench.gateway.dialects.anthropic import AnthropicMessages
 from bench.provision import load_fixture
 from bench.sandbox.backends import ModelNetwork, Session
 from bench.sandbox.backends.docker import DockerBackend
@@ -40,6 +41,8 @@ PRICE = Price(
 )  # its RATES
 UPSTREAM_ENV, KEY_ENV, QUOTA_ENV = "TEST_PROVIDER_URL", "TEST_PROVIDER_KEY", "TEST_QUOTA_URL"
 ENDLESS = "endless"  # a model that keeps asking for more turns: every answer is another tool call
+
+MESSAGES = AnthropicMessages()
 
 
 class CountingBackend(DockerBackend):
@@ -70,7 +73,7 @@ class Provider:
 def scripted(policy: bytes) -> Callable[[dict[str, Any]], Reply]:
     """A model that answers as ``policy`` does: the policy engine reads the request, the double sends the reply."""
     chosen = Policy.model_validate_json(policy)
-    return lambda body: Reply(tuple(chosen.answer(body)[1]["content"]))
+    return lambda body: Reply(tuple(MESSAGES.answer(chosen, body)[1]["content"]))
 
 
 @contextmanager

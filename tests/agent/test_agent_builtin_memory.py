@@ -13,7 +13,8 @@ from bench.agent import ArmRecord, ArmRun, arm_spec, read_exchange_log, run_arm
 from bench.agent.attachment import treatment_attachment
 from bench.agent.claude import MANAGED_SETTINGS_PATH
 from bench.gateway import Mode
-from bench.gateway.wire import Part, RequestView
+from bench.gateway.dialects.anthropic import request_view
+from bench.gateway.neutral import Part
 from bench.provision.messages import RestoreResponse
 from bench.sandbox.backends import SandboxBackend
 from bench.sandbox.spec import MemoryAttachment, prepare_pair
@@ -30,7 +31,7 @@ BUILTIN = MemorySystem(
 def _system_texts(record: ArmRecord, inputs: Inputs) -> list[str]:
     exchanges = read_exchange_log(inputs.store, record.exchanges)
     assert exchanges, "the arm made no request"
-    return [text for e in exchanges for text in RequestView.of(e.request_body).texts(Part.SYSTEM)]  # type: ignore[arg-type]
+    return [text for e in exchanges for text in request_view(e.request_body).texts(Part.SYSTEM)]  # type: ignore[arg-type]
 
 
 def _run(inputs: Inputs, backend: SandboxBackend) -> ArmRun:

@@ -9,7 +9,8 @@ from agent_scenario import MODEL, Inputs, challenge, workspace_tree
 from bench.agent import ArmRecord, ArmRun, arm_spec, read_exchange_log, run_arm
 from bench.contracts import Digest
 from bench.gateway import Mode
-from bench.gateway.wire import Part, RequestView
+from bench.gateway.dialects.anthropic import request_view
+from bench.gateway.neutral import Part
 from bench.grading import harness_conversation, received_texts
 from bench.packaging.redact import redact_tree
 from bench.sandbox.backends import SandboxBackend
@@ -36,7 +37,7 @@ def test_an_unredacted_claude_md_reaches_the_model(
     record = _arm(inputs, backend, agent_image, unredacted)
     exchanges = read_exchange_log(inputs.store, record.exchanges)
     assert any(PHRASE in text for text in received_texts(harness_conversation(exchanges, record.runner())))
-    first_user = RequestView.of(exchanges[0].request_body).texts(Part.USER)  # type: ignore[arg-type]
+    first_user = request_view(exchanges[0].request_body).texts(Part.USER)  # type: ignore[arg-type]
     assert any("CLAUDE.md" in text and PHRASE in text for text in first_user)
 
 

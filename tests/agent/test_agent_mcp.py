@@ -15,7 +15,7 @@ from docker import DockerClient
 
 from bench.agent import ArmRecord, PairRecord, read_exchange_log
 from bench.agent.replay_tools import ToolReplay
-from bench.gateway.policy import offered_tools
+from bench.gateway.dialects.anthropic import offered_tools
 from bench.grading import Channel, MemoryDeclaration, grade_delivery, harness_conversation, parse_claude_session
 from bench.provision import PairVerdict, SnapshotReceipt
 from bench.sandbox.backends.docker import DockerBackend

@@ -30,7 +30,8 @@ from bench.analysis.attempt_record import ArmEnding, Outcome
 from bench.analysis.prereg import Budget
 from bench.contracts import Digest
 from bench.fence.fence_record import FenceOutcome, FenceRecord
-from bench.gateway.wire import Part, RequestView
+from bench.gateway.dialects.anthropic import request_view
+from bench.gateway.neutral import Part
 from bench.grading import Channel, StepSource
 from bench.provision import PairVerdict, SnapshotReceipt
 from bench.run.catalogue import services
@@ -131,7 +132,7 @@ def test_the_follow_up_resumes_the_same_session_and_only_the_final_step_is_score
 def test_the_follow_up_reached_the_model_only_in_the_second_step(pair: Pair, condition: str) -> None:
     record = pair.arms[condition].record
     assert FOLLOW_UP not in json.dumps(record.spec.model_dump(mode="json"))
-    views = [RequestView.of(e.request_body) for e in read_exchange_log(pair.store, record.exchanges)]  # type: ignore[arg-type]
+    views = [request_view(e.request_body) for e in read_exchange_log(pair.store, record.exchanges)]  # type: ignore[arg-type]
     showing = [any(FOLLOW_UP in text for text in view.texts(Part.ANY)) for view in views]
     first = showing.index(True)
     assert not any(showing[:first]) and all(showing[first:])

@@ -42,7 +42,8 @@ from bench.gateway import (
     Refusal,
     read_exchanges,
 )
-from bench.gateway.stream import SseDecoder, assemble_message
+from bench.gateway.dialects.anthropic import assemble_message
+from bench.gateway.stream import SseDecoder
 from bench.store import Store
 
 

@@ -10,6 +10,9 @@ from pydantic import ValidationError
 
 from bench.contracts import Sha256
 from bench.gateway import GatewayError, Policy, PolicyDigestMismatch, load_policy
+from bench.gateway.dialects.anthropic import AnthropicMessages
+
+MESSAGES = AnthropicMessages()
 
 
 def policy() -> Policy:
@@ -17,17 +20,17 @@ def policy() -> Policy:
 
 
 def test_first_matching_rule_wins_and_default_answers_the_rest() -> None:
-    rule, message = policy().answer(request_body("please remember the ledger"))
+    rule, message, _ = MESSAGES.answer(policy(), request_body("please remember the ledger"))
     assert rule == "recall-seen" and message["stop_reason"] == "tool_use"
     assert message["content"][0]["input"] == {"file_path": "/w/ledger.py"}
-    rule, message = policy().answer(request_body("nothing special"))
+    rule, message, _ = MESSAGES.answer(policy(), request_body("nothing special"))
     assert rule == "default" and message["stop_reason"] == "end_turn"
 
 
 def test_phrase_in_an_assistant_turn_does_not_match() -> None:
     body = request_body("hello")
     body["messages"] += [{"role": "assistant", "content": "I remember the ledger"}, {"role": "user", "content": "go"}]
-    assert policy().answer(body)[0] == "default"
+    assert MESSAGES.answer(policy(), body)[0] == "default"
 
 
 def test_turn_lacks_and_tool_result_conditions() -> None:
@@ -42,16 +45,16 @@ def test_turn_lacks_and_tool_result_conditions() -> None:
     body = request_body("go")
     result = {"type": "tool_result", "tool_use_id": "x", "content": "out"}
     body["messages"] += [{"role": "assistant", "content": "a"}, {"role": "user", "content": [result]}]
-    assert chosen.answer(body)[0] == "t2"
+    assert MESSAGES.answer(chosen, body)[0] == "t2"
     body["messages"][-1]["content"].append({"type": "text", "text": "stop"})
-    assert chosen.answer(body)[0] == "res"
-    assert chosen.answer(request_body("go"))[0] == "default"
+    assert MESSAGES.answer(chosen, body)[0] == "res"
+    assert MESSAGES.answer(chosen, request_body("go"))[0] == "default"
 
 
 def test_same_request_same_reply_ids() -> None:
-    first = policy().answer(request_body("remember the ledger"))[1]
-    again = policy().answer(request_body("remember the ledger"))[1]
-    other = policy().answer(request_body("remember the ledger twice"))[1]
+    first = MESSAGES.answer(policy(), request_body("remember the ledger"))[1]
+    again = MESSAGES.answer(policy(), request_body("remember the ledger"))[1]
+    other = MESSAGES.answer(policy(), request_body("remember the ledger twice"))[1]
     assert first == again and first["content"][0]["id"] != other["content"][0]["id"]
 
 
@@ -96,9 +99,11 @@ def test_offers_holds_for_defined_and_announced_deferred_tools_only() -> None:
         "<system-reminder>\nThe following deferred tools are now available via ToolSearch. Use ToolSearch first:\n"
         "WebFetch\nmcp__kg__open_nodes\nmcp__kg__search_nodes\n</system-reminder>"
     )
-    assert chosen.answer(request_body(announced))[0] == "search"
+    assert MESSAGES.answer(chosen, request_body(announced))[0] == "search"
     defined = request_body("plain", tools=[{"name": "mcp__kg__search_nodes", "input_schema": {}}])
-    assert chosen.answer(defined)[0] == "search"
-    assert chosen.answer(request_body("please call mcp__kg__search_nodes"))[0] == "default"  # named, not offered
+    assert MESSAGES.answer(chosen, defined)[0] == "search"
+    assert (
+        MESSAGES.answer(chosen, request_body("please call mcp__kg__search_nodes"))[0] == "default"
+    )  # named, not offered
     other = announced.replace("mcp__kg__search_nodes", "mcp__kg__read_graph")
-    assert chosen.answer(request_body(other))[0] == "default"
+    assert MESSAGES.answer(chosen, request_body(other))[0] == "default"

@@ -10,7 +10,8 @@ from loopback import KEY, OTHER_KEY, post, request_body, send
 
 from bench.gateway import ChargeBasis, Gateway, Refusal, read_exchanges
 from bench.gateway.body import MAX_BODY_BYTES
-from bench.gateway.stream import SseDecoder, assemble_message
+from bench.gateway.dialects.anthropic import assemble_message
+from bench.gateway.stream import SseDecoder
 
 EXPECTED_TEXT_STREAM = ["message_start", "content_block_start", "content_block_delta", "content_block_delta"]
 VERSION = {"anthropic-version": "2023-06-01"}

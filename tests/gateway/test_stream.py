@@ -9,8 +9,9 @@ from typing import Any
 from loopback import KEY, AnthropicDouble, ForwardFactory, post, request_body
 
 from bench.gateway import ChargeBasis, TokenUsage, read_exchanges
-from bench.gateway.stream import SseDecoder, assemble_message, encode_sse, message_events
-from bench.gateway.wire import Part, RequestView
+from bench.gateway.dialects.anthropic import assemble_message, message_events, request_view
+from bench.gateway.neutral import Part
+from bench.gateway.stream import SseDecoder, encode_sse
 
 DATA = Path(__file__).parent / "data"
 SIGNATURE = "EqQBCkgIBRABGAIiQM2fT0xk3mZ8wqRk1bVvJ6pN9hYc4sLrD2uXtA7eGf5KjWq8Hn3Zy0Pm1Cv6Bt9Lx2Rs4Oi7Ue5Ya8Db3Fw=="
@@ -129,7 +130,7 @@ def test_request_view_separates_parts_and_never_reads_assistant_turns() -> None:
             },
         ],
     }
-    view = RequestView.of(body)
+    view = request_view(body)
     assert view.texts(Part.SYSTEM) == ("sys text",)
     assert view.texts(Part.USER) == ("first prompt", "hook context")
     assert view.texts(Part.TOOL_RESULTS) == ("file body",)

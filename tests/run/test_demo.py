@@ -15,7 +15,8 @@ import pytest
 from demo_runs import REPO, DemoRuns, bench_command
 
 from bench.agent import ArmRecord, PairRecord, read_exchange_log
-from bench.gateway.wire import Part, RequestView
+from bench.gateway.dialects.anthropic import request_view
+from bench.gateway.neutral import Part
 from bench.grading import Channel
 from bench.publish import PublicationLineage
 from bench.run.grade import ArmGrade
@@ -181,7 +182,7 @@ def test_no_request_of_any_arm_carries_the_clis_own_memory(demo_runs: DemoRuns) 
     requests = 0
     for arm in arms:
         for exchange in read_exchange_log(store, store.get_document(arm, ArmRecord).exchanges):
-            texts = RequestView.of(exchange.request_body).texts(Part.SYSTEM)  # type: ignore[arg-type]
+            texts = request_view(exchange.request_body).texts(Part.SYSTEM)  # type: ignore[arg-type]
             assert texts and not any("# auto memory" in text for text in texts), arm
             requests += 1
     assert len(arms) == 16 and requests >= 16

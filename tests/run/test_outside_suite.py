@@ -23,6 +23,7 @@ import pytest
 
 from bench.cli.publish_cmd import verify_bundle
 from bench.gateway import Policy
+from bench.gateway.dialects.anthropic import AnthropicMessages
 from bench.publish.verify import Trust
 from bench.run.prereg import freeze
 from bench.sandbox.layout import WORKSPACE
@@ -31,6 +32,7 @@ from bench.suite.suite import open_suite, render_policy
 from tests.fence.fence_provider_double import Account, serve
 from tests.gateway.loopback import AnthropicDouble, Reply, serve_double
 
+MESSAGES = AnthropicMessages()
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "challenges" / "example"
 CHALLENGE = "harbor-holds"
@@ -141,7 +143,7 @@ def provider() -> Iterator[dict[str, str]]:
     account = Account(key=KEY)
     double = AnthropicDouble(
         keys=frozenset({KEY}),
-        model=lambda body: Reply(tuple(policy.answer(body)[1]["content"])),
+        model=lambda body: Reply(tuple(MESSAGES.answer(policy, body)[1]["content"])),
         on_bill=lambda cost: account.spend(str(cost)),
     )
     with serve_double(double) as upstream, serve(account) as quota:

@@ -21,6 +21,7 @@ from typing import Any
 
 from bench.agent.claude import USER_MEMORY_PATH
 from bench.gateway import Policy
+from bench.gateway.dialects.anthropic import AnthropicMessages
 from bench.memory.corpus import read_corpus
 from bench.memory.recall import connect, file_context, prompt_context
 from bench.memory.state import build_state
@@ -32,6 +33,8 @@ __all__ = ["EXAMPLE", "Conversation", "build_memory", "drive", "example_suite", 
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "challenges" / "example"
 MAX_REQUESTS = 12
+
+MESSAGES = AnthropicMessages()
 
 
 def example_suite() -> Suite:
@@ -103,7 +106,7 @@ class Conversation:
             if len(self.rules) >= MAX_REQUESTS:
                 raise AssertionError(f"the policy did not end its turn within {MAX_REQUESTS} requests: {self.rules}")
             body = {"model": "claude-sonnet-4-5", "system": [{"type": "text", "text": "You are an agent."}]}
-            rule, message = self.policy.answer({**body, "messages": self.messages})
+            rule, message, _ = MESSAGES.answer(self.policy, {**body, "messages": self.messages})
             self.rules.append(rule)
             self.messages.append({"role": "assistant", "content": message["content"]})
             if message["stop_reason"] == "end_turn":
