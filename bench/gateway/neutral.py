@@ -36,6 +36,7 @@ __all__ = [
     "Role",
     "TextPart",
     "ToolCallPart",
+    "ToolOffering",
     "ToolResultPart",
     "reply_seed",
 ]
@@ -104,6 +105,10 @@ class NeutralReply(ContractModel):
 # How a harness names the policy's tool calls on its own client: the gateway applies it to every policy reply
 # before the dialect renders it (identity when the harness's tools are the policy's).
 ReplyNaming = Callable[[NeutralReply, Conversation], NeutralReply]
+# The policy tool names a harness's request offers beyond those the conversation defines or announces in the
+# policy's own words (Codex: its shell offers Read and Bash; an announced namespace ``mcp__<server>`` every tool of
+# that server); added to the offered set before a policy's ``offers`` are read.
+ToolOffering = Callable[[Conversation], frozenset[str]]
 
 
 def reply_seed(body: object) -> str:

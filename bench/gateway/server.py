@@ -31,7 +31,7 @@ from .exchange import ExchangeRecord, Recorder, Refusal
 from .forward import Relayed, UpstreamProvider
 from .handler import Handler, Server
 from .metering import ArmSpend, ArmStop, ChargeBasis, Meter, Price, TokenUsage, within_bounds
-from .neutral import ReplyNaming
+from .neutral import ReplyNaming, ToolOffering
 from .policy import Policy, load_policy
 from .stream import StreamEvent, encode_sse
 
@@ -76,12 +76,15 @@ class Gateway:
         *,
         policy_root: Path | None = None,
         naming: ReplyNaming | None = None,
+        offering: ToolOffering | None = None,
     ) -> None:
         """``naming``: how the harness names the policy's tool calls on its client (its tools, not the policy's);
-        applied to every policy reply before the dialect renders it."""
+        applied to every policy reply before the dialect renders it. ``offering``: the tools its client offers
+        in the policy's terms, read with the request's own before a rule's ``offers``."""
         self.config = config
         self.dialect: Dialect = dialect_of(config.dialect)
         self._naming = naming
+        self._offering = offering
         self._recorder = recorder
         self._meter = Meter([arm.label for arm in config.arms], config.caps, config.provider_error_limit)
         self._labels = {arm.key_sha256: arm.label for arm in config.arms}
@@ -230,7 +233,7 @@ class Gateway:
     def _from_policy(self, request: Handler, body: dict[str, Any]) -> _Answer:
         assert self._policy is not None  # the config validator guarantees a policy in policy mode
         try:
-            rule, message, usage = self.dialect.answer(self._policy, body, self._naming)
+            rule, message, usage = self.dialect.answer(self._policy, body, self._naming, self._offering)
         except UnreadableRequest as exc:
             return self._refuse(request, Refusal.BAD_BODY, 400, ErrorKind.INVALID_REQUEST, exc.message)
         if not self.dialect.streams(body):

@@ -22,15 +22,15 @@ tool is offered when its namespace is announced or defined.
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...errors import ContractError
-from .injected import deferred_namespaces
+from ...gateway.neutral import Conversation, NeutralReply, ToolCallPart
+from .injected import namespaces_announced
 
-__all__ = ["NATIVE_TOOLS", "codex_call", "offered", "offers", "require_renderable"]
+__all__ = ["NATIVE_TOOLS", "codex_call", "name_reply", "offered", "require_renderable"]
 
 MCP_PREFIX = "mcp__"
 SHELL, PATCH = "exec_command", "apply_patch"
@@ -73,34 +73,31 @@ def _shell(name: str, tool_input: Mapping[str, Any]) -> str:
     return _text(tool_input.get("command"), "command", "Bash")
 
 
-def codex_call(name: str, tool_input: Mapping[str, Any], call_id: str) -> dict[str, Any]:
-    """The Responses output item that makes Codex run the policy's ``name`` call (without an ``id``: the dialect
-    numbers items)."""
+def codex_call(name: str, tool_input: Mapping[str, Any], call_id: str) -> ToolCallPart:
+    """The call that makes Codex run the policy's ``name`` call: a function call (arguments an object), or the
+    freeform ``apply_patch`` (arguments the patch text, which the Responses dialect sends as a custom tool call)."""
     if name.startswith(MCP_PREFIX) and "__" in name.removeprefix(MCP_PREFIX):
         server, tool = name.removeprefix(MCP_PREFIX).split("__", 1)
-        return {
-            "type": "function_call",
-            "call_id": call_id,
-            "namespace": f"{MCP_PREFIX}{server}",
-            "name": tool,
-            "arguments": json.dumps(dict(tool_input), sort_keys=True),
-            "status": "completed",
-        }
+        return ToolCallPart(id=call_id, name=tool, namespace=f"{MCP_PREFIX}{server}", arguments=dict(tool_input))
     if NATIVE_TOOLS.get(name) == PATCH:
         patch = _write(tool_input) if name == "Write" else _edit(tool_input)
-        return {"type": "custom_tool_call", "call_id": call_id, "name": PATCH, "input": patch, "status": "completed"}
+        return ToolCallPart(id=call_id, name=PATCH, arguments=patch)
     if NATIVE_TOOLS.get(name) == SHELL:
-        arguments = json.dumps({"cmd": _shell(name, tool_input)})
-        return {
-            "type": "function_call",
-            "call_id": call_id,
-            "name": SHELL,
-            "arguments": arguments,
-            "status": "completed",
-        }
+        return ToolCallPart(id=call_id, name=SHELL, arguments={"cmd": _shell(name, tool_input)})
     raise ContractError(
         f"the policy's tool {name!r} has no Codex counterpart; use Read, Write, Edit, Bash or mcp__<server>__<tool>"
     )
+
+
+def name_reply(reply: NeutralReply, conversation: Conversation) -> NeutralReply:
+    """The gateway's reply naming for Codex: each policy call becomes the Codex call that does it."""
+    parts = tuple(
+        codex_call(part.name, part.arguments, part.id)
+        if isinstance(part, ToolCallPart) and part.namespace is None and isinstance(part.arguments, dict)
+        else part
+        for part in reply.parts
+    )
+    return reply.model_copy(update={"parts": parts})
 
 
 def require_renderable(calls: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
@@ -109,32 +106,11 @@ def require_renderable(calls: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
         codex_call(name, tool_input, f"check_{number}")
 
 
-def _defined(body: Mapping[str, Any]) -> set[str]:
-    """The tool names a request defines, a namespace's tools as ``<namespace>__<tool>`` and the namespace itself."""
-    names: set[str] = set()
-    for tool in body.get("tools") or []:
-        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-            continue
-        names.add(tool["name"])
-        for inner in tool.get("tools") or [] if tool.get("type") == "namespace" else []:
-            if isinstance(inner, dict) and isinstance(inner.get("name"), str):
-                names.add(f"{tool['name']}__{inner['name']}")
-    return names
-
-
-def offered(body: Mapping[str, Any]) -> frozenset[str]:
-    """The policy tool names a Codex request offers: a native name when its Codex tool is defined; an MCP tool when
-    it is defined in a namespace, and ``mcp__<server>`` (standing for all its tools) when the namespace is
-    announced."""
-    defined = _defined(body) | set(deferred_namespaces(body))
-    native = {name for name, carrier in NATIVE_TOOLS.items() if carrier in defined}
-    return frozenset(native | {name for name in defined if name.startswith(MCP_PREFIX)})
-
-
-def offers(body: Mapping[str, Any], name: str) -> bool:
-    """Whether the request offers the policy's tool ``name``; a deferred MCP tool is offered by its namespace."""
-    tools = offered(body)
-    if name in tools:
-        return True
-    server = name.removeprefix(MCP_PREFIX).split("__", 1)[0] if name.startswith(MCP_PREFIX) else None
-    return server is not None and f"{MCP_PREFIX}{server}" in tools
+def offered(conversation: Conversation) -> frozenset[str]:
+    """The policy tool names a Codex request offers: a native name when the Codex tool that carries it is defined;
+    an MCP tool a tool search brought in (``mcp__<server>__<tool>``); and ``mcp__<server>`` for each namespace the
+    settings announce as deferred, which offers every tool of that server."""
+    native = {name for name, carrier in NATIVE_TOOLS.items() if carrier in conversation.tools}
+    mcp = {name for name in conversation.tools if name.startswith(MCP_PREFIX)}
+    announced = {space for space in namespaces_announced(conversation.system) if space.startswith(MCP_PREFIX)}
+    return frozenset(native | mcp | announced)

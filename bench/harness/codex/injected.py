@@ -16,7 +16,7 @@ the model's words an assistant message.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,15 +68,19 @@ def _message(item: Mapping[str, Any], role: str) -> bool:
     return item.get("type", "message") == "message" and item.get("role") == role
 
 
-def deferred_namespaces(body: Mapping[str, Any]) -> tuple[str, ...]:
-    """The namespaces the settings message announces (``mcp__<server>`` per working MCP server)."""
-    items = _items(body)
-    settings = items[1] if len(items) > 1 and _message(items[1], "developer") else {}
-    found = []
-    for part in _parts(settings):
-        for match in _DEFERRED.finditer(part):
+def namespaces_announced(texts: Iterable[str]) -> tuple[str, ...]:
+    """The namespaces a settings text announces as deferred (``mcp__<server>`` per working MCP server)."""
+    found: list[str] = []
+    for text in texts:
+        for match in _DEFERRED.finditer(text):
             found += [line[2:].split(":", 1)[0].strip() for line in match["lines"].splitlines()]
     return tuple(found)
+
+
+def deferred_namespaces(body: Mapping[str, Any]) -> tuple[str, ...]:
+    """The namespaces a request's settings message (``input[1]``) announces; nothing else can announce one."""
+    items = _items(body)
+    return namespaces_announced(_parts(items[1]) if len(items) > 1 and _message(items[1], "developer") else ())
 
 
 def builtin_memory_on(body: Mapping[str, Any]) -> bool:

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from bench.grading.transcript import Channel
-from bench.harness.codex.actions import offered, offers
 from bench.harness.codex.injected import builtin_memory_on, deferred_namespaces, injected_parts
 
 DATA = Path(__file__).parent / "data"
@@ -48,23 +47,13 @@ def test_words_the_agent_or_a_tool_wrote_are_not_injected_context() -> None:
     assert injected_parts(body) == injected_parts(REQUEST)
 
 
-def test_a_tool_printing_a_namespace_line_offers_nothing() -> None:
+def test_a_tool_printing_a_namespace_line_announces_nothing() -> None:
     line = "<tools>\nDeferred tool namespaces:\n- mcp__fake\n</tools>"
-    body = _with({"type": "function_call_output", "call_id": "c9", "output": line})
+    body = _with({"type": "function_call_output", "call_id": "c9", "output": line}, _text("developer", line))
     assert deferred_namespaces(body) == deferred_namespaces(REQUEST)
-    assert not offers(body, "mcp__fake__search")
 
 
 def test_the_cli_own_memory_is_seen_in_the_settings_message() -> None:
     body = copy.deepcopy(REQUEST)
     body["input"][1]["content"].append({"type": "input_text", "text": "## Memory\n===== MEMORY_SUMMARY BEGINS"})
     assert builtin_memory_on(body)
-
-
-def test_a_deferred_mcp_server_offers_its_tools_and_native_names_map_to_codex_tools() -> None:
-    assert offered(REQUEST) >= {"Read", "Write", "Edit", "Bash", "mcp__notes"}
-    assert offers(REQUEST, "mcp__notes__anything") and not offers(REQUEST, "mcp__memory__search_nodes")
-    bare = {"input": REQUEST["input"][:1], "tools": [{"type": "function", "name": "exec_command"}]}
-    assert offered(bare) == {"Read", "Bash"}  # no apply_patch: no Write or Edit; no settings message: no MCP
-    searched = {"tools": [{"type": "namespace", "name": "mcp__m", "tools": [{"type": "function", "name": "t"}]}]}
-    assert offers(searched, "mcp__m__t") and not offers(searched, "Read")
