@@ -40,8 +40,8 @@ NOT_YET = {
     "gateway/server.py": "an agent's request body, recorded as sent: one that does not parse is kept as text",
     "gateway/forward.py": "a provider's answer, recorded as sent: one that does not parse is kept as text",
     "gateway/stream.py": "provider SSE payloads, recorded as relayed; an unreadable stream is charged its upper bound",
-    "agent/claude.py": "Claude Code's stream-json output; the agent's work in progress owns it",
-    "grading/claude_code.py": "Claude Code transcripts, which may hold a lone surrogate the strict reader refuses",
+    "harness/claude_code/cli.py": "Claude Code's stream-json output; the agent's work in progress owns it",
+    "harness/claude_code/session.py": "Claude Code transcripts: may hold a lone surrogate the strict reader refuses",
     "fence/provider.py": "a quota API read with Decimal numbers, which the strict reader does not yet offer",
 }
 

@@ -1,4 +1,4 @@
-"""One arm of an attempt: the agent CLI in its container against a gateway of its own, prompt by prompt.
+"""One arm of an attempt: the harness's agent CLI in its container against a gateway of its own, prompt by prompt.
 
 Per arm run: a fresh model network and relay, a gateway in this process recording into the store (answering from the
 challenge's policy, or forwarding to the provider metered and capped), one container session. The initial prompt
@@ -11,38 +11,43 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..contracts import Digest, Sha256
 from ..errors import ContractError
 from ..fence.caps import ArmCap, PairCaps
 from ..gateway import ArmKey, ArmStop, Gateway, GatewayConfig, Mode, PolicyPin
+from ..harness import DEFAULT_HARNESS, Harness, harness_named
 from ..sandbox.backends import ProcessOutcome, SandboxBackend, Session, process_outcome
-from ..sandbox.layout import RUNNER_SCRATCH
+from ..sandbox.layout import RUNNER_SCRATCH, WORKSPACE
 from ..sandbox.spec import ContainerSpec
 from ..store import Store
 from ..suite.challenge import ChallengeManifest
 from ..suite.forward import ForwardSettings
 from .arm_record import ArmRecord, PromptKind, StepRecord
-from .claude import AGENT_KEY, HOME_DIRS, claude_argv, session_file, session_id_of
+from .harness_files import container_path, home_dirs
 from .recorder import StoreRecorder
 
 __all__ = ["ArmRun", "arm_gateway", "environment_value", "not_started", "run_arm"]
 
 _POLICY_FILE = "policy.json"
+_PLAIN = re.compile(r"[A-Za-z0-9._/*-]+")
+_LIST_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
 class ArmRun:
     """What every arm of an attempt shares: the sandbox backend (and its store), the start tree, the challenge, the
-    model and how it is reached: a policy (policy mode) or the provider settings (forward mode)."""
+    model and how it is reached: a policy (policy mode) or the provider settings (forward mode); and the harness
+    the agent runs in."""
 
     backend: SandboxBackend
     start: Digest
@@ -51,6 +56,7 @@ class ArmRun:
     mode: Mode
     policy: bytes | None = None
     forward: ForwardSettings | None = None
+    harness: Harness = field(default_factory=lambda: harness_named(DEFAULT_HARNESS))
 
     def __post_init__(self) -> None:
         if (self.mode is Mode.POLICY) != (self.policy is not None) or (self.mode is Mode.FORWARD) != (
@@ -103,9 +109,9 @@ def _steps(run: ArmRun, session: Session, deadline: float) -> list[StepRecord]:
     resume: str | None = None
     for kind, prompt in _prompts(run.challenge):
         started = _now()
-        result = session.exec(claude_argv(prompt, run.model, resume), deadline)
+        result = session.exec(run.harness.argv(prompt, run.model, resume), deadline)
         ended = _now(after=True)
-        opened = session_id_of(result.stdout)
+        opened = run.harness.session_id_of(result.stdout)
         steps.append(
             StepRecord(
                 prompt=kind,
@@ -147,8 +153,22 @@ def _session_blob(run: ArmRun, session: Session, steps: list[StepRecord]) -> Dig
     ids = {step.session_id for step in steps if step.session_id is not None}
     if len(ids) != 1:
         return None  # no session, or a resume that opened another one: the record shows which
-    data = session.read_file(session_file(ids.pop()))
+    path = _resolved(session, container_path(run.harness.session_file(ids.pop(), WORKSPACE)))
+    data = None if path is None else session.read_file(path)
     return None if data is None else run.store.put_bytes(data)
+
+
+def _resolved(session: Session, path: PurePosixPath) -> PurePosixPath | None:
+    """``path``, or the one file its ``*`` wildcards name (a harness whose session file is named by its start time
+    too); None unless exactly one matches."""
+    if "*" not in str(path):
+        return path
+    # The pattern is the harness's own (a session id the CLI printed is checked to be plain: no quoting needed)
+    if not _PLAIN.fullmatch(str(path)):
+        return None
+    listed = session.exec(("sh", "-c", f"ls -1d -- {path}"), time.monotonic() + _LIST_SECONDS)
+    found = listed.stdout.decode("utf-8", "replace").splitlines() if listed.exit_code == 0 else []
+    return PurePosixPath(found[0]) if len(found) == 1 else None
 
 
 @contextmanager
@@ -156,7 +176,7 @@ def arm_gateway(
     run: ArmRun, condition: str, cap: Decimal | None, recorder: StoreRecorder, host: str
 ) -> Iterator[Gateway]:
     """Serve one arm on ``host`` (policy, or forward capped at ``cap``); stopped (every exchange recorded) on exit."""
-    key = ArmKey(label=condition, key_sha256=hashlib.sha256(AGENT_KEY.encode()).hexdigest())
+    key = ArmKey(label=condition, key_sha256=hashlib.sha256(run.harness.agent_key.encode()).hexdigest())
     with tempfile.TemporaryDirectory(prefix=RUNNER_SCRATCH["gateway"]) as policy_root:
         if run.policy is not None:
             (Path(policy_root) / _POLICY_FILE).write_bytes(run.policy)
@@ -179,7 +199,7 @@ def run_arm(run: ArmRun, condition: str, spec: ContainerSpec, cap: Decimal | Non
         arm_gateway(run, condition, cap, recorder, network.host_address) as gateway,
     ):
         network.start_relay(int(gateway.url.rsplit(":", 1)[1]))
-        with run.backend.session(spec, run.start, HOME_DIRS, network) as box:
+        with run.backend.session(spec, run.start, home_dirs(run.harness), network) as box:
             steps = _steps(run, box, time.monotonic() + run.challenge.agent_timeout_seconds)
             session = _session_blob(run, box, steps)
             final = box.read_back()
@@ -201,6 +221,7 @@ def run_arm(run: ArmRun, condition: str, spec: ContainerSpec, cap: Decimal | Non
         bounded_usd=spend.bounded_usd,
         cap_refusals=spend.cap_refusals,
         stop=spend.stop,
+        harness=run.harness.name,
     )
 
 
@@ -221,4 +242,5 @@ def not_started(run: ArmRun, condition: str, spec: ContainerSpec, stop: ArmStop)
         spent_usd=Decimal(0),
         stop=stop,
         started=False,
+        harness=run.harness.name,
     )

@@ -11,15 +11,16 @@ from __future__ import annotations
 import enum
 from datetime import datetime
 from decimal import Decimal
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, SerializerFunctionWrapHandler, StringConstraints, model_serializer
 
 from ..contracts import ContractModel, Digest, Document
 from ..errors import ContractError
 from ..gateway.config import Mode
 from ..gateway.metering import ArmStop
 from ..grading.chain import RunnerRecord
+from ..harness import DEFAULT_HARNESS, HarnessName, default_unnamed
 from ..provision.receipt import PairVerdict
 from ..sandbox.backends import ProcessOutcome
 from ..sandbox.spec import ContainerSpec
@@ -37,7 +38,7 @@ class PromptKind(enum.StrEnum):
 
 
 class StepRecord(ContractModel):
-    """One ``claude -p`` invocation. ``text`` is the prompt as the runner sent it and ``started_at``/``ended_at``
+    """One invocation of the harness's CLI. ``text`` is the prompt as the runner sent it and ``started_at``/``ended_at``
     when the exec began and was over, by the runner's clock (UTC, ISO 8601, milliseconds): grading chains the
     gateway's conversation from them (:class:`~bench.grading.chain.RunnerRecord`). Records made before they were
     kept have none, and are refused by grading."""
@@ -84,6 +85,11 @@ class ArmRecord(Document):
     cap_refusals: int = Field(default=0, ge=0)  # requests refused because their worst case did not fit the cap
     stop: ArmStop | None = None  # the gateway stopped the arm for its provider's fault, or (not started) another's
     started: bool = True  # False: the arm never ran, because an earlier arm of its attempt ended with ``stop``
+    harness: HarnessName = DEFAULT_HARNESS  # the coding agent the arm ran (its session is in that one's format)
+
+    @model_serializer(mode="wrap")
+    def _default_harness_unnamed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return default_unnamed(handler(self))
 
     @property
     def usage_bounded(self) -> bool:
@@ -103,8 +109,8 @@ class ArmRecord(Document):
             (datetime.fromisoformat(str(step.started_at)), datetime.fromisoformat(str(step.ended_at)))
             for step in self.steps
         )
-        return RunnerRecord(prompts=tuple(str(step.text) for step in self.steps), cwd=self.spec.workdir,
-                            windows=windows)  # fmt: skip
+        prompts = tuple(str(step.text) for step in self.steps)
+        return RunnerRecord(prompts=prompts, cwd=self.spec.workdir, windows=windows, harness=self.harness)
 
     @property
     def scored_step(self) -> int:

@@ -46,7 +46,6 @@ from ..errors import SandboxError
 from ..fence import Fence, FenceConfig
 from ..fence.account import open_account
 from ..gateway.metering import ArmStop
-from ..grading.memory import installed_hooks
 from ..provision.fixture import Fixture
 from ..provision.messages import ArtifactRef
 from ..provision.receipt import SnapshotReceipt
@@ -59,13 +58,14 @@ from ..suite.memory_system import CONTROL, MemorySystem
 from .arm import ArmRun, environment_value, not_started, run_arm
 from .arm_record import ArmRecord, PairRecord
 from .attachment import control_attachment, return_writes, treatment_attachment
-from .claude import agent_env, managed_settings_mount
+from .harness_files import base_url, managed_mounts
 from .memory import LiveMemory, live_memory, system_provisioner
 from .memory_evidence import StateEvidence, state_evidence
 from .mounted import record_mounts, require_declared, require_publishable
 from .recorder import read_exchange_log
 from .rederive_injected import rederive_injected
 from .retrieval_score import score_retrieval
+from .sealed_env import installed_hooks
 from .state_copy import copy_state
 
 __all__ = [
@@ -122,8 +122,10 @@ def arm_spec(run: ArmRun, image_id: str, attachment: MemoryAttachment | None) ->
             f"challenge {run.challenge.challenge_id} declares network mode {environment.network_mode.value}; an agent "
             "arm reaches its model only through the gateway, so set environment.network_mode to model-only"
         )
-    mounts = (managed_settings_mount(),)
-    return container_spec(image_id, environment, IDLE_COMMAND, env=agent_env(), mounts=mounts, attachment=attachment)
+    env = run.harness.environment(base_url())
+    return container_spec(
+        image_id, environment, IDLE_COMMAND, env=env, mounts=managed_mounts(run.harness), attachment=attachment
+    )
 
 
 def arm_order(attempt: int, systems: tuple[str, ...]) -> tuple[str, ...]:
@@ -237,14 +239,16 @@ def run_attempt(run: ArmRun, setup: AttemptSetup, attempt: int) -> AttemptOutcom
                     live_memory(provisioner, setup.fixture, setup.graph_arm, f"{identity}.{system.name}", setup.corpus)
                 )
                 _log.info("%s: memory restored", system.name)
-            control = record_mounts(store, control_attachment(staging[CONTROL]))
+            control = record_mounts(store, control_attachment(run.harness, staging[CONTROL]))
             specs = {CONTROL: arm_spec(run, setup.image_id, control)}
             attachments: dict[str, MemoryAttachment] = {}
             for system in setup.systems:
                 restored = live[system.name].session.restored
                 require_declared(system, restored, setup.suite_root)
                 require_publishable(system, restored)
-                attachment = treatment_attachment(system, restored, staging[system.name], setup.layers.get(system.name))
+                attachment = treatment_attachment(
+                    run.harness, system, restored, staging[system.name], setup.layers.get(system.name)
+                )
                 attachments[system.name] = record_mounts(store, attachment)
                 specs[system.name] = arm_spec(run, setup.image_id, attachments[system.name])
             diffs = {
@@ -288,7 +292,7 @@ def _score(run: ArmRun, setup: AttemptSetup, name: str, memory: LiveMemory) -> D
 def _rederive(run: ArmRun, system: MemorySystem, memory: LiveMemory, record: ArmRecord) -> Digest:
     """Re-derive what ``system``'s hooks injected in its treatment arm, over its still-restored state; stored."""
     exchanges = read_exchange_log(run.store, record.exchanges)
-    hooks = installed_hooks(system.attachment.settings)
+    hooks = installed_hooks(run.harness, system.attachment)
     receipt = rederive_injected(system.name, record.exchanges, exchanges, hooks, memory.retrieve, record.runner())
     _log.info(
         "%s: injected context re-derived (%d event(s), %s)",

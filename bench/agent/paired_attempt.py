@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from ..contracts import BlobDigest, ContractModel, ImageId, PortablePath, Ref, TreeDigest
 from ..errors import StageError
 from ..fence.fence_record import FenceRecord
 from ..gateway.config import Mode
 from ..gateway.metering import ArmStop
+from ..harness import DEFAULT_HARNESS, HarnessName, default_unnamed, harness_named
 from ..packaging.certify import CertificationReport, Verdict
 from ..provision.code import ProvisionerCode, code_change, provisioner_code
 from ..provision.fixture import Fixture, load_fixture, verify_artifact
@@ -73,6 +74,12 @@ class PairedAttemptParams(ContractModel):
     gateway_mode: Mode
     forward: ForwardSettings | None = None
     oracle: tuple[PortablePath, ...] = ()  # the challenge's oracle documents (evidence paths)
+    harness: HarnessName = DEFAULT_HARNESS  # the coding agent every arm runs
+
+    @model_serializer(mode="wrap")
+    def _default_harness_unnamed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The default harness is left out, so the invocations of a suite that names none keep their keys."""
+        return default_unnamed(handler(self))
 
 
 class AttemptInputs(Ports):
@@ -126,6 +133,7 @@ def paired_attempt(context: StageContext, inputs: AttemptInputs, params: PairedA
         mode=params.gateway_mode,
         policy=store.get_bytes(inputs.policy) if inputs.policy is not None else None,
         forward=params.forward,
+        harness=harness_named(params.harness),
     )
     with tempfile.TemporaryDirectory(prefix=RUNNER_SCRATCH["fixture"]) as scratch:
         root = Path(scratch) / "fixture"

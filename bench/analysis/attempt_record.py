@@ -89,6 +89,9 @@ class ComparabilityKey(ContractModel):
     # How many distractor documents were seeded beside the evidence (the fixture's pool, at the size this run
     # used): the same challenge under more noise is another question.
     distractors: Annotated[int, Field(ge=0)] = 0
+    # The coding agent and its pinned version: the same memory under another agent is another question.
+    harness: Name
+    harness_version: Name
 
     @model_validator(mode="after")
     def _policy_in_policy_mode(self) -> ComparabilityKey:

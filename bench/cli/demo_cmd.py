@@ -27,7 +27,7 @@ NEXT = (
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "demo",
-        description="Run the bundled example suite (four challenges, the real Claude Code CLI against a policy "
+        description="Run the bundled example suite (four challenges, the suite's real agent CLI against a policy "
         "model, the reference memory) through every stage, publish the bundle into the project and verify it. "
         "A second run executes no stage.",
     )

@@ -1,7 +1,7 @@
 """Grading: the normalised transcript, and delivered / used / outcome reported separately, plus effort."""
 
+from ..harness.transcript import Channel, Step, StepSource, ToolCall, ToolResult, Transcript
 from .chain import Conversation, RunnerRecord, harness_conversation
-from .claude_code import hook_channel, parse_claude_session
 from .delivery import ChannelDelivery, DeliveryGrade, grade_delivery
 from .effort import EffortEnd, ExplorationEffort, measure_effort
 from .findings import TamperFinding, TamperKind
@@ -9,7 +9,6 @@ from .gateway_view import ReceivedContext, hook_contexts, received_texts
 from .grade import Grade, OutcomeGrade, grade
 from .memory import InstalledHook, MemoryDeclaration
 from .tamper import tamper_findings
-from .transcript import Channel, Step, StepSource, ToolCall, ToolResult, Transcript
 from .used import UseEvidence, UseGrade, grade_use
 
 __all__ = [
@@ -38,10 +37,8 @@ __all__ = [
     "grade_delivery",
     "grade_use",
     "harness_conversation",
-    "hook_channel",
     "hook_contexts",
     "measure_effort",
-    "parse_claude_session",
     "received_texts",
     "tamper_findings",
 ]

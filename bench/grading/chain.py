@@ -31,11 +31,11 @@ from datetime import datetime
 from typing import Any
 
 from ..gateway.exchange import ExchangeRecord
+from ..harness import DEFAULT_HARNESS, Harness, harness_named
 from .findings import TamperFinding, TamperKind
-from .repeats import REMINDER, same_message
+from .repeats import same_message
 
 __all__ = [
-    "AGENT_TOOLS",
     "Conversation",
     "HistoryMessage",
     "RunnerRecord",
@@ -48,9 +48,6 @@ __all__ = [
     "request_messages",
 ]
 
-# The harness's tools that start a sub-agent with a prompt of the model's own (CLI 2.1.197 calls it Agent).
-AGENT_TOOLS = frozenset({"Agent", "Task"})
-
 
 @dataclass(frozen=True)
 class RunnerRecord:
@@ -60,6 +57,7 @@ class RunnerRecord:
     prompts: tuple[str, ...]
     cwd: str
     windows: tuple[tuple[datetime, datetime], ...] | None = None
+    harness: str = DEFAULT_HARNESS  # the harness the arm ran (its registered name)
 
     def running(self, at: datetime) -> bool:
         return self.windows is None or any(start <= at <= end for start, end in self.windows)
@@ -92,9 +90,9 @@ def message_texts(message: Any) -> list[str]:
     ]
 
 
-def prose_texts(message: Any) -> list[str]:
-    """A user message's text blocks that are not harness reminders: what a user (or a prompt) wrote."""
-    return [text.strip() for text in message_texts(message) if not text.startswith(REMINDER)]
+def prose_texts(message: Any, harness: Harness) -> list[str]:
+    """A user message's text blocks that are not the harness's own: what a user (or a prompt) wrote."""
+    return [text.strip() for text in message_texts(message) if not harness.injection.is_harness_text(text)]
 
 
 def _reply(exchange: ExchangeRecord) -> list[Any] | None:
@@ -119,6 +117,7 @@ class Conversation:
     """The harness's requests of one arm, the history they carried, its sub-agents' requests and the findings."""
 
     cwd: str
+    harness: Harness
     members: list[ExchangeRecord] = field(default_factory=list)
     history: list[HistoryMessage] = field(default_factory=list)
     side: list[ExchangeRecord] = field(default_factory=list)  # sub-agents' requests: the harness's, not the memory's
@@ -149,7 +148,8 @@ class _Reader:
     def carries_prompt(self, message: Any, step: int) -> bool:
         if step >= len(self.runner.prompts) or not isinstance(message, dict) or message.get("role") != "user":
             return False
-        return prose_texts(message) == [self.runner.prompts[step].strip()] and not _results(message)
+        prose = prose_texts(message, self.conversation.harness)
+        return prose == [self.runner.prompts[step].strip()] and not _results(message)
 
     def read(self, exchange: ExchangeRecord) -> None:
         messages = request_messages(exchange)
@@ -162,7 +162,9 @@ class _Reader:
             )
         elif not self.conversation.members:
             self._start(exchange, messages)
-        elif messages and same_message(self.history[0].message, messages[0], self.runner.cwd):
+        elif messages and same_message(
+            self.history[0].message, messages[0], self.runner.cwd, self.conversation.harness
+        ):
             self._continue(exchange, messages)
         elif messages and self._side(messages[0]):
             self.conversation.side.append(exchange)
@@ -176,9 +178,13 @@ class _Reader:
 
     def _side(self, first: Any) -> bool:
         """A sub-agent's request: its first message is a prompt the model gave the agent tool (or its root's)."""
-        if any(same_message(root, first, self.runner.cwd) for root in self.side_roots):
+        if any(same_message(root, first, self.runner.cwd, self.conversation.harness) for root in self.side_roots):
             return True
-        prose = prose_texts(first) if isinstance(first, dict) and first.get("role") == "user" else []
+        prose = (
+            prose_texts(first, self.conversation.harness)
+            if isinstance(first, dict) and first.get("role") == "user"
+            else []
+        )
         if len(prose) == 1 and prose[0] in self.agent_prompts and not _results(first):
             self.side_roots.append(first)
             return True
@@ -197,11 +203,13 @@ class _Reader:
 
     def _continue(self, exchange: ExchangeRecord, messages: list[Any]) -> None:
         known, new = len(self.history), len(messages) - 1
-        cwd = self.runner.cwd
-        differs = [i for i in range(min(new, known)) if not same_message(self.history[i].message, messages[i], cwd)]
+        cwd, harness = self.runner.cwd, self.conversation.harness
+        differs = [
+            i for i in range(min(new, known)) if not same_message(self.history[i].message, messages[i], cwd, harness)
+        ]
         if new < known:
             retry = new == known - 1 and self.history[-1].message.get("role") == "user"
-            if retry and not differs and same_message(self.history[-1].message, messages[-1], cwd):
+            if retry and not differs and same_message(self.history[-1].message, messages[-1], cwd, harness):
                 self._accept(exchange, None)  # the harness retrying a request that got no answer
             else:
                 self.find(
@@ -227,12 +235,17 @@ class _Reader:
         """The request's new user message, after the history's last message."""
         last = self.history[-1].message
         calls = {str(call.get("id")) for call in _calls(last)} if last.get("role") == "assistant" else set()
-        if calls and _results(message) == calls and not prose_texts(message):
+        if calls and _results(message) == calls and not prose_texts(message, self.conversation.harness):
             self._accept(exchange, message)
         elif last.get("role") == "assistant" and not calls and self.carries_prompt(message, self.step + 1):
             self.step += 1
             self._accept(exchange, message)
-        elif last.get("role") == "assistant" and not calls and self.agent_prompts and _notice(message):
+        elif (
+            last.get("role") == "assistant"
+            and not calls
+            and self.agent_prompts
+            and _notice(message, self.conversation.harness)
+        ):
             self._accept(exchange, message)  # a harness notice about a sub-agent it runs in the background
         else:
             after = self.step + 1 >= len(self.runner.prompts) and last.get("role") == "assistant" and not calls
@@ -254,7 +267,9 @@ class _Reader:
             self.agent_prompts.update(
                 str(call["input"]["prompt"]).strip()
                 for call in _calls(answer)
-                if call.get("name") in AGENT_TOOLS and isinstance(call.get("input"), dict) and "prompt" in call["input"]
+                if call.get("name") in self.conversation.harness.subagent_tools
+                and isinstance(call.get("input"), dict)
+                and "prompt" in call["input"]
             )
 
 
@@ -262,15 +277,15 @@ def _results(message: Any) -> set[str]:
     return {str(b.get("tool_use_id")) for b in message_blocks(message) if b.get("type") == "tool_result"}
 
 
-def _notice(message: Any) -> bool:
+def _notice(message: Any, harness: Harness) -> bool:
     """A user message of harness reminders alone (what the harness sends when a background sub-agent reports)."""
     texts = message_texts(message)
-    return bool(texts) and not prose_texts(message) and not _results(message)
+    return bool(texts) and not prose_texts(message, harness) and not _results(message)
 
 
 def harness_conversation(exchanges: Iterable[ExchangeRecord], runner: RunnerRecord) -> Conversation:
     """The harness's conversation among ``exchanges``, chained from the runner's own record of the arm."""
-    reader = _Reader(runner, Conversation(cwd=runner.cwd))
+    reader = _Reader(runner, Conversation(cwd=runner.cwd, harness=harness_named(runner.harness)))
     for exchange in sorted(exchanges, key=lambda e: e.sequence):
         if is_messages_request(exchange):
             reader.read(exchange)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..harness.transcript import Channel, Step, StepSource, Transcript
 from .gateway_view import tool_input_text
 from .memory import MemoryDeclaration
-from .transcript import Channel, Step, StepSource, Transcript
 
 __all__ = ["DeliveringStep", "delivering_steps", "hook_of", "memory_tool_call_ids"]
 

@@ -26,6 +26,7 @@ from pydantic import Field
 
 from ..contracts import ContractModel
 from ..gateway.dialects.anthropic import offered_tools
+from ..harness.transcript import Channel, StepSource, Transcript
 from .chain import Conversation, model_requests
 from .delivered import delivering_steps
 from .findings import TamperFinding
@@ -41,7 +42,6 @@ from .gateway_view import (
 from .memory import MemoryDeclaration
 from .restored import RestoredState, content_reads, static_mismatches
 from .tamper import tamper_findings
-from .transcript import Channel, StepSource, Transcript
 
 __all__ = [
     "ChannelDelivery",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from ..contracts import ContractModel
-from .transcript import StepSource, ToolCall, Transcript
+from ..harness.transcript import StepSource, ToolCall, Transcript
 
 __all__ = ["EDIT_TOOLS", "READ_TOOLS", "EffortEnd", "ExplorationEffort", "measure_effort"]
 

@@ -1,21 +1,18 @@
 """What the gateway log says reached the model: the source delivery is read from, since the agent cannot write it.
 
 Only the harness's own conversation is read (:mod:`.chain`), each message as first carried (its history), and
-injected context only where the harness places it, in its own format
-``<system-reminder>\\n<hookName> hook additional context: <text>\\n</system-reminder>`` (or ``hook success: <text>``
-for the plain standard output of a prompt-time or session-start hook):
+injected context only where the harness places it, in its own format (its
+:class:`~bench.harness.base.InjectionFormat`):
 
-- as a whole user-message text block, outside any tool result (prompt-time and session-start context; CLI 2.1.197
-  placed a PostToolUse hook's block there too), which no tool of the agent can produce;
-- at the end of a tool result, after the tool's own output, for a ``PostToolUse:<Tool>`` hook whose tool is the
-  one that produced the result (CLI 2.1.332 appends it there, and on resume 2.1.197 merged it there). A block of
+- as a whole user-message text block, outside any tool result (prompt-time and session-start context), which no
+  tool of the agent can produce;
+- after a tool result's own output, for the post-tool hook of the tool that produced the result. A hook block of
   any other hook inside a tool result, or one followed by more of the tool's output, is the tool's output: text
   the agent can print.
 
-A file the harness loads by itself (the user-level ``CLAUDE.md``) is read where the CLI places it: in a reminder
-that is a whole user-message text block (CLI 2.1.332: the first message's), as ``Contents of <path> (<what it
-is>):``, a blank line and the file's text, up to the next such header or the end of the block. Like a prompt-time
-hook's block, no tool of the agent can produce one there.
+A file the harness loads by itself (its user-level instructions file) is read where the harness places it: in a
+harness text block that is a whole user-message text block. Like a prompt-time hook's block, no tool of the agent
+can produce one there.
 
 Assistant turns are never read as received: they are the model's own words, read as the model's answer gave them,
 never as the harness repeated them (a repetition is only checked against the answer: :mod:`.chain`). They are read
@@ -26,16 +23,14 @@ MCP tools (the memory-tool channel), and what the agent did.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ..gateway.exchange import ExchangeRecord
+from ..harness.transcript import Channel
 from .chain import Conversation, message_blocks, message_texts, request_messages
-from .claude_code import hook_channel
-from .repeats import content_text, harness_input, same_call, split_reminders
-from .transcript import Channel
+from .repeats import content_text, same_call
 
 __all__ = [
     "GatewayToolCall",
@@ -43,7 +38,6 @@ __all__ = [
     "ReceivedContext",
     "hook_contexts",
     "received_texts",
-    "split_reminders",
     "static_contexts",
     "tool_calls",
     "tool_input_text",
@@ -51,13 +45,6 @@ __all__ = [
     "user_prompts",
     "user_texts",
 ]
-
-_HOOK_BLOCK = re.compile(
-    r"<system-reminder>\n(?P<hook>\S+) hook (?:additional context|success): (?P<text>.*)\n</system-reminder>\n?", re.S
-)
-# How the CLI names a file it loaded into its context: "Contents of /home/dev/.claude/CLAUDE.md (user's private
-# global instructions for all projects):" and a blank line, at the start of a line.
-_LOADED_FILE = re.compile(r"^Contents of (?P<path>/\S+) \([^\n]*\):\n\n", re.M)
 
 
 @dataclass(frozen=True)
@@ -106,7 +93,7 @@ def tool_results(conversation: Conversation) -> tuple[GatewayToolResult, ...]:
         for block in message_blocks(held.message):
             if block.get("type") == "tool_result":
                 call = str(block.get("tool_use_id"))
-                output, reminders = split_reminders(content_text(block.get("content")))
+                output, reminders = conversation.harness.injection.split_tool_output(content_text(block.get("content")))
                 error = block.get("is_error") is True
                 found.append(
                     GatewayToolResult(held.sequence, held.index, call, names.get(call, ""), output, reminders, error)
@@ -133,8 +120,8 @@ def tool_calls(conversation: Conversation) -> tuple[GatewayToolCall, ...]:
                 again = repeated.get(call)
                 ran = (
                     again.get("input")
-                    if again is not None and same_call(block, again, conversation.cwd)
-                    else harness_input(name, block.get("input"), conversation.cwd)
+                    if again is not None and same_call(block, again, conversation.cwd, conversation.harness)
+                    else conversation.harness.ran_input(name, block.get("input"), conversation.cwd)
                 )
                 calls.append(GatewayToolCall(held.sequence, held.index, call, name, block.get("input"), ran))
     return tuple(calls)
@@ -151,20 +138,21 @@ def _usermessage_blocks(conversation: Conversation) -> Iterator[tuple[int, int, 
 def hook_contexts(conversation: Conversation) -> tuple[ReceivedContext, ...]:
     """Every hook context the harness placed, once per place (message and hook), in the order first carried."""
     seen: dict[tuple[int, str, str], ReceivedContext] = {}
+    injection = conversation.harness.injection
 
     def add(sequence: int, message: int, hook: str, text: str) -> None:
-        context = ReceivedContext(sequence, message, hook_channel(hook), hook, text.strip())
+        context = ReceivedContext(sequence, message, injection.hook_channel(hook), hook, text.strip())
         seen.setdefault((message, hook, context.text), context)
 
     for sequence, message, text in _usermessage_blocks(conversation):
-        block = _HOOK_BLOCK.fullmatch(text)
+        block = injection.hook_block(text)
         if block is not None:
-            add(sequence, message, block["hook"], block["text"])
+            add(sequence, message, block.hook, block.text)
     for result in tool_results(conversation):
         for reminder in result.reminders:
-            block = _HOOK_BLOCK.fullmatch(reminder)
-            if block is not None and block["hook"] == f"PostToolUse:{result.tool}":
-                add(result.sequence, result.message, block["hook"], block["text"])
+            block = injection.hook_block(reminder)
+            if block is not None and injection.tool_hook(block.hook, result.tool):
+                add(result.sequence, result.message, block.hook, block.text)
     return tuple(sorted(seen.values(), key=lambda c: (c.sequence, c.message)))
 
 
@@ -173,15 +161,11 @@ def static_contexts(conversation: Conversation, files: Collection[str] | None) -
     message and file."""
     seen: dict[tuple[int, str, str], ReceivedContext] = {}
     for sequence, message, text in _usermessage_blocks(conversation) if files is None or files else ():
-        if not text.startswith("<system-reminder>"):
-            continue
-        body = text.rstrip("\n").removesuffix("</system-reminder>")
-        for header in _LOADED_FILE.finditer(body):
-            if files is None or header["path"] in files:
-                end = _LOADED_FILE.search(body, header.end())
-                content = body[header.end() : end.start() if end else len(body)].strip()
-                context = ReceivedContext(sequence, message, Channel.STATIC_CONTEXT, header["path"], content)
-                seen.setdefault((message, header["path"], content), context)
+        for loaded in conversation.harness.injection.loaded_files(text):
+            if files is None or loaded.path in files:
+                content = loaded.text.strip()
+                context = ReceivedContext(sequence, message, Channel.STATIC_CONTEXT, loaded.path, content)
+                seen.setdefault((message, loaded.path, content), context)
     return tuple(seen.values())
 
 
@@ -190,7 +174,7 @@ def user_prompts(conversation: Conversation) -> tuple[tuple[int, str], ...]:
     is not a reminder."""
     seen: dict[tuple[int, str], str] = {}
     for _, message, text in _usermessage_blocks(conversation):
-        if not text.startswith("<system-reminder>"):
+        if not conversation.harness.injection.is_harness_text(text):
             seen.setdefault((message, text), text)
     return tuple(seen)
 

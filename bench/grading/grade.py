@@ -11,15 +11,14 @@ from typing import Literal
 
 from ..contracts import ContractModel, Document
 from ..gateway.exchange import ExchangeRecord
+from ..harness.transcript import HOOK_RECORD, HOOK_SUCCESS, StepSource, Transcript
 from .chain import Conversation, RunnerRecord, harness_conversation
-from .claude_code import HOOK_SUCCESS
 from .delivered import hook_of
 from .delivery import DeliveryGrade, answered, grade_delivery, received_contexts
 from .effort import ExplorationEffort, measure_effort
 from .gateway_view import static_contexts
 from .memory import MemoryDeclaration
 from .restored import RestoredState
-from .transcript import StepSource, Transcript
 from .used import UseGrade, grade_use
 
 __all__ = ["Grade", "OutcomeGrade", "attachment_failures", "grade", "hook_errors"]
@@ -53,7 +52,7 @@ def _hook_records(transcript: Transcript) -> list[tuple[str, bool, str]]:
     """Every hook record of the transcript: (the hook's name, whether it succeeded, what it wrote)."""
     records = [(hook_of(step), True, step.text) for step in transcript.by_source(StepSource.INJECTED) if hook_of(step)]
     for step in transcript.by_source(StepSource.SYSTEM):
-        if step.origin.startswith("attachment:hook_"):
+        if step.origin.startswith(HOOK_RECORD):
             records.append((step.origin.split(":", 2)[-1], step.origin.startswith(HOOK_SUCCESS), step.text))
     return records
 

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any, Self
+from typing import Self
 
 from pydantic import Field, model_validator
 
 from ..contracts import ContractModel
-from .transcript import Channel
+from ..harness.transcript import Channel
 
-__all__ = ["InstalledHook", "MemoryDeclaration", "installed_hooks"]
+__all__ = ["InstalledHook", "MemoryDeclaration"]
 
 
 class InstalledHook(ContractModel):
@@ -22,7 +21,7 @@ class InstalledHook(ContractModel):
     """
 
     event: str = Field(min_length=1)  # "UserPromptSubmit", "PostToolUse", "SessionStart", ...
-    matcher: str | None = None  # a tool-name pattern (Claude Code: a regular expression; empty or "*": every tool)
+    matcher: str | None = None  # a tool-name pattern (a regular expression; empty or "*": every tool)
 
     def matches(self, hook: str) -> bool:
         """Whether a hook name as the harness reports it ("PostToolUse:Read", "UserPromptSubmit") is this hook's."""
@@ -37,17 +36,6 @@ class InstalledHook(ContractModel):
             return self.matcher == tool
 
 
-def installed_hooks(settings: Mapping[str, Any] | None) -> tuple[InstalledHook, ...]:
-    """The hooks a Claude Code ``settings.json`` (as a memory system's attachment declares it) installs."""
-    events = (settings or {}).get("hooks")
-    hooks: list[InstalledHook] = []
-    for event, groups in events.items() if isinstance(events, dict) else ():
-        for group in groups if isinstance(groups, list) else ():
-            matcher = group.get("matcher") if isinstance(group, dict) else None
-            hooks.append(InstalledHook(event=event, matcher=matcher if isinstance(matcher, str) else None))
-    return tuple(hooks)
-
-
 class MemoryDeclaration(ContractModel):
     """Distinctive phrases of the memory (delivery) and things only the memory says (use).
 
@@ -58,8 +46,8 @@ class MemoryDeclaration(ContractModel):
     installed in the arm: only their context counts as injected. ``state_paths`` are where the system's restored
     state is mounted in the arm: a tool call of the agent's own naming one reads the memory by an unintended
     channel, reported as its own. ``static_files`` are the files the harness loads by itself that the system's
-    state is mounted as (the user-level CLAUDE.md): their contents, as the harness loaded them, are the
-    static-context channel.
+    state is mounted as (the harness's user-level instructions file): their contents, as the harness loaded them,
+    are the static-context channel.
     """
 
     phrases: tuple[str, ...] = Field(min_length=1)

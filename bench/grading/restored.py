@@ -16,9 +16,9 @@ from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from ..contracts import ContractModel, Document
+from ..harness.transcript import Channel
 from .chain import Conversation
 from .gateway_view import ReceivedContext, tool_calls, tool_input_text, tool_results
-from .transcript import Channel
 
 __all__ = ["PIECE", "PUBLIC_CONTRACTS", "RestoredState", "content_reads", "restored_state", "static_mismatches"]
 

@@ -23,12 +23,12 @@ import re
 from collections.abc import Iterable
 
 from ..contracts import canonical_json
+from ..harness.transcript import Channel, StepSource, Transcript
 from .chain import Conversation
 from .delivered import hook_of
 from .findings import TamperFinding, TamperKind
-from .gateway_view import hook_contexts, split_reminders, static_contexts, tool_calls, tool_results, user_prompts
+from .gateway_view import hook_contexts, static_contexts, tool_calls, tool_results, user_prompts
 from .repeats import same_call
-from .transcript import Channel, StepSource, Transcript
 
 __all__ = ["tamper_findings"]
 
@@ -75,7 +75,8 @@ def _call_findings(transcript: Transcript, conversation: Conversation) -> list[T
     for step, call in recorded:
         model = made.pop(call.id, None)
         given = {"type": "tool_use", "id": call.id, "name": call.name, "input": call.input}
-        if model is None or not same_call({**given, "name": model.name, "input": model.input}, given, conversation.cwd):
+        made_call = {**given, "name": model.name, "input": model.input} if model is not None else None
+        if made_call is None or not same_call(made_call, given, conversation.cwd, conversation.harness):
             detail = f"tool call {call.id} {call.name} {canonical_json(call.input).decode()}"
             findings.append(
                 TamperFinding(
@@ -111,8 +112,9 @@ def tamper_findings(transcript: Transcript, conversation: Conversation) -> tuple
     contexts = hook_contexts(conversation) + static_contexts(conversation, files)
     findings += _compare("injected context", injected, [(c.message, f"{c.hook}: {_norm(c.text)}") for c in contexts])
     findings += _call_findings(transcript, conversation)
+    split = conversation.harness.injection.split_tool_output
     results = [
-        (step.index, f"{result.tool_use_id}: {_norm(split_reminders(result.text)[0])}")
+        (step.index, f"{result.tool_use_id}: {_norm(split(result.text)[0])}")
         for step in transcript.by_source(StepSource.TOOL)
         for result in step.tool_results
     ]

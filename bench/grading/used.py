@@ -25,11 +25,11 @@ from collections.abc import Iterator, Sequence
 from pydantic import JsonValue
 
 from ..contracts import ContractModel
+from ..harness.transcript import Channel
 from .chain import Conversation, message_texts
 from .gateway_view import ReceivedContext, tool_calls, tool_results
 from .memory import MemoryDeclaration
 from .repeats import content_text
-from .transcript import Channel
 
 __all__ = ["UseEvidence", "UseGrade", "grade_use"]
 

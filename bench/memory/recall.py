@@ -208,7 +208,7 @@ def hook_context(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Recall project notes for a Claude Code hook event on stdin.")
+    parser = argparse.ArgumentParser(description="Recall project notes for the hook event on stdin.")
     parser.add_argument("event", choices=("prompt", "recall"))
     parser.add_argument("--state", type=Path, default=Path(__file__).with_name("state.sqlite"))
     parser.add_argument("--root", help="workspace root for relative paths (default: the event's cwd)")

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ..agent.claude import AGENT_KEY
 from ..contracts import Digest, PortablePath
 from ..errors import BenchError
+from ..harness import all_harnesses
 from ..sandbox.layout import ASSET_DIR, RUNNER_SCRATCH, USER_HOME
 from .bundle import ADMISSIONS, RECORDS, BundleError, load_admissions, load_records
 from .manifest import MANIFEST_NAME, PublicationManifest
@@ -40,9 +40,10 @@ class Check(StrEnum):
 
 # The container's own home (every arm's user) is what transcripts name; any other home is the host's.
 _CONTAINER_HOME = re.escape(USER_HOME.removeprefix("/home/").encode())
-# The key every arm's CLI sends to its own gateway: a constant in the source that grants nothing (the gateway
-# answers only on the arm's internal network), recorded in each arm's container spec. Any other key is refused.
-_AGENT_KEY = re.escape(AGENT_KEY.encode())
+# The key every arm's CLI sends to its own gateway (each harness's own): a constant in the source that grants
+# nothing (the gateway answers only on the arm's internal network), recorded in each arm's container spec. Any
+# other key is refused.
+_AGENT_KEY = b"|".join(sorted({re.escape(harness.agent_key.encode()) for harness in all_harnesses()}))
 _SCRATCH = b"|".join(re.escape(prefix.encode()) for prefix in RUNNER_SCRATCH.values())
 # Under a scratch prefix: mkdtemp's eight random characters, or the hex of a content- or token-named staging folder.
 _SCRATCH_FOLDER = re.compile(rb"/(?:" + _SCRATCH + rb")[a-z0-9_]{8,}(?![A-Za-z0-9._-])")
@@ -50,11 +51,16 @@ _SCRATCH_FOLDER = re.compile(rb"/(?:" + _SCRATCH + rb")[a-z0-9_]{8,}(?![A-Za-z0-
 
 # (check, what it is, pattern). Patterns run over raw bytes so no decoding can hide a match.
 LEAK_PATTERNS: tuple[tuple[Check, str, re.Pattern[bytes]], ...] = (
-    (Check.SECRET, "Anthropic API key", re.compile(rb"sk-ant-[A-Za-z0-9_-]{16,}")),
+    # Every harness's provider keys, as the harness names them.
+    *(
+        (Check.SECRET, pattern.label, pattern.compiled())
+        for harness in all_harnesses()
+        for pattern in harness.credential_patterns
+    ),
     (
         Check.SECRET,
         "OpenAI-style API key",
-        re.compile(rb"(?<![A-Za-z0-9])(?!" + _AGENT_KEY + rb"(?![A-Za-z0-9_-]))sk-(?!ant-)[A-Za-z0-9_-]{20,}"),
+        re.compile(rb"(?<![A-Za-z0-9])(?!(?:" + _AGENT_KEY + rb")(?![A-Za-z0-9_-]))sk-(?!ant-)[A-Za-z0-9_-]{20,}"),
     ),
     (Check.SECRET, "GitHub token", re.compile(rb"(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
     (Check.SECRET, "AWS access key id", re.compile(rb"(?<![A-Z0-9])(AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])")),

@@ -18,7 +18,7 @@ from html import escape
 
 from ..analysis import Admission, AdmissionDecision, ArmResult
 from ..grading.gateway_view import ReceivedContext
-from ..grading.transcript import Step, StepSource, Transcript
+from ..harness.transcript import Step, StepSource, Transcript
 from .style import BASE_STYLE
 
 __all__ = ["INJECTED_COLOUR", "ArmView", "attempt_page"]

@@ -23,10 +23,11 @@ from ..agent.recorder import read_exchange_log
 from ..analysis.attempt_record import ArmEnding, ArmResult, Outcome
 from ..analysis.prereg import Budget
 from ..contracts import ContractModel, Document, Ref
+from ..contracts.usage import TokenUsage
 from ..errors import StageError
-from ..gateway.metering import TokenUsage
-from ..grading import Grade, MemoryDeclaration, OutcomeGrade, Transcript, grade, parse_claude_session
+from ..grading import Grade, MemoryDeclaration, OutcomeGrade, Transcript, grade
 from ..grading.restored import RestoredState
+from ..harness import harness_named
 from ..sandbox.audit import AuditReceipt
 from ..sandbox.backends import ProcessOutcome
 from ..sandbox.verify import VerifierResult
@@ -70,9 +71,9 @@ def _transcript(store: Store, arm: ArmRecord) -> Transcript:
     that its pair is recorded, and excluded, rather than lost."""
     streams = [store.get_bytes(step.stream) for step in arm.steps]
     if arm.session is not None:
-        return parse_claude_session(store.get_bytes(arm.session), streams)
+        return harness_named(arm.harness).parse_session(store.get_bytes(arm.session), streams)
     return Transcript(
-        harness="claude-code", harness_version=None, session_id="none", steps=(), usage=TokenUsage(), cost_usd=None,
+        harness=arm.harness, harness_version=None, session_id="none", steps=(), usage=TokenUsage(), cost_usd=None,
         duration_ms=None, started_at=None, finished_at=None, unknown_record_types=(),
     )  # fmt: skip
 

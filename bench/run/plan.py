@@ -25,15 +25,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..agent.claude import USER_MEMORY_PATH
+from ..agent.harness_files import container_path
 from ..agent.paired_attempt import AttemptOutputs, PairedAttemptParams, paired_attempt
+from ..agent.sealed_env import installed_hooks, needed_channels
 from ..analysis.attempt_record import Build, ComparabilityKey
 from ..analysis.prereg import FrozenInputs
 from ..contracts import Digest, DigestValue, ImageId, PortablePath, TreeDigest
 from ..contracts.checked_files import read_bounded
 from ..errors import SandboxError, UsageError
 from ..gateway.config import Mode
-from ..grading.memory import MemoryDeclaration, installed_hooks
+from ..grading.memory import MemoryDeclaration
+from ..harness import Harness, harness_named, require_channels
 from ..packaging.certify import CertifyParams, certify
 from ..packaging.corpus import corpus, corpus_params
 from ..packaging.redact import RedactOutputs, RedactParams, redact
@@ -44,7 +46,6 @@ from ..provision.code import store_code
 from ..publish.bundle import ATTEMPT_PAGES, REPORT_PATH, SUMMARY_PATH
 from ..sandbox.audit import AuditOutputs, AuditParams, audit_stage
 from ..sandbox.calibrate import CalibrateOutputs, CalibrateParams, calibrate_stage
-from ..sandbox.images.agent import CLI_VERSION
 from ..sandbox.images.build import build_layer
 from ..sandbox.images.registry import ImageName, find_image
 from ..sandbox.layout import WORKSPACE
@@ -87,6 +88,10 @@ class SuiteRun:
     provisioners: dict[str, Digest]  # memory system name -> its provisioner's code (a ProvisionerCode)
     selected: tuple[str, ...] = ()  # the memory systems to run (`run --memory`); empty: every declared one
     pools: dict[int, Link | None] = field(default_factory=dict)  # pool size -> its distractor-pool tree (0: none)
+
+    @property
+    def harness(self) -> Harness:
+        return harness_named(self.suite.manifest.harness)
 
     @property
     def systems(self) -> tuple[MemorySystem, ...]:
@@ -151,6 +156,10 @@ def suite_plan(
     ``memory`` selects among the suite's declared memory systems (default: all of them)."""
     opened = open_suite(base / suite)
     selected = _selected(opened, memory)
+    harness = harness_named(opened.manifest.harness)
+    for system in opened.manifest.memory_systems:
+        if not selected or system.name in selected:
+            require_channels(harness, needed_channels(harness, system.attachment), f"memory system {system.name!r}")
     root = Path(suite)
     with store.batch():
         fixture_tree = tree_from_directory(store, base / root / opened.manifest.fixture.path)
@@ -198,7 +207,7 @@ def suite_plan(
     rendered = plan.add(
         "report",
         report,
-        ReportParams(suite=opened.manifest.suite_id, harness=f"Claude Code {CLI_VERSION}"),
+        ReportParams(suite=opened.manifest.suite_id, harness=run.harness.label),
         records=records,
         admissions=admissions,
         summary=summary["summary"],
@@ -338,6 +347,8 @@ def _key(
         verifier=DigestValue(verifier),
         source_commit=suite.project.commit,
         distractors=distractors,
+        harness=run.harness.name,
+        harness_version=run.harness.version,
     )
 
 
@@ -404,22 +415,26 @@ def _attempt_params(run: SuiteRun, name: str, attempt: int) -> PairedAttemptPara
         layers=run.layers,
         gateway_mode=manifest.gateway_mode,
         forward=manifest.forward,
+        harness=manifest.harness,
     )
 
 
-def arm_memory(base: MemoryDeclaration, systems: Sequence[MemorySystem], hooks: bool = True) -> MemoryDeclaration:
-    """``base`` (what the fixture and challenge say) with the channels ``systems`` install: their MCP servers, the
-    first one's hooks (``hooks``), where their state is mounted and the instructions file it is mounted as."""
+def arm_memory(
+    base: MemoryDeclaration, systems: Sequence[MemorySystem], harness: Harness, hooks: bool = True
+) -> MemoryDeclaration:
+    """``base`` (what the fixture and challenge say) with the channels ``systems`` install under ``harness``: their
+    MCP servers, the first one's hooks (``hooks``), where their state is mounted and the instructions file it is
+    mounted as."""
     servers = tuple(sorted({server for system in systems for server in system.tool_servers}))
-    installed = installed_hooks(systems[0].attachment.settings) if hooks and systems else ()
+    installed = installed_hooks(harness, systems[0].attachment) if hooks and systems else ()
     state = tuple(sorted({mount.target for system in systems for mount in system.attachment.mounts}))
-    static = tuple(path for path in state if path == str(USER_MEMORY_PATH))
+    static = tuple(path for path in state if path == str(container_path(harness.instructions_path)))
     update = {"tool_servers": servers, "hooks": installed, "state_paths": state, "static_files": static}
     return base.model_copy(update=update)
 
 
 def _memory(run: SuiteRun, challenge: str, systems: Sequence[MemorySystem], hooks: bool) -> MemoryDeclaration:
-    return arm_memory(run.suite.memory(challenge), systems, hooks)
+    return arm_memory(run.suite.memory(challenge), systems, run.harness, hooks)
 
 
 def _grading_memory(run: SuiteRun, challenge: str, condition: str) -> MemoryDeclaration:

@@ -7,18 +7,21 @@ every file the provisioner reads as code or passes through to a mount; :mod:`ben
 ``code_sha256`` pins the suite's own), and its *attachment*: everything the treatment container gets besides the
 workspace.
 
-- ``settings``: the agent user's Claude Code ``~/.claude/settings.json`` (hooks, for example);
-- ``mcp_servers``: the user-level MCP configuration (``~/.claude.json``), each server launched by the CLI inside
-  the container;
+- ``hooks``: per harness event, the commands the harness runs (their output added to the agent's context);
+- ``mcp_servers``: stdio MCP servers the harness launches inside the container;
+- ``builtin_memory``: the harness's own memory feature, which is off in every other arm;
+- ``settings``: the older form, a harness's own settings file (the ``claude-code`` harness's alone), read as
+  declared;
 - ``mounts``: where the state the provisioner restored is mounted, each naming a location its restore response
   reports (:class:`~bench.provision.messages.RestoreLocations`), read-only unless declared ``writable``;
 - ``image``: Debian, npm and pip packages installed into a per-system agent image, built locally, pinned by ID.
 
-The CLI's own auto memory is off in every arm (managed settings, :mod:`bench.agent.claude`); a system whose
-``settings`` say ``"autoMemoryEnabled": true`` *is* that memory, and its arm alone gets it back.
+The harness renders the channels as its own configuration files (:meth:`bench.harness.base.Harness.render`); a
+harness that lacks a channel the attachment needs refuses the system at plan time.
 
-The runner never learns a system's schema: it mounts what restore names where the declaration says, writes the two
-configuration files, and starts the container from the system's image. Nothing here names a particular system.
+The runner never learns a system's schema: it mounts what restore names where the declaration says, writes the
+harness's configuration files, and starts the container from the system's image. Nothing here names a particular
+system.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ __all__ = [
     "CONTROL",
     "Attachment",
     "ContainerPath",
+    "Hook",
     "ImageLayer",
     "McpServer",
     "MemorySystem",
@@ -97,9 +101,9 @@ class StateMount(ContractModel):
 
 
 class McpServer(ContractModel):
-    """One stdio MCP server, as Claude Code's user-level configuration declares it.
+    """One stdio MCP server: its command, arguments and environment.
 
-    It starts with the container's base environment and ``env`` alone (:mod:`bench.agent.sealed_env`); a model
+    It starts with the container's base environment and ``env`` alone (:mod:`bench.harness.sealing`); a model
     provider's variables are refused, since a memory system's own traffic to a model would be a channel no grade
     counts.
     """
@@ -166,17 +170,31 @@ class ImageLayer(ContractModel):
         return dumped
 
 
+class Hook(ContractModel):
+    """One command the harness runs on an event; for tool events, ``matcher`` picks the tools (all when unset)."""
+
+    command: Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+    matcher: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = None
+    timeout_seconds: int | None = Field(default=None, gt=0, le=3600)
+
+
+HookEventName = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Za-z]{1,31}$")]
+
+
 class Attachment(ContractModel):
     """Everything the treatment container gets besides the workspace; the control arm gets none of it."""
 
-    settings: dict[str, JsonValue] | None = None
+    settings: dict[str, JsonValue] | None = None  # a harness's own settings file: the older, harness-bound form
+    hooks: dict[HookEventName, tuple[Hook, ...]] = Field(default_factory=dict)
     mcp_servers: dict[ServerName, McpServer] = Field(default_factory=dict)
+    builtin_memory: bool = False
     mounts: tuple[StateMount, ...] = ()
     image: ImageLayer | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
-        if self.settings is None and not self.mcp_servers and not self.mounts and self.image is None:
+        declared = self.settings is not None or self.hooks or self.mcp_servers or self.builtin_memory
+        if not declared and not self.mounts and self.image is None:
             raise ValueError("an attachment that adds nothing makes the treatment arm a second control arm")
         targets = [mount.target for mount in self.mounts]
         if len(set(targets)) != len(targets):
@@ -184,6 +202,16 @@ class Attachment(ContractModel):
         if any(_DOT_SEGMENT.search(target) for target in targets):
             raise ValueError(f"a mount target has a '.' or '..' component: {targets}")
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_unused(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The neutral channels are left out while unused: a declaration written before they existed keeps its
+        digest (preregistrations)."""
+        dumped: dict[str, Any] = handler(self)
+        for name, unset in (("hooks", {}), ("builtin_memory", False)):
+            if dumped.get(name, unset) == unset:
+                dumped.pop(name, None)
+        return dumped
 
     @property
     def locations(self) -> tuple[str, ...]:

@@ -19,9 +19,9 @@ import enum
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, StringConstraints, model_serializer, model_validator
 
 from ..contracts import ContractModel, Document, PortablePath
 from ..contracts.checked_files import resolved
@@ -29,6 +29,7 @@ from ..contracts.files import read_contract
 from ..errors import ContractError
 from ..gateway.config import Mode
 from ..grading.memory import MemoryDeclaration
+from ..harness import DEFAULT_HARNESS, HarnessName, default_unnamed, harness_named
 from ..provision.fixture import Fixture, load_fixture
 from .challenge import Asset, ChallengeManifest, load_challenge, read_asset
 from .forward import ForwardSettings
@@ -154,9 +155,17 @@ class SuiteManifest(Document):
     # The memory system every other is also compared with, attempt by attempt (a static-context baseline: the
     # notes written down); it must be one of ``memory_systems``.
     baseline: SystemName | None = None
+    # The coding agent every arm runs (:mod:`bench.harness`); a suite that names none runs the default.
+    harness: HarnessName = DEFAULT_HARNESS
+
+    @model_serializer(mode="wrap")
+    def _default_harness_unnamed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The default harness is left out: a suite written before harnesses were named keeps its digest."""
+        return default_unnamed(handler(self))
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
+        harness_named(self.harness)  # an unknown one is refused, naming the known ones
         ids = [challenge.challenge_id for challenge in self.challenges]
         repeated = sorted({i for i in ids if ids.count(i) > 1})
         if repeated:

@@ -23,6 +23,7 @@ from bench.analysis.prereg import Budget
 from bench.contracts import Digest, PortablePath
 from bench.fence.fence_record import FenceRecord
 from bench.gateway import Mode
+from bench.harness import harness_named
 from bench.packaging.certify import CertificationReport
 from bench.provision import load_fixture
 from bench.run.admit import exclusion
@@ -75,7 +76,7 @@ def _key(manifest: ChallengeManifest, system: MemorySystem, fixture: Digest) -> 
     return ComparabilityKey(
         challenge=manifest.challenge_id, fixture=fixture, model=MODEL, gateway_mode=Mode.POLICY, policy=fixture,
         control_condition="no-memory", treatment_condition=f"{system.name}:plain", manifest=fixture,
-        verifier=fixture, source_commit="0" * 40,
+        verifier=fixture, source_commit="0" * 40, harness="claude-code", harness_version="2.1.332",
     )  # fmt: skip
 
 
@@ -111,7 +112,7 @@ def judge(
         allowed = tuple(PortablePath(path) for path in manifest.allowed_output_paths)
         audits[condition] = audit_trees(store, start, record.final, allowed)
         verified = run_verifier(backend, challenge_dir or inputs.challenge_dir, manifest, image_id, record.final)
-        memory = arm_memory(base, () if condition == CONTROL else (system,))
+        memory = arm_memory(base, () if condition == CONTROL else (system,), harness_named("claude-code"))
         grades[condition] = grade_arm(store, digest, memory, verified, audits[condition])
     control, treatment = (arm_result(store, grades[c], BUDGET) for c in (CONTROL, system.name))
     finished = all(arm.ending.value == "finished" for arm in (control, treatment))

@@ -11,10 +11,11 @@ from agent_scenario import MODEL, Inputs, challenge, workspace_tree
 
 from bench.agent import ArmRecord, ArmRun, arm_spec, read_exchange_log, run_arm
 from bench.agent.attachment import treatment_attachment
-from bench.agent.claude import MANAGED_SETTINGS_PATH
 from bench.gateway import Mode
 from bench.gateway.dialects.anthropic import request_view
 from bench.gateway.neutral import Part
+from bench.harness import harness_named
+from bench.harness.claude_code.cli import MANAGED_SETTINGS_PATH
 from bench.provision.messages import RestoreResponse
 from bench.sandbox.backends import SandboxBackend
 from bench.sandbox.spec import MemoryAttachment, prepare_pair
@@ -47,7 +48,9 @@ def _arm(inputs: Inputs, backend: SandboxBackend, image: str, attachment: Memory
 @pytest.fixture(scope="module")
 def builtin(tmp_path_factory: pytest.TempPathFactory) -> MemoryAttachment:
     restored = RestoreResponse(project="p", queue_before_count=0, restore_seconds=0.0)
-    return treatment_attachment(BUILTIN, restored, tmp_path_factory.mktemp("staging"), None)
+    return treatment_attachment(
+        harness_named("claude-code"), BUILTIN, restored, tmp_path_factory.mktemp("staging"), None
+    )
 
 
 def test_no_request_of_an_arm_carries_the_auto_memory_section(

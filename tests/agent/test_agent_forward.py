@@ -22,8 +22,9 @@ from bench.fence import AccountStopped, FenceStopped, resume_account, stopped_ac
 from bench.fence.fence import read_record
 from bench.fence.fence_record import CheckName, CheckVerdict, FenceOutcome
 from bench.gateway import ArmStop, ChargeBasis, Refusal
-from bench.grading import grade_delivery, parse_claude_session
+from bench.grading import grade_delivery
 from bench.grading.chain import harness_conversation
+from bench.harness.claude_code.session import parse_claude_session
 from bench.run.ending import arm_ending
 from bench.store import Store
 from bench.suite.memory_system import CONTROL

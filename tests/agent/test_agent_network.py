@@ -19,9 +19,10 @@ from agent_scenario import Inputs, challenge, workspace_tree
 
 from bench.agent import ArmRun, arm_spec
 from bench.agent.arm import arm_gateway
-from bench.agent.claude import HOME_DIRS
+from bench.agent.harness_files import home_dirs
 from bench.agent.recorder import StoreRecorder, read_exchange_log
 from bench.gateway import Mode
+from bench.harness import harness_named
 from bench.sandbox.backends import OWNER_LABEL, ProcessOutcome
 from bench.sandbox.backends.docker import DockerBackend, DockerModelNetwork
 from bench.sandbox.layout import GATEWAY_ALIAS
@@ -90,7 +91,7 @@ def test_only_the_relay_answers_inside_an_arm_container(
             "docker0-host": (_bridge_address(engine, "bridge"), host_service),
             "internet": ("1.1.1.1", 443),
         }
-        with run.backend.session(spec, run.start, HOME_DIRS, network) as box:
+        with run.backend.session(spec, run.start, home_dirs(harness_named("claude-code")), network) as box:
             result = box.exec(("python3", "-c", PROBE, json.dumps(targets)), time.monotonic() + 60)
     assert result.outcome is ProcessOutcome.SUCCEEDED, result.stderr
     found = json.loads(result.stdout)
@@ -118,7 +119,7 @@ def test_ctrl_c_inside_an_arm_leaves_nothing_behind(run: ArmRun, engine: docker.
     spec = arm_spec(run, agent_image, None)
     with pytest.raises(KeyboardInterrupt), run.backend.model_network(agent_image) as network:
         network.start_relay(9)
-        with run.backend.session(spec, run.start, HOME_DIRS, network) as box:
+        with run.backend.session(spec, run.start, home_dirs(harness_named("claude-code")), network) as box:
             assert box.read_file(PurePosixPath("/workspace/notes.txt")) == b"alpha beta\n"
             assert len(_owned(engine, owner) - before) == 4  # two networks, the relay, the arm container
             raise KeyboardInterrupt
@@ -129,7 +130,7 @@ def test_past_the_deadline_the_container_is_killed_and_the_workspace_still_read(
     spec = arm_spec(run, agent_image, None)
     with (
         run.backend.model_network(agent_image) as network,
-        run.backend.session(spec, run.start, HOME_DIRS, network) as box,
+        run.backend.session(spec, run.start, home_dirs(harness_named("claude-code")), network) as box,
     ):
         box.exec(("sh", "-c", "echo done > /workspace/out.txt"), time.monotonic() + 30)
         slow = box.exec(("sleep", "30"), time.monotonic() + 1)

@@ -15,10 +15,10 @@ from agent_scenario import Inputs, neutral_dir, reference_system, run_policy_att
 from docker import DockerClient
 
 from bench.agent import ArmRecord, read_exchange_log
-from bench.agent.sealed_env import HOOK_PASSED
 from bench.gateway import Policy
 from bench.gateway.exchange import ExchangeRecord
 from bench.gateway.policy_check import check_request
+from bench.harness.claude_code.config import HOOK_PASSED
 from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.layout import BASE_ENV
 from bench.suite.memory_system import McpServer

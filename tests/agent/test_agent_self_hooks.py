@@ -23,8 +23,8 @@ from bench.grading import (
     grade,
     harness_conversation,
     hook_contexts,
-    parse_claude_session,
 )
+from bench.harness.claude_code.session import parse_claude_session
 from bench.sandbox.backends import SandboxBackend
 from bench.sandbox.layout import USER_HOME, WORKSPACE
 
@@ -90,7 +90,7 @@ def test_the_control_arms_harness_settings_are_a_read_only_file_without_hooks(
     )
     run = _arm_run(inputs, backend, write_user, follow_up=False)
     staging = neutral_dir()  # a mount's source is agent-visible: the test's own name would be refused
-    record = run_arm(run, "control", arm_spec(run, agent_image, control_attachment(staging)))
+    record = run_arm(run, "control", arm_spec(run, agent_image, control_attachment(run.harness, staging)))
     assert record.session is not None
     transcript = parse_claude_session(
         store.get_bytes(record.session), [store.get_bytes(s.stream) for s in record.steps]

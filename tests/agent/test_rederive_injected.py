@@ -15,12 +15,15 @@ import pytest
 
 from bench.agent.memory import LiveMemory, live_memory
 from bench.agent.rederive_injected import InjectedRederivation, rederive_injected
+from bench.agent.sealed_env import installed_hooks
 from bench.gateway.exchange import ExchangeRecord
 from bench.grading.chain import RunnerRecord
-from bench.grading.memory import InstalledHook, installed_hooks
+from bench.grading.memory import InstalledHook
+from bench.harness import harness_named
 from bench.memory import hook_settings
 from bench.provision import Provisioner, load_fixture
 from bench.provision.messages import HookEvent, HookEventName
+from bench.suite.memory_system import Attachment
 from tests.grading.exchanges import messages_exchange
 
 pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
@@ -31,7 +34,7 @@ PROMPT = "Jobs are delivered twice after a worker restarts. Why does the visibil
 RUNNER = RunnerRecord(prompts=(PROMPT,), cwd="/workspace")
 READ = "/workspace/src/tinyq/lease.py"
 WRITTEN = "/workspace/NOTES.md"
-HOOKS = installed_hooks(hook_settings())
+HOOKS = installed_hooks(harness_named("claude-code"), Attachment(settings=hook_settings()))
 
 
 def _restored(home: Path) -> Iterator[LiveMemory]:

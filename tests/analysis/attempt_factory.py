@@ -41,6 +41,8 @@ def key(
         manifest=Digest.of(manifest),
         verifier=Digest.of(verifier),
         source_commit="ab" * 20,
+        harness="claude-code",
+        harness_version="2.1.332",
     )
 
 

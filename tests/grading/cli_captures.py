@@ -14,8 +14,8 @@ from bench.grading import (
     RunnerRecord,
     Transcript,
     harness_conversation,
-    parse_claude_session,
 )
+from bench.harness.claude_code.session import parse_claude_session
 
 __all__ = ["ARMS", "MEMORY", "captured", "conversation", "exchanges", "runner", "transcript"]
 

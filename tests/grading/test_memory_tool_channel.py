@@ -6,10 +6,10 @@ built-in one, and only agreed when the gateway log shows that result reaching th
 
 from __future__ import annotations
 
+from bench.contracts.usage import TokenUsage
 from bench.gateway import ExchangeRecord
-from bench.gateway.metering import TokenUsage
 from bench.grading import Channel, MemoryDeclaration, OutcomeGrade, RunnerRecord, grade
-from bench.grading.transcript import Step, StepSource, ToolCall, ToolResult, Transcript
+from bench.harness.transcript import Step, StepSource, ToolCall, ToolResult, Transcript
 from tests.grading.exchanges import messages_exchange
 
 OWN, OTHER, BUILTIN = "mcp__memory__search_nodes", "mcp__elsewhere__search", "Read"

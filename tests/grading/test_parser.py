@@ -9,7 +9,8 @@ from cli_captures import captured, meta, transcript
 from scenario import ANCHOR_PHRASE, FOLLOW_UP, PROMPT, RECALL_PHRASE, STARTUP_PHRASE
 
 from bench.errors import ContractError
-from bench.grading import Channel, StepSource, parse_claude_session
+from bench.grading import Channel, StepSource
+from bench.harness.claude_code.session import parse_claude_session
 
 
 def test_hooked_session_shows_every_channel_with_its_provenance() -> None:

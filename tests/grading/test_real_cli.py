@@ -44,8 +44,8 @@ from bench.grading import (
     RunnerRecord,
     StepSource,
     grade,
-    parse_claude_session,
 )
+from bench.harness.claude_code.session import parse_claude_session
 
 pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 

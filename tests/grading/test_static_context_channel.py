@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bench.agent.claude import USER_MEMORY_PATH
+from bench.agent.harness_files import container_path
 from bench.gateway import ExchangeRecord
 from bench.grading import (
     Channel,
@@ -20,11 +20,12 @@ from bench.grading import (
     RunnerRecord,
     TamperKind,
     grade,
-    parse_claude_session,
 )
+from bench.harness.claude_code.cli import USER_MEMORY_PATH as USER_MEMORY
+from bench.harness.claude_code.session import parse_claude_session
 from tests.grading.exchanges import messages_exchange
 
-PATH = str(USER_MEMORY_PATH)
+PATH = str(container_path(USER_MEMORY))
 NOTES = "# Project notes\n\n## adr/0002.md\n\nWe drop them, because holds are not money that moved: 38.75 twice.\n"
 PROMPT = "Why are Status H rows dropped?"
 DECLARED = MemoryDeclaration(phrases=("holds are not money that moved",), identifiers=("38.75",), static_files=(PATH,))

@@ -102,6 +102,8 @@ def record(
         manifest=D,
         verifier=D,
         source_commit="a" * 40,
+        harness="claude-code",
+        harness_version="2.1.332",
     )
     # an aborted record keeps its arms when they ran (an arm ended early); without one, the runner recorded none
     kept = completion is Completion.COMPLETED or {control.ending, treatment.ending} != {ArmEnding.FINISHED}

@@ -17,9 +17,10 @@ from demo_runs import REPO, DemoRuns
 from bench.agent import ArmRecord, PairRecord, read_exchange_log
 from bench.agent.memory import live_memory
 from bench.agent.rederive_injected import InjectedRederivation, rederive_injected
+from bench.agent.sealed_env import installed_hooks
 from bench.analysis.admission import AdmissionDecision, ReasonCode
 from bench.gateway.exchange import ExchangeRecord
-from bench.grading.memory import installed_hooks
+from bench.harness import harness_named
 from bench.provision import Provisioner
 from bench.provision.fixture import verify_artifact
 from bench.provision.messages import ArtifactRef
@@ -78,7 +79,7 @@ def test_a_real_gateway_log_with_an_altered_context_does_not_re_derive(demo_runs
     treatment = store.get_document(result.outputs["treatments/reference"], ArmRecord)
     exchanges = read_exchange_log(store, treatment.exchanges)
     suite = open_suite(REPO / "challenges" / "example")
-    hooks = installed_hooks(suite.manifest.memory_system("reference").attachment.settings)
+    hooks = installed_hooks(harness_named("claude-code"), suite.manifest.memory_system("reference").attachment)
     provisioner = Provisioner((sys.executable, "-m", "bench.memory", "--home", str(tmp_path / "home")), FIXTURE)
     with live_memory(provisioner, suite.fixture, "backfilled", "rederive.demo", _noisy(suite, tmp_path)) as memory:
         runner = treatment.runner()

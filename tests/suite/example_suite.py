@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.agent.claude import USER_MEMORY_PATH
+from bench.agent.harness_files import container_path
 from bench.gateway import Policy
 from bench.gateway.dialects.anthropic import AnthropicMessages
+from bench.harness.claude_code.cli import USER_MEMORY_PATH as USER_MEMORY
 from bench.memory.corpus import read_corpus
 from bench.memory.recall import connect, file_context, prompt_context
 from bench.memory.state import build_state
@@ -76,7 +77,7 @@ def _instructions(notes: str) -> dict[str, str]:
     return {
         "type": "text",
         "text": "<system-reminder>\nCodebase and user instructions are shown below.\n\n"
-        f"Contents of {USER_MEMORY_PATH} (user's private global instructions for all projects):\n\n{notes}\n"
+        f"Contents of {container_path(USER_MEMORY)} (user's private global instructions for all projects):\n\n{notes}\n"
         "</system-reminder>",
     }
 

@@ -10,22 +10,23 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from bench.agent.attachment import (
-    MCP_CONFIG_PATH,
-    SETTINGS_PATH,
-    USER_DIRS,
-    control_attachment,
-    return_writes,
-    treatment_attachment,
-)
-from bench.agent.claude import CLAUDE_DIR, USER_MEMORY_PATH
+from bench.agent.attachment import control_attachment, return_writes, treatment_attachment
+from bench.agent.harness_files import container_path
 from bench.errors import ContractError
+from bench.harness import harness_named
+from bench.harness.claude_code import cli, config
 from bench.provision import PairVerdict, ProbeKind, ProbeOutcome, SnapshotReceipt
 from bench.provision.messages import RestoreLocations, RestoreResponse
 from bench.sandbox.layout import BASE_ENV
 from bench.suite.memory_system import MemorySystem, resolve_provisioner
 from bench.suite.suite import Suite
 
+CLAUDE = harness_named("claude-code")
+USER_MEMORY_PATH = container_path(cli.USER_MEMORY_PATH)
+SETTINGS_PATH = container_path(config.SETTINGS_PATH)
+MCP_CONFIG_PATH = container_path(config.MCP_CONFIG_PATH)
+USER_DIRS = config.USER_DIRS
+CLAUDE_DIR = container_path(cli.CLAUDE_DIR)
 SERVER = {"memory": {"command": "mcp-server-memory", "env": {"MEMORY_FILE_PATH": "/opt/kg/memory.jsonl"}}}
 
 
@@ -126,7 +127,7 @@ def test_the_attachment_mounts_what_restore_reported_and_writes_the_declared_con
     staging = tmp_path / "staging"
     staging.mkdir()
     declared = _declared(system(attachment={**system()["attachment"], "settings": {"hooks": {}}}))
-    attachment = treatment_attachment(declared, _restored({"graph": str(graph)}), staging, "sha256:" + "a" * 64)
+    attachment = treatment_attachment(CLAUDE, declared, _restored({"graph": str(graph)}), staging, "sha256:" + "a" * 64)
     by_target = {mount.target: mount for mount in attachment.mounts}
     user = {str(SETTINGS_PATH), str(MCP_CONFIG_PATH), str(USER_MEMORY_PATH), *(str(CLAUDE_DIR / d) for d in USER_DIRS)}
     assert set(by_target) == {*user, "/opt/kg"}
@@ -137,7 +138,7 @@ def test_the_attachment_mounts_what_restore_reported_and_writes_the_declared_con
     assert all(by_target[target].read_only for target in user)
     assert all(by_target[target].source.startswith("runner:") for target in user)  # no staging path recorded
     (tmp_path / "other").mkdir()
-    control = control_attachment(tmp_path / "other")  # the same user-level files, none of them the agent's
+    control = control_attachment(CLAUDE, tmp_path / "other")  # the same user-level files, none of them the agent's
     assert {mount.target for mount in control.mounts} == user and all(m.read_only for m in control.mounts)
     shown = {m.target: Path(m.bound).read_text() for m in control.mounts if Path(m.bound).is_file()}
     assert json.loads(shown[str(SETTINGS_PATH)]) == {"hooks": {}} and shown[str(USER_MEMORY_PATH)] == ""
@@ -152,9 +153,9 @@ def test_the_attachment_mounts_what_restore_reported_and_writes_the_declared_con
     assert (graph / "memory.jsonl").read_text() == '{"planted": true}'
     assert attachment.image_id == "sha256:" + "a" * 64
     with pytest.raises(ContractError, match="restore reported \\['other'\\]"):
-        treatment_attachment(declared, _restored({"other": str(graph)}), staging, None)
+        treatment_attachment(CLAUDE, declared, _restored({"other": str(graph)}), staging, None)
     with pytest.raises(ContractError, match="no locations"):
-        treatment_attachment(declared, _restored(None), staging, None)
+        treatment_attachment(CLAUDE, declared, _restored(None), staging, None)
 
 
 def test_the_static_notes_hold_every_evidence_document_verbatim_and_answer_the_probes_honestly(

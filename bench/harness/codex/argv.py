@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from ...contracts.strict_json import parse_json
 from ...errors import ContractError
-from ...sandbox.layout import GATEWAY_ALIAS, RELAY_PORT
 
-__all__ = ["AGENT_KEY", "KEY_VARIABLE", "agent_env", "base_url", "codex_argv", "thread_id_of"]
+__all__ = ["AGENT_KEY", "KEY_VARIABLE", "agent_env", "codex_argv", "thread_id_of"]
 
 # The stand-in key the agent presents, the same in every arm; the gateway never forwards it.
 AGENT_KEY = "sk-local-0000000000000000"
@@ -32,12 +31,8 @@ _FLAGS = (
 )
 
 
-def base_url() -> str:
-    """The relay on the arm's model-only network; the CLI posts to ``<base_url>/responses``."""
-    return f"http://{GATEWAY_ALIAS}:{RELAY_PORT}/v1"
-
-
 def agent_env() -> dict[str, str]:
+    """The key the provider reads (``env_key``); the endpoint is in the configuration file, not the environment."""
     return {KEY_VARIABLE: AGENT_KEY}
 
 

@@ -1,5 +1,6 @@
-"""A harness-neutral attachment rendered into the files Codex reads from ``$CODEX_HOME``: ``config.toml``,
-``AGENTS.md`` and ``hooks.json``, written by the runner, the same bytes for the same inputs.
+"""A harness-neutral attachment rendered into the files Codex reads from ``$CODEX_HOME`` (``~/.codex``):
+``config.toml``, ``AGENTS.md`` and ``hooks.json``, runner-owned and the same set in every arm (only contents
+differ), the same bytes for the same request.
 
 What the configuration pins, and why (each verified against the CLI, docs/harnesses.md):
 
@@ -11,7 +12,8 @@ What the configuration pins, and why (each verified against the CLI, docs/harnes
   rival memory system, off in every arm alike;
 - ``shell_environment_policy.inherit = "core"``: the agent's commands do not see the gateway key in ``env``;
 - each MCP server ``required = true``: a server that fails to start ends the run (exit 1) instead of being silently
-  absent, and it gets exactly the environment the declaration names (the CLI passes only HOME, LC_CTYPE and PATH).
+  absent. The CLI passes a server only HOME, LANG, PATH and USER besides its ``env`` table; a hook, though, inherits
+  the CLI's whole environment (the key included), so both are sealed (:mod:`..sealing`) like every harness's.
 
 Nothing here names the harness's purpose, an arm or the experiment: the agent can read every one of these files.
 """
@@ -19,85 +21,29 @@ Nothing here names the harness's purpose, an arm or the experiment: the agent ca
 from __future__ import annotations
 
 import json
-import re
-from enum import StrEnum
+from collections.abc import Iterable
 from pathlib import PurePosixPath
 
-from pydantic import Field, field_validator
-
-from ...contracts import ContractModel
-from ...sandbox.layout import USER_HOME
+from ..base import AttachmentRequest, ConfigFile, HookSpec, RenderedConfig
+from ..sealing import sealed_argv, sealed_hook_command
+from .argv import KEY_VARIABLE
 from .toml_text import TomlTable, toml_document
 
-__all__ = [
-    "CODEX_HOME",
-    "CONFIG_FILE",
-    "HOOKS_FILE",
-    "INSTRUCTIONS_FILE",
-    "PROVIDER",
-    "CodexSetup",
-    "HookCommand",
-    "HookEvent",
-    "McpServer",
-    "render_files",
-]
+__all__ = ["CODEX_HOME", "INSTRUCTIONS_PATH", "PROVIDER", "SKILLS_DIR", "render"]
 
-CODEX_HOME = PurePosixPath(USER_HOME) / ".codex"  # the CLI's default, so no CODEX_HOME variable is needed
-CONFIG_FILE = "config.toml"
-HOOKS_FILE = "hooks.json"
-INSTRUCTIONS_FILE = "AGENTS.md"  # the user-level instructions file, loaded into every session's first message
+CODEX_HOME = PurePosixPath(".codex")  # the CLI's default under the home, so no CODEX_HOME variable is needed
+INSTRUCTIONS_PATH = CODEX_HOME / "AGENTS.md"  # user-level instructions, loaded into every session's first message
+SKILLS_DIR = PurePosixPath(".agents") / "skills"  # user-level skills the CLI lists for the model: kept empty
 PROVIDER = "gw"
 MCP_STARTUP_SECONDS = 120  # a node server on a loaded two-core machine needs more than the CLI's default 10 s
-_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 
-class HookEvent(StrEnum):
-    SESSION_START = "SessionStart"
-    USER_PROMPT_SUBMIT = "UserPromptSubmit"
-    PRE_TOOL_USE = "PreToolUse"
-    POST_TOOL_USE = "PostToolUse"
-    STOP = "Stop"
-
-
-class McpServer(ContractModel):
-    name: str
-    command: str
-    args: tuple[str, ...] = ()
-    env: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("name")
-    @classmethod
-    def _plain_name(cls, name: str) -> str:
-        # The name becomes a TOML table key and the model's namespace `mcp__<name>`.
-        if not _NAME.fullmatch(name):
-            raise ValueError(f"MCP server name {name!r} must be letters, digits, '_' or '-'")
-        return name
-
-
-class HookCommand(ContractModel):
-    event: HookEvent
-    command: str
-    matcher: str | None = None
-    timeout_seconds: int = Field(default=30, gt=0)
-
-
-class CodexSetup(ContractModel):
-    """Everything the files depend on: the gateway, the model slug, and the memory system's attachment."""
-
-    model: str
-    base_url: str
-    key_variable: str
-    instructions: str | None = None
-    servers: tuple[McpServer, ...] = ()
-    hooks: tuple[HookCommand, ...] = ()
-
-
-def _config(setup: CodexSetup) -> str:
-    top: TomlTable = {"model": setup.model, "model_provider": PROVIDER, "web_search": "disabled"}
+def _config(request: AttachmentRequest) -> str:
+    top: TomlTable = {"model_provider": PROVIDER, "web_search": "disabled"}
     provider: TomlTable = {
         "name": PROVIDER,
-        "base_url": setup.base_url,
-        "env_key": setup.key_variable,
+        "base_url": f"{request.base_url}/v1",
+        "env_key": KEY_VARIABLE,
         "wire_api": "responses",
     }
     tables: list[tuple[tuple[str, ...], TomlTable]] = [
@@ -106,11 +52,11 @@ def _config(setup: CodexSetup) -> str:
         (("analytics",), {"enabled": False}),
         (("shell_environment_policy",), {"inherit": "core"}),
     ]
-    for server in sorted(setup.servers, key=lambda server: server.name):
+    for server in sorted(request.mcp_servers, key=lambda server: server.name):
+        command, *args = sealed_argv(server.command, server.args, server.env, request.base_env)
         table: TomlTable = {
-            "command": server.command,
-            "args": server.args,
-            "env": server.env,
+            "command": command,
+            "args": tuple(args),
             "required": True,
             "startup_timeout_sec": MCP_STARTUP_SECONDS,
         }
@@ -118,23 +64,31 @@ def _config(setup: CodexSetup) -> str:
     return toml_document(top, tables)
 
 
-def _hooks(hooks: tuple[HookCommand, ...]) -> str:
+def _hooks(hooks: Iterable[HookSpec], request: AttachmentRequest) -> str:
+    """Hooks in the CLI's ``hooks.json`` (Claude Code's schema): one group per hook, in declaration order."""
     events: dict[str, list[dict[str, object]]] = {}
     for hook in hooks:
-        group: dict[str, object] = {
-            "hooks": [{"type": "command", "command": hook.command, "timeout": hook.timeout_seconds}]
+        entry: dict[str, object] = {
+            "type": "command",
+            "command": sealed_hook_command(hook.command, request.base_env, ()),
         }
+        if hook.timeout_seconds is not None:
+            entry["timeout"] = hook.timeout_seconds
+        group: dict[str, object] = {"hooks": [entry]}
         if hook.matcher is not None:
             group["matcher"] = hook.matcher
-        events.setdefault(hook.event.value, []).append(group)
+        events.setdefault(str(hook.event), []).append(group)
     return json.dumps({"hooks": events}, indent=2, sort_keys=True) + "\n"
 
 
-def render_files(setup: CodexSetup) -> dict[str, bytes]:
-    """The files to write under :data:`CODEX_HOME`, by name; hooks and instructions only when there are some."""
-    files = {CONFIG_FILE: _config(setup).encode()}
-    if setup.hooks:
-        files[HOOKS_FILE] = _hooks(setup.hooks).encode()
-    if setup.instructions is not None:
-        files[INSTRUCTIONS_FILE] = setup.instructions.encode()
-    return files
+def render(request: AttachmentRequest) -> RenderedConfig:
+    """Every arm's Codex configuration from ``request`` (the control's: the empty request)."""
+    files = (
+        ConfigFile(name="config.toml", target=CODEX_HOME / "config.toml", content=_config(request).encode()),
+        ConfigFile(
+            name="hooks.json", target=CODEX_HOME / "hooks.json", content=_hooks(request.hooks, request).encode()
+        ),
+        ConfigFile(name="AGENTS.md", target=INSTRUCTIONS_PATH, content=request.instructions),
+        ConfigFile(name="skills", target=SKILLS_DIR, directory=True),
+    )
+    return RenderedConfig(files=files)

@@ -20,16 +20,18 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...grading.transcript import Channel
+from ..transcript import Channel
 
 __all__ = [
     "CALLS",
     "OUTPUTS",
     "HookPlace",
     "InjectedPart",
+    "agents_text",
     "builtin_memory_on",
     "deferred_namespaces",
     "injected_parts",
+    "namespaces_announced",
 ]
 
 _PREAMBLE = 2  # the base prompt and the settings message
@@ -89,13 +91,19 @@ def builtin_memory_on(body: Mapping[str, Any]) -> bool:
     return len(items) > 1 and any(part.startswith(_MEMORY) for part in _parts(items[1]))
 
 
+def agents_text(text: str) -> str | None:
+    """The instructions a text carries in the CLI's AGENTS.md wrapper; None when it is not one."""
+    match = _AGENTS.match(text)
+    return None if match is None else match["text"]
+
+
 def _static(items: Sequence[Mapping[str, Any]]) -> Iterator[InjectedPart]:
     for index, item in enumerate(items):
         parts = _parts(item)
         if _message(item, "user") and any(part.startswith(_ENVIRONMENT) for part in parts):
-            match = _AGENTS.match(parts[0])
-            if match:
-                yield InjectedPart(Channel.STATIC_CONTEXT, match["text"], index)
+            text = agents_text(parts[0])
+            if text is not None:
+                yield InjectedPart(Channel.STATIC_CONTEXT, text, index)
 
 
 class HookPlace:

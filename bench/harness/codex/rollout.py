@@ -17,9 +17,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...contracts.strict_json import parse_json, parse_json_object
+from ...contracts.usage import TokenUsage
 from ...errors import ContractError
-from ...gateway.metering import TokenUsage
-from ...grading.transcript import Channel, Step, StepSource, ToolCall, ToolResult, Transcript
+from ..transcript import Channel, Step, StepSource, ToolCall, ToolResult, Transcript
 from .argv import thread_id_of
 from .injected import CALLS, OUTPUTS, HookPlace
 

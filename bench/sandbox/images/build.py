@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ...contracts import Digest, Sha256
 from ...errors import SandboxError
+from ...harness import DEFAULT_HARNESS, harness_named
 from ...machine_cache import cache_root
 from ...store import Store
 from ...suite.memory_system import ImageLayer
@@ -56,11 +57,12 @@ def _import(backend: SandboxBackend, name: ImageName, inputs: str, rootfs: bytes
 
 def _build_agent(backend: SandboxBackend, cache: Path) -> str:
     base = build_image(ImageName.BASE, backend).record  # the agent layer needs its base: built when missing
-    binary = fetch_cli(cache)
-    inputs = agent_inputs(base.image_id, binary)
+    recipe = harness_named(DEFAULT_HARNESS).image_recipe()  # one agent image: the default harness's
+    binary = fetch_cli(cache, recipe)
+    inputs = agent_inputs(base.image_id, binary, recipe)
     if find_image(ImageName.AGENT, inputs, backend) is None:
         with tempfile.TemporaryDirectory(dir=cache, prefix="context-") as work:
-            context = agent_context(base.image_id, binary, Path(work) / "context.tar")
+            context = agent_context(base.image_id, binary, recipe, Path(work) / "context.tar")
             labels = _labels(ImageName.AGENT, inputs)
             backend.build_image(context, tag=f"sandbox-agent:{inputs[:12]}", labels=labels)
     return inputs

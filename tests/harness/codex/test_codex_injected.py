@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench.grading.transcript import Channel
 from bench.harness.codex.injected import builtin_memory_on, deferred_namespaces, injected_parts
+from bench.harness.transcript import Channel
 
 DATA = Path(__file__).parent / "data"
 REQUEST: dict[str, Any] = json.loads((DATA / "request-resumed.json").read_text())

@@ -21,20 +21,22 @@ from bench.contracts.api_dialect import ApiDialect
 from bench.gateway import DirectoryRecorder, Gateway, GatewayConfig, Mode
 from bench.gateway.config import ArmKey, PolicyPin
 from bench.gateway.exchange import ExchangeRecord, read_exchanges
-from bench.grading.transcript import Channel, StepSource
+from bench.harness import AttachmentRequest, HookEvent, HookSpec, McpServerSpec, harness_named
 from bench.harness.codex.actions import name_reply, offered
-from bench.harness.codex.argv import AGENT_KEY, KEY_VARIABLE, codex_argv
-from bench.harness.codex.config import CodexSetup, HookCommand, HookEvent, McpServer, render_files
-from bench.harness.codex.image import CLI_VERSION, RECIPE, CodexImage, build_codex_image, find_codex_image
+from bench.harness.codex.argv import AGENT_KEY, KEY_VARIABLE
+from bench.harness.codex.image import RECIPE, CodexImage, build_codex_image, find_codex_image
 from bench.harness.codex.injected import builtin_memory_on, deferred_namespaces, injected_parts
-from bench.harness.codex.rollout import parse_rollout
+from bench.harness.codex.recipe import CLI_VERSION
+from bench.harness.transcript import Channel, StepSource
 from bench.sandbox.backends.docker import DockerBackend, docker_client
 from bench.sandbox.images import ImageName, build_image, cache_dir, find_image
 from bench.sandbox.images.registry import INPUTS_LABEL, RECIPE_LABEL
+from bench.sandbox.layout import BASE_ENV
 
 pytestmark = pytest.mark.slow  # builds an image and runs the real CLI in containers
 
 HERE = Path(__file__).parent
+CODEX = harness_named("codex")
 MODEL = "gpt-5.5"
 
 
@@ -97,18 +99,18 @@ def test_the_image_is_found_by_its_own_labels_only(engine: docker.DockerClient, 
     assert build_codex_image(base, cache_dir(), backend) == codex_image  # idempotent: same inputs, same image
 
 
-def _setup(url: str) -> CodexSetup:
-    return CodexSetup(
-        model=MODEL,
-        base_url=f"{url}/v1",
-        key_variable=KEY_VARIABLE,
-        instructions="Prefer tabs.\n",
-        servers=(McpServer(name="notes", command="python3", args=("/t/mcp_lookup.py",), env={"NOTES": "/n"}),),
+def _files(url: str) -> dict[str, bytes]:
+    request = AttachmentRequest(
+        base_env=dict(BASE_ENV),
+        base_url=url,
+        instructions=b"Prefer tabs.\n",
+        mcp_servers=(McpServerSpec(name="notes", command="python3", args=("/t/mcp_lookup.py",), env={"NOTES": "/n"}),),
         hooks=(
-            HookCommand(event=HookEvent.USER_PROMPT_SUBMIT, command="python3 /t/hook_context.py"),
-            HookCommand(event=HookEvent.POST_TOOL_USE, command="python3 /t/hook_context.py"),
+            HookSpec(event=HookEvent.USER_PROMPT_SUBMIT, command="python3 /t/hook_context.py"),
+            HookSpec(event=HookEvent.POST_TOOL_USE, command="python3 /t/hook_context.py"),
         ),
     )
+    return {file.name: file.content for file in CODEX.render(request).files if not file.directory}
 
 
 def _gateway(root: Path) -> Gateway:
@@ -132,10 +134,10 @@ def ran(engine: docker.DockerClient, codex_image: CodexImage, tmp_path_factory: 
     for name in ("workspace", "out"):
         (root / name).mkdir()
         shutil.chown(root / name, 1000, 1000)
-    fresh = shlex.join(codex_argv("start the notes", MODEL))
-    resume = shlex.join(codex_argv("look the notes up", MODEL, "THREAD")).replace("THREAD", '"$thread"')
+    fresh = shlex.join(CODEX.argv("start the notes", MODEL))
+    resume = shlex.join(CODEX.argv("look the notes up", MODEL, "THREAD")).replace("THREAD", '"$thread"')
     with _gateway(root) as gateway:
-        for name, contents in render_files(_setup(gateway.url)).items():
+        for name, contents in _files(gateway.url).items():
             (root / "v" / "home" / name).write_bytes(contents)
         engine.containers.run(
             codex_image.image_id,
@@ -146,7 +148,7 @@ def ran(engine: docker.DockerClient, codex_image: CodexImage, tmp_path_factory: 
             security_opt=["no-new-privileges"],
             network_mode="host",  # the gateway's loopback; an arm reaches its gateway through a relay network
             working_dir="/workspace",
-            environment={"HOME": "/home/dev", KEY_VARIABLE: AGENT_KEY},
+            environment={**BASE_ENV, **CODEX.environment(gateway.url)},
             volumes={
                 str(HERE): {"bind": "/t", "mode": "ro"},
                 str(root / "v"): {"bind": "/v", "mode": "ro"},
@@ -178,7 +180,7 @@ def test_both_steps_complete_and_each_rule_fired(ran: Path) -> None:
 def test_the_rollout_reads_as_the_common_transcript(ran: Path) -> None:
     out = ran / "out"
     streams = [(out / "fresh.jsonl").read_bytes(), (out / "resume.jsonl").read_bytes()]
-    transcript = parse_rollout((out / "rollout.jsonl").read_bytes(), "rollout.jsonl", streams)
+    transcript = CODEX.parse_session((out / "rollout.jsonl").read_bytes(), streams)
     assert transcript.harness_version == CLI_VERSION and transcript.runs == 2
     assert [step.text for step in transcript.by_source(StepSource.USER)] == ["start the notes", "look the notes up"]
     injected = transcript.by_source(StepSource.INJECTED)

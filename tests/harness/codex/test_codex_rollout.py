@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from bench.errors import ContractError
-from bench.grading.transcript import Channel, StepSource
 from bench.harness.codex.rollout import parse_rollout
+from bench.harness.transcript import Channel, StepSource
 
 DATA = Path(__file__).parent / "data"
 ROLLOUT = (DATA / "rollout.jsonl").read_bytes()

@@ -1,33 +1,28 @@
-"""The Claude Code adapter inside an arm container: its command line, its environment, where its session lands.
+"""The Claude Code CLI inside an arm container: its command line, its environment, where its session lands.
 
 Facts from agent-interfaces.md: ``claude -p`` runs headless against ``ANTHROPIC_BASE_URL`` with any key, must run
 as a non-root user to accept ``bypassPermissions``, resumes a native session with ``--resume ID``, and writes the
 session to ``~/.claude/projects/<cwd with / replaced by ->/<session id>.jsonl``. The stream-json output names the
 session id in every event; the first one found is taken.
+
+Paths here are relative to the agent user's home (the runner joins them to it); absolute ones are system paths.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import tempfile
-from pathlib import Path, PurePosixPath
-
-from ..sandbox.layout import GATEWAY_ALIAS, RELAY_PORT, RUNNER_SCRATCH, USER_HOME, WORKSPACE
-from ..sandbox.spec import Mount, runner_name
+from pathlib import PurePosixPath
 
 __all__ = [
     "AGENT_KEY",
     "AUTO_MEMORY",
     "CLAUDE_DIR",
     "HOME_DIRS",
+    "MANAGED_SETTINGS",
     "MANAGED_SETTINGS_PATH",
     "USER_MEMORY_PATH",
     "agent_env",
-    "base_url",
     "claude_argv",
-    "managed_settings_mount",
     "session_file",
     "session_id_of",
 ]
@@ -35,7 +30,7 @@ __all__ = [
 # The stand-in key the agent presents. Identical in both arms (the environment may not differ between them);
 # the gateway runs once per arm, so the key need not tell the arms apart.
 AGENT_KEY = "sk-local-0000000000000000"
-CLAUDE_DIR = PurePosixPath(USER_HOME) / ".claude"
+CLAUDE_DIR = PurePosixPath(".claude")
 # The CLI's user-level memory file: it loads it by itself into the first message of every session. No arm has one
 # unless a memory system mounts its state there (the static-context channel: the notes written down).
 USER_MEMORY_PATH = CLAUDE_DIR / "CLAUDE.md"
@@ -52,12 +47,7 @@ AUTO_MEMORY = "autoMemoryEnabled"
 MANAGED_SETTINGS: dict[str, object] = {AUTO_MEMORY: False}
 
 
-def base_url() -> str:
-    """What the agent is told the model endpoint is: the relay on its model-only network, the same in every arm."""
-    return f"http://{GATEWAY_ALIAS}:{RELAY_PORT}"
-
-
-def agent_env() -> dict[str, str]:
+def agent_env(base_url: str) -> dict[str, str]:
     """The environment every arm's container adds to the base one.
 
     ``MCP_CONNECTION_NONBLOCKING=0`` makes the CLI connect the configured MCP servers before its first request:
@@ -67,7 +57,7 @@ def agent_env() -> dict[str, str]:
     server started 2 s late missed that deadline, so the wait is raised to the arm's own scale.
     """
     return {
-        "ANTHROPIC_BASE_URL": base_url(),
+        "ANTHROPIC_BASE_URL": base_url,
         "ANTHROPIC_API_KEY": AGENT_KEY,
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "MCP_CONNECTION_NONBLOCKING": "0",
@@ -93,23 +83,5 @@ def session_id_of(stream: bytes) -> str | None:
     return None
 
 
-def session_file(session_id: str, cwd: str = WORKSPACE) -> PurePosixPath:
+def session_file(session_id: str, cwd: str) -> PurePosixPath:
     return CLAUDE_DIR / "projects" / cwd.replace("/", "-") / f"{session_id}.jsonl"
-
-
-def managed_settings_mount(settings: dict[str, object] | None = None) -> Mount:
-    """A read-only mount of ``settings`` (default :data:`MANAGED_SETTINGS`) at the CLI's managed settings path.
-
-    The host file is named by its content's digest, written once and shared by every arm that gets the same
-    settings; its name is hex because it shows in the container's mount table.
-    """
-    data = (json.dumps(MANAGED_SETTINGS if settings is None else settings, sort_keys=True) + "\n").encode()
-    directory = Path(tempfile.gettempdir()) / f"{RUNNER_SCRATCH['staging']}{hashlib.sha256(data).hexdigest()[:16]}"
-    path = directory / "settings.json"
-    if not path.is_file() or path.read_bytes() != data:
-        directory.mkdir(mode=0o755, exist_ok=True)
-        staged = directory / f".{os.getpid()}.tmp"
-        staged.write_bytes(data)
-        staged.chmod(0o644)
-        staged.replace(path)  # atomic: a concurrent arm reads the old complete file or the new one
-    return Mount.of(path, runner_name("managed-settings.json", data), str(MANAGED_SETTINGS_PATH))

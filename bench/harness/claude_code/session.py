@@ -15,14 +15,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ContractError
-from ..gateway.metering import TokenUsage
-from .transcript import Channel, ServerStatus, Step, StepSource, ToolCall, ToolResult, Transcript
+from ...contracts.usage import TokenUsage
+from ...errors import ContractError
+from ..transcript import HOOK_SUCCESS, Channel, ServerStatus, Step, StepSource, ToolCall, ToolResult, Transcript
 
-__all__ = ["HOOK_SUCCESS", "hook_channel", "parse_claude_session"]
+__all__ = ["HARNESS", "hook_channel", "parse_claude_session"]
 
 HARNESS = "claude-code"
-HOOK_SUCCESS = "attachment:hook_success"  # the origin prefix of a hook's plain success record
 # Bookkeeping records that carry nothing the model was shown.
 _BOOKKEEPING = frozenset(
     {

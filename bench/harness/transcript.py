@@ -12,9 +12,28 @@ from typing import Literal, Self
 from pydantic import Field, JsonValue, model_validator
 
 from ..contracts import ContractModel, Document
-from ..gateway.metering import TokenUsage
+from ..contracts.usage import TokenUsage
 
-__all__ = ["Channel", "ServerStatus", "Step", "StepSource", "ToolCall", "ToolResult", "Transcript"]
+__all__ = [
+    "HOOK_RECORD",
+    "HOOK_SUCCESS",
+    "Channel",
+    "ServerStatus",
+    "Step",
+    "StepSource",
+    "TokenUsage",
+    "ToolCall",
+    "ToolResult",
+    "Transcript",
+]
+
+
+# The origin convention of a hook's records, shared by every harness's parser: an injected step's origin is
+# ``<record>:<hook>`` with ``<record>`` two colon-separated words (``attachment:hook_additional_context``), and a
+# system step whose origin starts with HOOK_RECORD is a hook's own record: HOOK_SUCCESS a success, any other a
+# failure (grading lists failing hooks from them).
+HOOK_RECORD = "attachment:hook_"
+HOOK_SUCCESS = "attachment:hook_success"
 
 
 class StepSource(StrEnum):
@@ -35,9 +54,9 @@ class Channel(StrEnum):
     # A tool result of the declared memory system's own MCP server: the agent asked, the system answered. Tool
     # results are never injected steps; grading names this channel from the memory declaration's tool servers.
     MEMORY_TOOL_RETRIEVAL = "memory-tool-retrieval"
-    # A file the harness loads by itself into the first message of every session (Claude Code's user-level
-    # CLAUDE.md), which the memory system declared by mounting its state there: the notes written down. The
-    # session file keeps no record of it, so it is read from the gateway's record alone (:mod:`.gateway_view`).
+    # A file the harness loads by itself into the first message of every session (its user-level instructions
+    # file), which the memory system declared by mounting its state there: the notes written down. A session file
+    # may keep no record of it, so it is read from the gateway's record (:mod:`bench.grading.gateway_view`).
     STATIC_CONTEXT = "static-context"
 
 
@@ -76,7 +95,7 @@ class Step(ContractModel):
 
 
 class ServerStatus(ContractModel):
-    """An MCP server as a step's harness reported it when it started (Claude Code: the init event's ``mcp_servers``)."""
+    """An MCP server as a step's harness reported it when it started (in the output of the step's run)."""
 
     step: int = Field(ge=0)  # the run (stream) that reported it
     name: str

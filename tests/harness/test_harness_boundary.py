@@ -1,0 +1,90 @@
+"""Nothing outside bench/harness/ names a harness's files, formats or environment variables.
+
+A harness's knowledge lives in its package behind bench/harness/base.py; everywhere else asks the harness. Read
+with ``ast``: every string constant of every module outside bench/harness/ (docstrings aside: prose may say which
+harness a fact was measured on), against the names a harness's files, formats and variables carry. The few
+legitimate exceptions are listed with the reason each is not a harness's.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+HARNESS_NAMES = re.compile(
+    r"\.claude|CLAUDE\.md|claude|CLAUDE_|ANTHROPIC_|codex|CODEX_|\.codex|AGENTS\.md|system-reminder", re.IGNORECASE
+)
+# module (or package folder, ending in /) -> why its constants may name a harness
+ALLOWED = {
+    "harness/": "the harnesses themselves",
+    "gateway/config.py": "forward mode's default provider key variable, the Anthropic dialect's (a dialect's, not a "
+    "harness's; moves with the dialects)",
+    "packaging/patterns.py": "every coding agent's project context files (harness or not), refused in any corpus",
+    "suite/memory_system.py": "every model provider's variable prefixes (harness or not), kept from memory tools",
+    "scaffold/suite.py": "a new suite's default model name, a provider's model and not a harness",
+}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def _hits(source: str) -> list[tuple[int, str]]:
+    """(line, constant) of every string constant of ``source`` that names a harness, docstrings aside."""
+    tree = ast.parse(source)
+    prose = _docstrings(tree)
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in prose
+        and HARNESS_NAMES.search(node.value)
+    ]
+
+
+def _named(path: Path) -> list[str]:
+    return [f"{path.relative_to(BENCH.parent)}:{line}: {value[:60]!r}" for line, value in _hits(path.read_text())]
+
+
+def _allowed(path: Path) -> bool:
+    relative = path.relative_to(BENCH).as_posix()
+    return any(relative == allowed or (allowed.endswith("/") and relative.startswith(allowed)) for allowed in ALLOWED)
+
+
+def test_no_module_outside_the_harnesses_names_a_harness_s_files_formats_or_variables() -> None:
+    named = [hit for path in sorted(BENCH.rglob("*.py")) if not _allowed(path) for hit in _named(path)]
+    assert not named, "ask the harness (bench/harness/base.py) instead:\n" + "\n".join(named)
+
+
+def test_every_allowed_exception_still_names_one() -> None:
+    """An exception that no longer names a harness is removed from the list: the list stays short and true."""
+    for allowed in ALLOWED:
+        paths = sorted((BENCH / allowed).rglob("*.py")) if allowed.endswith("/") else [BENCH / allowed]
+        if allowed.endswith("/") and not (BENCH / allowed).exists():
+            continue  # a package another change is adding (the gateway's dialects)
+        assert any(_named(path) for path in paths), f"{allowed} names no harness any more: drop it from ALLOWED"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'PATH = "~/.claude/settings.json"\n',
+        'ENV = {"ANTHROPIC_BASE_URL": url}\n',
+        'MARK = "<system-reminder>"\n',
+        'HOME = "CODEX_HOME"\n',
+        'FILE = f"{root}/AGENTS.md"\n',
+    ],
+)
+def test_the_check_sees_a_harness_name_in_code_and_not_in_a_docstring(source: str) -> None:
+    assert len(_hits('"""A module docstring may say Claude Code."""\n' + source)) == 1

@@ -1,0 +1,77 @@
+"""A suite names its harness; a memory system needing a channel that harness lacks is refused at plan time.
+
+The bundled example suite names none (the default, Claude Code), and its documents keep their digests. A harness
+without hooks is made here by taking the channel away from the real one, registered for the test's duration.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+import bench.harness
+from bench.agent.sealed_env import needed_channels
+from bench.errors import ContractError
+from bench.harness import DEFAULT_HARNESS, MemoryChannel, harness_named, require_channels
+from bench.harness.claude_code import ClaudeCode
+from bench.run.plan import suite_plan
+from bench.store import Store
+from bench.suite.suite import SuiteManifest, load_suite
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "challenges" / "example"
+
+
+class NoHooks(ClaudeCode):
+    """The real harness with its hooks channel taken away."""
+
+    name: ClassVar[str] = "no-hooks"
+    capabilities: ClassVar[frozenset[MemoryChannel]] = frozenset(MemoryChannel) - {MemoryChannel.HOOKS}
+
+
+def test_the_example_suite_names_no_harness_and_runs_the_default() -> None:
+    manifest = load_suite(EXAMPLE)
+    assert manifest.harness == DEFAULT_HARNESS == "claude-code"
+    assert "harness" not in manifest.model_dump(mode="json")  # a suite naming none keeps its digest
+    explicit = SuiteManifest.model_validate_json(
+        json.dumps({**manifest.model_dump(mode="json"), "harness": "claude-code"})
+    )
+    assert explicit.model_dump(mode="json") == manifest.model_dump(mode="json")
+
+
+def test_a_suite_naming_an_unknown_harness_is_refused_naming_the_known_ones() -> None:
+    declared = json.loads((EXAMPLE / "suite.json").read_text())
+    with pytest.raises(ValueError, match=r"unknown harness 'gemini-cli'; known harnesses: claude-code"):
+        SuiteManifest.model_validate_json(json.dumps({**declared, "harness": "gemini-cli"}))
+
+
+def test_the_channels_each_bundled_system_needs() -> None:
+    systems = {system.name: system for system in load_suite(EXAMPLE).memory_systems}
+    claude = harness_named("claude-code")
+    assert needed_channels(claude, systems["reference"].attachment) == {MemoryChannel.HOOKS}  # in its settings
+    assert needed_channels(claude, systems["server-memory"].attachment) == {MemoryChannel.MCP_SERVERS}
+    assert needed_channels(claude, systems["static-notes"].attachment) == frozenset()  # a mount of its state
+    with pytest.raises(ContractError, match=r"memory system 'reference' needs the hooks channel.*'no-hooks'"):
+        require_channels(
+            NoHooks(), needed_channels(NoHooks(), systems["reference"].attachment), "memory system 'reference'"
+        )
+
+
+def test_the_plan_refuses_a_system_whose_channel_the_suite_s_harness_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(bench.harness._REGISTRY, "no-hooks", (__name__, "NoHooks"))
+    suite = tmp_path / "suite"
+    shutil.copytree(EXAMPLE, suite, ignore=shutil.ignore_patterns("__pycache__"))
+    declared = json.loads((suite / "suite.json").read_text())
+    (suite / "suite.json").write_text(json.dumps({**declared, "harness": "no-hooks"}))
+    with pytest.raises(ContractError, match=r"memory system 'reference' needs the hooks channel"):
+        suite_plan(tmp_path, Store(tmp_path / "store"), "suite")
+    # the systems that need no hooks are planned under it
+    with pytest.raises(ContractError, match=r"needs the hooks channel") as refused:
+        suite_plan(tmp_path, Store(tmp_path / "store"), "suite", memory=("reference", "server-memory"))
+    assert "server-memory" not in str(refused.value)
