@@ -16,7 +16,7 @@ from .conversation import MessageChain, message_digest
 from .errors import GatewayError, PolicyDigestMismatch
 from .exchange import DirectoryRecorder, ExchangeRecord, Recorder, Refusal, read_exchanges
 from .metering import ArmSpend, ArmStop, ChargeBasis, Price, TokenUsage
-from .neutral import Conversation, NeutralReply, Part, ReplyNaming, RequestView
+from .neutral import Conversation, HarnessHooks, NeutralReply, Part, RequestKind, RequestView
 from .policy import Policy, Rule, TextReply, ToolUseReply, When, load_policy
 from .server import Gateway
 from .stream import StreamEvent
@@ -32,6 +32,7 @@ __all__ = [
     "Gateway",
     "GatewayConfig",
     "GatewayError",
+    "HarnessHooks",
     "MessageChain",
     "Mode",
     "NeutralReply",
@@ -42,7 +43,7 @@ __all__ = [
     "Price",
     "Recorder",
     "Refusal",
-    "ReplyNaming",
+    "RequestKind",
     "RequestView",
     "Rule",
     "StreamEvent",

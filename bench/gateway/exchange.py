@@ -15,14 +15,15 @@ import threading
 from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
-from pydantic import Field, JsonValue, ValidationError
+from pydantic import Field, JsonValue, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from ..contracts import Document, Sha256, canonical_bytes
 from .conversation import MessageChain
 from .errors import GatewayError
 from .metering import ChargeBasis, TokenUsage
+from .neutral import RequestKind
 from .stream import StreamEvent
 
 __all__ = ["DirectoryRecorder", "ExchangeRecord", "Recorder", "Refusal", "read_exchanges"]
@@ -76,6 +77,16 @@ class ExchangeRecord(Document):
     # Forward mode: the request's worst case (its upper bound), held against the arm's cap while it was answered,
     # or the amount that did not fit when it was refused for the cap; ``cost_usd`` never exceeds it.
     worst_case_usd: Decimal | None = Field(default=None, ge=0, allow_inf_nan=False)
+    request_kind: RequestKind | None = None  # what the request was for, as its harness tells (None: not told)
+
+    @model_serializer(mode="wrap")
+    def _without_unused(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``request_kind`` is left out while unset: a record of a harness that tells no kinds keeps the bytes it
+        had before kinds existed (every recorded run's records and their digests)."""
+        dumped: dict[str, Any] = handler(self)
+        if dumped.get("request_kind") is None:
+            dumped.pop("request_kind", None)
+        return dumped
 
 
 class Recorder(Protocol):

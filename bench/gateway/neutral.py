@@ -16,10 +16,10 @@ The mapping rules every dialect follows, so one policy fires the same rule in ea
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import Field, JsonValue
 
@@ -27,16 +27,16 @@ from ..contracts import ContractModel, canonical_json
 
 __all__ = [
     "Conversation",
+    "HarnessHooks",
     "Message",
     "NeutralReply",
     "Part",
-    "ReplyNaming",
     "ReplyPart",
+    "RequestKind",
     "RequestView",
     "Role",
     "TextPart",
     "ToolCallPart",
-    "ToolOffering",
     "ToolResultPart",
     "reply_seed",
 ]
@@ -102,13 +102,28 @@ class NeutralReply(ContractModel):
         return any(isinstance(part, ToolCallPart) for part in self.parts)
 
 
-# How a harness names the policy's tool calls on its own client: the gateway applies it to every policy reply
-# before the dialect renders it (identity when the harness's tools are the policy's).
-ReplyNaming = Callable[[NeutralReply, Conversation], NeutralReply]
-# The policy tool names a harness's request offers beyond those the conversation defines or announces in the
-# policy's own words (Codex: its shell offers Read and Bash; an announced namespace ``mcp__<server>`` every tool of
-# that server); added to the offered set before a policy's ``offers`` are read.
-ToolOffering = Callable[[Conversation], frozenset[str]]
+class RequestKind(StrEnum):
+    """What a request to the model is for, as its client marks it."""
+
+    TURN = "turn"  # a turn of the agent's own work
+    COMPACTION = "compaction"  # the client compacting its context on the agent's behalf: billed, not agent work
+
+
+class HarnessHooks(Protocol):
+    """What the gateway asks the arm's harness about its client; each harness implements it (``bench.harness``).
+    Without hooks, replies keep the policy's tool names and no request is given a kind."""
+
+    def name_calls(self, reply: NeutralReply, conversation: Conversation) -> NeutralReply:
+        """``reply`` with its tool calls as the harness's client runs them (the policy's ``Read`` may be a shell
+        command there); applied to every policy reply before the dialect renders it."""
+
+    def offered_tools(self, conversation: Conversation) -> frozenset[str]:
+        """The policy's tool names the harness's client offers in ``conversation`` beyond those it defines or
+        announces by the policy's names (Codex: its shell carries ``Read`` and ``Bash``; an announced namespace
+        ``mcp__<server>`` offers every tool of that server); read with them before a rule's ``offers``."""
+
+    def request_kind(self, headers: Mapping[str, str], body: dict[str, Any]) -> RequestKind:
+        """What a request (its headers, lower-case, and its parsed body) is for; recorded with its exchange."""
 
 
 def reply_seed(body: object) -> str:

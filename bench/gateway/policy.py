@@ -17,6 +17,7 @@ Code defers MCP tools: their names arrive as a list in a system reminder, their 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -27,7 +28,7 @@ from ..contracts.checked_files import read_bounded
 from ..contracts.files import parse_contract
 from ..errors import ContractError
 from .errors import GatewayError, PolicyDigestMismatch
-from .neutral import Conversation, NeutralReply, Part, ReplyPart, RequestView, TextPart, ToolCallPart, ToolOffering
+from .neutral import Conversation, NeutralReply, Part, ReplyPart, RequestView, TextPart, ToolCallPart
 
 __all__ = ["PUBLIC_CONTRACTS", "Policy", "Rule", "TextReply", "ToolUseReply", "When", "load_policy", "offered_tools"]
 
@@ -111,7 +112,7 @@ class Policy(Document):
         return "default", self.default
 
     def reply(
-        self, conversation: Conversation, seed: str, offering: ToolOffering | None = None
+        self, conversation: Conversation, seed: str, offering: Callable[[Conversation], frozenset[str]] | None = None
     ) -> tuple[str, NeutralReply]:
         """The name of the rule that answers ``conversation`` and its reply, identifiers to derive from ``seed``;
         ``offering`` (the harness's) adds the tools its client offers in its own terms."""

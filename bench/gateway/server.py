@@ -31,7 +31,7 @@ from .exchange import ExchangeRecord, Recorder, Refusal
 from .forward import Relayed, UpstreamProvider
 from .handler import Handler, Server
 from .metering import ArmSpend, ArmStop, ChargeBasis, Meter, Price, TokenUsage, within_bounds
-from .neutral import ReplyNaming, ToolOffering
+from .neutral import HarnessHooks
 from .policy import Policy, load_policy
 from .stream import StreamEvent, encode_sse
 
@@ -75,16 +75,13 @@ class Gateway:
         recorder: Recorder,
         *,
         policy_root: Path | None = None,
-        naming: ReplyNaming | None = None,
-        offering: ToolOffering | None = None,
+        hooks: HarnessHooks | None = None,
     ) -> None:
-        """``naming``: how the harness names the policy's tool calls on its client (its tools, not the policy's);
-        applied to every policy reply before the dialect renders it. ``offering``: the tools its client offers
-        in the policy's terms, read with the request's own before a rule's ``offers``."""
+        """``hooks``: the arm's harness, naming the policy's tool calls as its client runs them and telling what
+        each request is for (a compaction is recorded as one)."""
         self.config = config
         self.dialect: Dialect = dialect_of(config.dialect)
-        self._naming = naming
-        self._offering = offering
+        self._hooks = hooks
         self._recorder = recorder
         self._meter = Meter([arm.label for arm in config.arms], config.caps, config.provider_error_limit)
         self._labels = {arm.key_sha256: arm.label for arm in config.arms}
@@ -161,6 +158,8 @@ class Gateway:
             answer = self._answer(request, arm, raw, body)
         finally:
             headers = {k.lower(): v for k, v in request.headers.items() if k.lower() not in _RECORDED_HEADERS_DROPPED}
+            hooks = self._hooks
+            kind = hooks.request_kind(headers, body) if hooks is not None and isinstance(body, dict) else None
             is_model = request.command == "POST" and self._route(request) == self.dialect.model_path
             self._recorder.record(
                 ExchangeRecord(
@@ -185,6 +184,7 @@ class Gateway:
                     chain=self.dialect.chain(body, answer.body) if is_model and isinstance(body, dict) else None,
                     client_disconnected=request.client_gone,
                     worst_case_usd=answer.worst_case,
+                    request_kind=kind,
                 )
             )
 
@@ -233,7 +233,7 @@ class Gateway:
     def _from_policy(self, request: Handler, body: dict[str, Any]) -> _Answer:
         assert self._policy is not None  # the config validator guarantees a policy in policy mode
         try:
-            rule, message, usage = self.dialect.answer(self._policy, body, self._naming, self._offering)
+            rule, message, usage = self.dialect.answer(self._policy, body, self._hooks)
         except UnreadableRequest as exc:
             return self._refuse(request, Refusal.BAD_BODY, 400, ErrorKind.INVALID_REQUEST, exc.message)
         if not self.dialect.streams(body):

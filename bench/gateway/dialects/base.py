@@ -21,7 +21,7 @@ from ...contracts.api_dialect import ApiDialect
 from ..conversation import MessageChain
 from ..errors import GatewayError
 from ..metering import TokenUsage
-from ..neutral import Conversation, NeutralReply, ReplyNaming, ToolOffering, reply_seed
+from ..neutral import Conversation, HarnessHooks, NeutralReply, reply_seed
 from ..policy import Policy
 from ..stream import StreamEvent
 
@@ -124,19 +124,15 @@ class Dialect(ABC):
         """The JSON schema of each tool the request defines with one, by qualified name."""
 
     def answer(
-        self,
-        policy: Policy,
-        body: dict[str, Any],
-        naming: ReplyNaming | None = None,
-        offering: ToolOffering | None = None,
+        self, policy: Policy, body: dict[str, Any], hooks: HarnessHooks | None = None
     ) -> tuple[str, dict[str, Any], TokenUsage]:
         """The rule of ``policy`` that answers request ``body``, its whole answer on this wire, and its stand-in
-        usage; ``naming`` (the harness's) names the reply's tool calls first. :class:`UnreadableRequest` when
+        usage; the harness's ``hooks`` name the reply's tool calls first. :class:`UnreadableRequest` when
         the body cannot be read as a conversation."""
         conversation = self.parse(body)
-        rule, reply = policy.reply(conversation, reply_seed(body), offering)
-        if naming is not None:
-            reply = NeutralReply.model_validate(naming(reply, conversation))
+        rule, reply = policy.reply(conversation, reply_seed(body), hooks.offered_tools if hooks is not None else None)
+        if hooks is not None:
+            reply = NeutralReply.model_validate(hooks.name_calls(reply, conversation))
         message, usage = self.render(reply, body)
         return rule, message, usage
 

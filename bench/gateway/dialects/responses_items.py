@@ -104,6 +104,8 @@ def _output(item: dict[str, Any], kind: str, where: str) -> tuple[ToolResultPart
 def _side(item: dict[str, Any], where: str) -> tuple[Role, ContentParts, frozenset[str]]:
     """Which side of the conversation an item is on, the parts it shows, and the tools it brings in."""
     kind = item.get("type", "message")  # an item without a type is a message (the API's easy input form)
+    if not isinstance(kind, str):
+        raise UnreadableRequest(f"{where}.type: expected str, got {type(kind).__name__}")
     if kind == "message":
         role = _field(item, "role", where)
         if role != "assistant" and role not in _CLIENT_ROLES:
@@ -141,7 +143,7 @@ def parse_input(instructions: Any, value: Any) -> tuple[tuple[str, ...], tuple[M
     items = _items(value)
     opening = 0
     while opening < len(items) and items[opening].get("type", "message") == "message":
-        if items[opening].get("role") not in _PREAMBLE_ROLES:
+        if not isinstance(role := items[opening].get("role"), str) or role not in _PREAMBLE_ROLES:
             break
         system.extend(_texts(items[opening].get("content"), f"input[{opening}].content"))
         opening += 1

@@ -26,14 +26,16 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ...contracts.strict_json import parse_json
 from ...errors import ContractError
-from ...gateway.neutral import Conversation, NeutralReply, ToolCallPart
+from ...gateway.neutral import Conversation, NeutralReply, RequestKind, ToolCallPart
 from .injected import namespaces_announced
 
-__all__ = ["NATIVE_TOOLS", "codex_call", "name_reply", "offered", "require_renderable"]
+__all__ = ["NATIVE_TOOLS", "CodexHooks", "codex_call", "name_reply", "offered", "request_kind", "require_renderable"]
 
 MCP_PREFIX = "mcp__"
 SHELL, PATCH = "exec_command", "apply_patch"
+_METADATA = "x-codex-turn-metadata"
 # The Codex tool each policy tool name is carried by.
 NATIVE_TOOLS: Mapping[str, str] = {"Bash": SHELL, "Read": SHELL, "Write": PATCH, "Edit": PATCH}
 
@@ -90,7 +92,7 @@ def codex_call(name: str, tool_input: Mapping[str, Any], call_id: str) -> ToolCa
 
 
 def name_reply(reply: NeutralReply, conversation: Conversation) -> NeutralReply:
-    """The gateway's reply naming for Codex: each policy call becomes the Codex call that does it."""
+    """Each policy call of ``reply`` as the Codex call that does it."""
     parts = tuple(
         codex_call(part.name, part.arguments, part.id)
         if isinstance(part, ToolCallPart) and part.namespace is None and isinstance(part.arguments, dict)
@@ -114,3 +116,26 @@ def offered(conversation: Conversation) -> frozenset[str]:
     mcp = {name for name in conversation.tools if name.startswith(MCP_PREFIX)}
     announced = {space for space in namespaces_announced(conversation.system) if space.startswith(MCP_PREFIX)}
     return frozenset(native | mcp | announced)
+
+
+def request_kind(headers: Mapping[str, str]) -> RequestKind:
+    """A compaction is marked in the CLI's turn metadata header (``request_kind``); any other request is a turn."""
+    try:
+        metadata = parse_json(headers.get(_METADATA, "{}"), f"the {_METADATA} header")
+    except ContractError:  # a header the CLI did not write: not a compaction it asked for
+        return RequestKind.TURN
+    compaction = isinstance(metadata, dict) and metadata.get("request_kind") == "compaction"
+    return RequestKind.COMPACTION if compaction else RequestKind.TURN
+
+
+class CodexHooks:
+    """The Codex harness's side of the gateway (:class:`~bench.gateway.neutral.HarnessHooks`)."""
+
+    def name_calls(self, reply: NeutralReply, conversation: Conversation) -> NeutralReply:
+        return name_reply(reply, conversation)
+
+    def offered_tools(self, conversation: Conversation) -> frozenset[str]:
+        return offered(conversation)
+
+    def request_kind(self, headers: Mapping[str, str], body: dict[str, Any]) -> RequestKind:
+        return request_kind(headers)

@@ -22,7 +22,7 @@ from bench.gateway import DirectoryRecorder, Gateway, GatewayConfig, Mode
 from bench.gateway.config import ArmKey, PolicyPin
 from bench.gateway.exchange import ExchangeRecord, read_exchanges
 from bench.harness import AttachmentRequest, HookEvent, HookSpec, McpServerSpec, harness_named
-from bench.harness.codex.actions import name_reply, offered
+from bench.harness.codex.actions import CodexHooks
 from bench.harness.codex.argv import AGENT_KEY, KEY_VARIABLE
 from bench.harness.codex.image import RECIPE, CodexImage, build_codex_image, find_codex_image
 from bench.harness.codex.injected import builtin_memory_on, deferred_namespaces, injected_parts
@@ -123,7 +123,7 @@ def _gateway(root: Path) -> Gateway:
         policy=PolicyPin(path="policy.json", sha256=hashlib.sha256(data).hexdigest()),
     )
     recorder = DirectoryRecorder(root / "log")
-    return Gateway(config, recorder, policy_root=root, naming=name_reply, offering=offered)
+    return Gateway(config, recorder, policy_root=root, hooks=CodexHooks())
 
 
 @pytest.fixture(scope="module")
