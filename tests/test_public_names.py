@@ -122,6 +122,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "CLI_VERSION",
         "ClaudeCode",
     ],
+    "bench.harness.codex": ["CLI_VERSION", "Codex"],
     "bench.interop": ["inspect_log", "log_name", "write_inspect_log"],
     "bench.scaffold": ["UNWRITTEN_MARKER", "new_suite", "pin_suite", "refuse_unwritten", "unwritten_assets"],
     "bench.fence": [

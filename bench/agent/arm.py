@@ -180,7 +180,8 @@ def arm_gateway(
     with tempfile.TemporaryDirectory(prefix=RUNNER_SCRATCH["gateway"]) as policy_root:
         if run.policy is not None:
             (Path(policy_root) / _POLICY_FILE).write_bytes(run.policy)
-        gateway = Gateway(_config(run, key, cap), recorder, policy_root=Path(policy_root))
+        config = _config(run, key, cap).model_copy(update={"dialect": run.harness.dialect})
+        gateway = Gateway(config, recorder, policy_root=Path(policy_root), hooks=run.harness.gateway_hooks())
     gateway.start(host=host, port=0)
     try:
         yield gateway

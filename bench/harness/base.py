@@ -32,12 +32,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Sequence
 from enum import StrEnum
 from pathlib import PurePosixPath
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import Field, StringConstraints
 
 from ..contracts import ApiDialect, ContractModel
 from ..errors import ContractError
+
+if TYPE_CHECKING:  # a type only: the harness layer imports nothing of the gateway's at run time
+    from ..gateway.neutral import HarnessHooks
 from .transcript import Channel, Transcript
 
 __all__ = [
@@ -295,6 +298,11 @@ class Harness(ABC):
     @abstractmethod
     def tool_prefix(self, server: str) -> str:
         """The prefix of the tool names the harness gives the tools of MCP server ``server``."""
+
+    def gateway_hooks(self) -> HarnessHooks | None:
+        """The harness's side of its arm's gateway: how its client runs the policy's tool calls, which tools its
+        requests offer in the policy's terms, what each request is for. None: the policy's names are the client's."""
+        return None
 
     def installed_hooks(self, request: AttachmentRequest) -> tuple[HookSpec, ...]:
         """The hooks the runner installs for ``request`` (grading counts only their context as injected)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import PurePosixPath
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ...contracts import ApiDialect
 from ..base import (
@@ -25,6 +25,9 @@ from ..base import (
     RenderedConfig,
 )
 from ..transcript import Transcript
+
+if TYPE_CHECKING:
+    from ...gateway.neutral import HarnessHooks
 from . import config
 from .argv import AGENT_KEY, KEY_VARIABLE, agent_env, codex_argv, thread_id_of
 from .injection import CodexInjection
@@ -91,3 +94,8 @@ class Codex(Harness):
 
     def tool_prefix(self, server: str) -> str:
         return f"mcp__{server}__"
+
+    def gateway_hooks(self) -> HarnessHooks:
+        from .actions import CodexHooks  # the gateway's model: imported when an arm's gateway is made
+
+        return CodexHooks()
