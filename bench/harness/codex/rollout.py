@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
 from ...contracts.strict_json import parse_json, parse_json_object
@@ -31,17 +30,9 @@ _BOOKKEEPING = frozenset({"event_msg", "world_state", "turn_context", "compacted
 _PROMPT_KIND, _AGENTS_KIND, _HOOK_KIND = "user.text", "agents_md.instructions", "hooks.additional_context"
 
 
-@dataclass(frozen=True)
-class _Draft:
-    source: StepSource
-    origin: str
-    text: str = ""
-    channel: Channel | None = None
-    tool_calls: tuple[ToolCall, ...] = ()
-    tool_results: tuple[ToolResult, ...] = ()
-    trigger: str | None = None
-    message_id: str | None = None
-    timestamp: str | None = None
+def _step(source: StepSource, origin: str, text: str = "", channel: Channel | None = None, **fields: Any) -> Step:
+    """A step before it is numbered (index 0 until the transcript is assembled)."""
+    return Step(index=0, source=source, origin=origin, text=text, channel=channel, **fields)
 
 
 def _text(content: Any) -> str:
@@ -78,28 +69,28 @@ class _History:
     def __init__(self) -> None:
         self.place = HookPlace()
 
-    def item(self, item: dict[str, Any]) -> Iterator[_Draft]:
+    def item(self, item: dict[str, Any]) -> Iterator[Step]:
         yield from self._drafts(item)
         self.place.see(item)
 
-    def _drafts(self, item: dict[str, Any]) -> Iterator[_Draft]:
+    def _drafts(self, item: dict[str, Any]) -> Iterator[Step]:
         kind = str(item.get("type"))
         origin = f"response_item:{kind}"
         if kind == "message" and item.get("role") == "assistant":
-            yield _Draft(StepSource.AGENT, origin, _text(item.get("content")), message_id=item.get("id"))
+            yield _step(StepSource.AGENT, origin, _text(item.get("content")), message_id=item.get("id"))
         elif kind == "message":
             yield from self._injected(item)
         elif kind in CALLS:
-            yield _Draft(StepSource.AGENT, origin, tool_calls=(_call(item),), message_id=item.get("id"))
+            yield _step(StepSource.AGENT, origin, tool_calls=(_call(item),), message_id=item.get("id"))
         elif kind in OUTPUTS:
             output = item.get("output", item.get("tools"))
             text = output if isinstance(output, str) else _text(output) or json.dumps(output)
             result = ToolResult(tool_use_id=str(item.get("call_id")), text=text)
-            yield _Draft(StepSource.TOOL, origin, tool_results=(result,))
+            yield _step(StepSource.TOOL, origin, tool_results=(result,))
         elif kind == "reasoning":
-            yield _Draft(StepSource.AGENT, origin, _text(item.get("summary")), message_id=item.get("id"))
+            yield _step(StepSource.AGENT, origin, _text(item.get("summary")), message_id=item.get("id"))
 
-    def _injected(self, item: dict[str, Any]) -> Iterator[_Draft]:
+    def _injected(self, item: dict[str, Any]) -> Iterator[Step]:
         """A user or developer message, part by part, each by the kind the CLI recorded for it."""
         meta = item.get("internal_chat_message_metadata_passthrough")
         kinds = meta.get("content_item_kinds") if isinstance(meta, dict) else None
@@ -111,11 +102,11 @@ class _History:
             origin, text = f"response_item:{kind}", _text([part])
             if kind == _HOOK_KIND:
                 channel, trigger = self.place.channel()
-                yield _Draft(StepSource.INJECTED, origin, text, channel, trigger=trigger)
+                yield _step(StepSource.INJECTED, origin, text, channel, trigger_tool_use_id=trigger)
             elif kind == _AGENTS_KIND:
-                yield _Draft(StepSource.INJECTED, origin, text, Channel.STATIC_CONTEXT)
+                yield _step(StepSource.INJECTED, origin, text, Channel.STATIC_CONTEXT)
             else:
-                yield _Draft(StepSource.USER if kind == _PROMPT_KIND else StepSource.SYSTEM, origin, text)
+                yield _step(StepSource.USER if kind == _PROMPT_KIND else StepSource.SYSTEM, origin, text)
 
 
 def _records(data: bytes, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -140,7 +131,7 @@ def parse_rollout(rollout: bytes, name: str, streams: Sequence[bytes] = ()) -> T
     """Normalise a rollout file named ``name`` (for errors); ``streams`` are the ``--json`` outputs of the runs that
     wrote it, in order, each checked to be of the same thread."""
     history = _History()
-    drafts: list[_Draft] = []
+    drafts: list[Step] = []
     unknown: set[str] = set()
     metas: list[dict[str, Any]] = []
     usage = TokenUsage()
@@ -150,7 +141,7 @@ def parse_rollout(rollout: bytes, name: str, streams: Sequence[bytes] = ()) -> T
         payload = payload if isinstance(payload, dict) else {}
         if kind == "response_item":
             when = stamp if isinstance(stamp, str) else None
-            drafts += [replace(draft, timestamp=when) for draft in history.item(payload)]
+            drafts += [draft.model_copy(update={"timestamp": when}) for draft in history.item(payload)]
         elif kind == "session_meta":
             metas.append(payload)
         elif kind == "token_usage_record":
@@ -166,7 +157,7 @@ def parse_rollout(rollout: bytes, name: str, streams: Sequence[bytes] = ()) -> T
     for number, stream in enumerate(streams, 1):
         if thread_id_of(stream) != thread:
             raise ContractError(f"--json output {number} is of thread {thread_id_of(stream)}, {name} of {thread}")
-    steps = tuple(_step(index, draft) for index, draft in enumerate(drafts))
+    steps = tuple(draft.model_copy(update={"index": index}) for index, draft in enumerate(drafts))
     stamps = [step.timestamp for step in steps if step.timestamp]
     return Transcript(
         harness=HARNESS,
@@ -180,19 +171,4 @@ def parse_rollout(rollout: bytes, name: str, streams: Sequence[bytes] = ()) -> T
         finished_at=max(stamps) if stamps else None,
         unknown_record_types=tuple(sorted(unknown)),
         runs=len(streams),
-    )
-
-
-def _step(index: int, draft: _Draft) -> Step:
-    return Step(
-        index=index,
-        source=draft.source,
-        channel=draft.channel,
-        origin=draft.origin,
-        text=draft.text,
-        tool_calls=draft.tool_calls,
-        tool_results=draft.tool_results,
-        trigger_tool_use_id=draft.trigger,
-        message_id=draft.message_id,
-        timestamp=draft.timestamp,
     )
