@@ -89,6 +89,10 @@ def render(request: AttachmentRequest) -> RenderedConfig:
             name="hooks.json", target=CODEX_HOME / "hooks.json", content=_hooks(request.hooks, request).encode()
         ),
         ConfigFile(name="AGENTS.md", target=INSTRUCTIONS_PATH, content=request.instructions),
+        # Files the CLI reads that an agent could otherwise write for its next step: a non-empty override replaces
+        # AGENTS.md (an empty one is ignored), and .env sets the CLI's environment. Both empty and read-only.
+        ConfigFile(name="AGENTS.override.md", target=CODEX_HOME / "AGENTS.override.md"),
+        ConfigFile(name="env", target=CODEX_HOME / ".env"),
         ConfigFile(name="skills", target=SKILLS_DIR, directory=True),
     )
     return RenderedConfig(files=files)

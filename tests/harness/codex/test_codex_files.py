@@ -56,7 +56,15 @@ def test_the_same_request_renders_the_same_bytes_and_every_arm_the_same_files() 
     other = SERVER.model_copy(update={"name": "b"})
     assert _files(mcp_servers=(SERVER, other), hooks=HOOKS) == _files(mcp_servers=(other, SERVER), hooks=HOOKS)
     control = _files()
-    assert set(control) == {".codex/config.toml", ".codex/hooks.json", ".codex/AGENTS.md", ".agents/skills"}
+    assert set(control) == {
+        ".codex/config.toml",
+        ".codex/hooks.json",
+        ".codex/AGENTS.md",
+        ".codex/AGENTS.override.md",
+        ".codex/.env",
+        ".agents/skills",
+    }
+    assert control[".codex/AGENTS.override.md"] == control[".codex/.env"] == b""
     assert json.loads(control[".codex/hooks.json"]) == {"hooks": {}} and control[".codex/AGENTS.md"] == b""
 
 

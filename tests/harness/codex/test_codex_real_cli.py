@@ -21,7 +21,7 @@ from bench.contracts.api_dialect import ApiDialect
 from bench.gateway import DirectoryRecorder, Gateway, GatewayConfig, Mode
 from bench.gateway.config import ArmKey, PolicyPin
 from bench.gateway.exchange import ExchangeRecord, read_exchanges
-from bench.harness import AttachmentRequest, HookEvent, HookSpec, McpServerSpec, harness_named
+from bench.harness import AttachmentRequest, ConfigFile, HookEvent, HookSpec, McpServerSpec, harness_named
 from bench.harness.codex.actions import CodexHooks
 from bench.harness.codex.argv import AGENT_KEY, KEY_VARIABLE
 from bench.harness.codex.image import RECIPE, CodexImage, build_codex_image, find_codex_image
@@ -66,7 +66,6 @@ POLICY = {
     "default": [{"type": "text", "text": "done"}],
 }
 _RUN = """
-mkdir -p ~/.codex && cp /v/home/* ~/.codex/
 {fresh} </dev/null > /out/fresh.jsonl 2> /out/fresh.err; echo $? > /out/fresh.rc
 thread=$(python3 -c "import json; print(json.loads(open('/out/fresh.jsonl').readline())['thread_id'])")
 {resume} </dev/null > /out/resume.jsonl 2> /out/resume.err; echo $? > /out/resume.rc
@@ -99,7 +98,7 @@ def test_the_image_is_found_by_its_own_labels_only(engine: docker.DockerClient, 
     assert build_codex_image(base, cache_dir(), backend) == codex_image  # idempotent: same inputs, same image
 
 
-def _files(url: str) -> dict[str, bytes]:
+def _files(url: str) -> tuple[ConfigFile, ...]:
     request = AttachmentRequest(
         base_env=dict(BASE_ENV),
         base_url=url,
@@ -110,7 +109,7 @@ def _files(url: str) -> dict[str, bytes]:
             HookSpec(event=HookEvent.POST_TOOL_USE, command="python3 /t/hook_context.py"),
         ),
     )
-    return {file.name: file.content for file in CODEX.render(request).files if not file.directory}
+    return CODEX.render(request).files
 
 
 def _gateway(root: Path) -> Gateway:
@@ -131,14 +130,17 @@ def ran(engine: docker.DockerClient, codex_image: CodexImage, tmp_path_factory: 
     """One fresh and one resumed step of the real CLI in the image, answered by the gateway."""
     root = tmp_path_factory.mktemp("codex")
     (root / "v" / "home").mkdir(parents=True)
-    for name in ("workspace", "out"):
+    for name in ("workspace", "out", "codexhome"):
         (root / name).mkdir()
         shutil.chown(root / name, 1000, 1000)
     fresh = shlex.join(CODEX.argv("start the notes", MODEL))
     resume = shlex.join(CODEX.argv("look the notes up", MODEL, "THREAD")).replace("THREAD", '"$thread"')
     with _gateway(root) as gateway:
-        for name, contents in _files(gateway.url).items():
-            (root / "v" / "home" / name).write_bytes(contents)
+        mounts = {}  # each file read-only at its target, as the runner mounts them, over a home the agent owns
+        for number, file in enumerate(_files(gateway.url)):
+            staged = root / "v" / "home" / str(number)
+            staged.mkdir() if file.directory else staged.write_bytes(file.content)
+            mounts[str(staged)] = {"bind": f"/home/dev/{file.target}", "mode": "ro"}
         engine.containers.run(
             codex_image.image_id,
             ["bash", "-c", _RUN.format(fresh=fresh, resume=resume)],
@@ -154,6 +156,8 @@ def ran(engine: docker.DockerClient, codex_image: CodexImage, tmp_path_factory: 
                 str(root / "v"): {"bind": "/v", "mode": "ro"},
                 str(root / "workspace"): {"bind": "/workspace", "mode": "rw"},
                 str(root / "out"): {"bind": "/out", "mode": "rw"},
+                str(root / "codexhome"): {"bind": "/home/dev/.codex", "mode": "rw"},
+                **mounts,
             },
             remove=True,
         )
