@@ -117,6 +117,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "default_unnamed",
         "harness_named",
         "require_channels",
+        "require_native_settings",
     ],
     "bench.harness.claude_code": [
         "CLI_VERSION",

@@ -63,4 +63,5 @@ def needed_channels(harness: Harness, declared: Attachment) -> frozenset[MemoryC
     """The channels ``declared`` needs of ``harness``: those it declares, hooks in a native settings file too."""
     request = attachment_request(declared)
     hooks = {MemoryChannel.HOOKS} if harness.installed_hooks(request) else set()
-    return request.channels | hooks
+    instructions = {MemoryChannel.INSTRUCTIONS_FILE} if declared.instructions is not None else set()
+    return request.channels | hooks | instructions

@@ -27,6 +27,7 @@ from .base import (
     MemoryChannel,
     RenderedConfig,
     require_channels,
+    require_native_settings,
 )
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "default_unnamed",
     "harness_named",
     "require_channels",
+    "require_native_settings",
 ]
 
 DEFAULT_HARNESS = "claude-code"

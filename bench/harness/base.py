@@ -59,6 +59,7 @@ __all__ = [
     "MemoryChannel",
     "RenderedConfig",
     "require_channels",
+    "require_native_settings",
 ]
 
 HarnessName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
@@ -225,6 +226,7 @@ class Harness(ABC):
     """One coding-agent CLI. Implementations are stateless; :func:`bench.harness.harness_named` returns one."""
 
     name: ClassVar[str]  # as suites, comparability keys and transcripts name it
+    display_name: ClassVar[str]  # as reports name it, with its version
     dialect: ClassVar[ApiDialect]
     capabilities: ClassVar[frozenset[MemoryChannel]]
     agent_key: ClassVar[str]  # the stand-in key every arm presents to its gateway (identical in every arm)
@@ -235,6 +237,8 @@ class Harness(ABC):
     # The harness's tools that start a sub-agent with a prompt of the model's own (its conversation is the
     # harness's, never the memory's channel)
     subagent_tools: ClassVar[frozenset[str]] = frozenset()
+    # Whether a declaration's ``settings`` (the older form: a settings file in this harness's own format) is read
+    native_settings: ClassVar[bool] = False
 
     @property
     def version(self) -> str:
@@ -245,8 +249,6 @@ class Harness(ABC):
     def label(self) -> str:
         """How reports name the harness: its display name and version."""
         return f"{self.display_name} {self.version}"
-
-    display_name: ClassVar[str]
 
     @abstractmethod
     def image_recipe(self) -> ImageRecipe: ...
@@ -295,10 +297,6 @@ class Harness(ABC):
     def parse_session(self, session: bytes, outputs: Sequence[bytes] = ()) -> Transcript:
         """The common transcript of a session file; ``outputs`` are its steps' standard outputs, in order."""
 
-    @abstractmethod
-    def tool_prefix(self, server: str) -> str:
-        """The prefix of the tool names the harness gives the tools of MCP server ``server``."""
-
     def gateway_hooks(self) -> HarnessHooks | None:
         """The harness's side of its arm's gateway: how its client runs the policy's tool calls, which tools its
         requests offer in the policy's terms, what each request is for. None: the policy's names are the client's."""
@@ -316,6 +314,16 @@ class Harness(ABC):
     def builtin_memory(self, request: AttachmentRequest) -> bool:
         """Whether ``request`` turns the harness's own memory on (:meth:`managed_files` then differs)."""
         return request.builtin_memory
+
+
+def require_native_settings(harness: Harness, declared: bool, who: str) -> None:
+    """Refuse ``who`` declaring ``settings`` in a harness's own format under a harness that does not read them."""
+    if declared and not harness.native_settings:
+        raise ContractError(
+            f"{who} declares `settings`, a settings file in another harness's format, which harness "
+            f"{harness.name!r} does not read; declare its hooks per event in `hooks` instead",
+            field="settings",
+        )
 
 
 def require_channels(harness: Harness, needed: Collection[MemoryChannel], who: str) -> None:

@@ -61,6 +61,9 @@ class Channel(StrEnum):
 
 
 class ToolCall(ContractModel):
+    """A tool call as the model made it. An MCP server's tool is named ``mcp__<server>__<tool>`` whatever the
+    harness calls it natively (grading recognises a memory system's tools by that prefix)."""
+
     id: str
     name: str
     input: dict[str, JsonValue]

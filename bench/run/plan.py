@@ -35,7 +35,7 @@ from ..contracts.checked_files import read_bounded
 from ..errors import SandboxError, UsageError
 from ..gateway.config import Mode
 from ..grading.memory import MemoryDeclaration
-from ..harness import Harness, harness_named, require_channels
+from ..harness import Harness, harness_named, require_channels, require_native_settings
 from ..packaging.certify import CertifyParams, certify
 from ..packaging.corpus import corpus, corpus_params
 from ..packaging.redact import RedactOutputs, RedactParams, redact
@@ -95,8 +95,10 @@ class SuiteRun:
 
     @property
     def systems(self) -> tuple[MemorySystem, ...]:
+        """The systems to run, each as the suite's harness runs it (an instructions file placed where it reads it)."""
         declared = self.suite.manifest.memory_systems
-        return tuple(system for system in declared if not self.selected or system.name in self.selected)
+        instructions = str(container_path(self.harness.instructions_path))
+        return tuple(s.placed(instructions) for s in declared if not self.selected or s.name in self.selected)
 
 
 @dataclass
@@ -159,7 +161,9 @@ def suite_plan(
     harness = harness_named(opened.manifest.harness)
     for system in opened.manifest.memory_systems:
         if not selected or system.name in selected:
-            require_channels(harness, needed_channels(harness, system.attachment), f"memory system {system.name!r}")
+            who = f"memory system {system.name!r}"
+            require_native_settings(harness, system.attachment.settings is not None, who)
+            require_channels(harness, needed_channels(harness, system.attachment), who)
     root = Path(suite)
     with store.batch():
         fixture_tree = tree_from_directory(store, base / root / opened.manifest.fixture.path)
@@ -441,7 +445,7 @@ def _grading_memory(run: SuiteRun, challenge: str, condition: str) -> MemoryDecl
     """What grading looks for in one arm: the channels its attachment installed. The control has none, so nothing
     reaching it counts as memory, and any channel that shows there anyway (a server, a file, a hook of the agent's
     own making) is one its attachment did not install (:func:`bench.grading.delivery.foreign_channels`)."""
-    systems = () if condition == CONTROL else (run.suite.manifest.memory_system(condition),)
+    systems = () if condition == CONTROL else tuple(system for system in run.systems if system.name == condition)
     return _memory(run, challenge, systems, hooks=True)
 
 

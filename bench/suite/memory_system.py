@@ -10,6 +10,8 @@ workspace.
 - ``hooks``: per harness event, the commands the harness runs (their output added to the agent's context);
 - ``mcp_servers``: stdio MCP servers the harness launches inside the container;
 - ``builtin_memory``: the harness's own memory feature, which is off in every other arm;
+- ``instructions``: a restore location whose file becomes the harness's user-level instructions file (the
+  static-context channel: the notes written down), mounted read-only wherever the suite's harness reads it;
 - ``settings``: the older form, a harness's own settings file (the ``claude-code`` harness's alone), read as
   declared;
 - ``mounts``: where the state the provisioner restored is mounted, each naming a location its restore response
@@ -188,13 +190,14 @@ class Attachment(ContractModel):
     hooks: dict[HookEventName, tuple[Hook, ...]] = Field(default_factory=dict)
     mcp_servers: dict[ServerName, McpServer] = Field(default_factory=dict)
     builtin_memory: bool = False
+    instructions: LocationName | None = None  # a restore location, mounted as the harness's instructions file
     mounts: tuple[StateMount, ...] = ()
     image: ImageLayer | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
         declared = self.settings is not None or self.hooks or self.mcp_servers or self.builtin_memory
-        if not declared and not self.mounts and self.image is None:
+        if not declared and self.instructions is None and not self.mounts and self.image is None:
             raise ValueError("an attachment that adds nothing makes the treatment arm a second control arm")
         targets = [mount.target for mount in self.mounts]
         if len(set(targets)) != len(targets):
@@ -208,10 +211,18 @@ class Attachment(ContractModel):
         """The neutral channels are left out while unused: a declaration written before they existed keeps its
         digest (preregistrations)."""
         dumped: dict[str, Any] = handler(self)
-        for name, unset in (("hooks", {}), ("builtin_memory", False)):
+        for name, unset in (("hooks", {}), ("builtin_memory", False), ("instructions", None)):
             if dumped.get(name, unset) == unset:
                 dumped.pop(name, None)
         return dumped
+
+    def placed(self, instructions_path: str) -> Attachment:
+        """This attachment with ``instructions`` as a mount at the harness's ``instructions_path``: what the runner
+        mounts, for a harness that reads its instructions file there."""
+        if self.instructions is None:
+            return self
+        mount = StateMount(location=self.instructions, target=instructions_path)
+        return self.model_copy(update={"instructions": None, "mounts": (*self.mounts, mount)})
 
     @property
     def locations(self) -> tuple[str, ...]:
@@ -233,6 +244,11 @@ class MemorySystem(ContractModel):
         if self.name == CONTROL:
             raise ValueError(f"{CONTROL!r} names the arm without memory; give the memory system another name")
         return self
+
+    def placed(self, instructions_path: str) -> MemorySystem:
+        """The system as a harness reading its instructions file at ``instructions_path`` runs it
+        (:meth:`Attachment.placed`)."""
+        return self.model_copy(update={"attachment": self.attachment.placed(instructions_path)})
 
     @property
     def condition(self) -> str:

@@ -33,6 +33,13 @@ class NoHooks(ClaudeCode):
     capabilities: ClassVar[frozenset[MemoryChannel]] = frozenset(MemoryChannel) - {MemoryChannel.HOOKS}
 
 
+class OwnSettings(ClaudeCode):
+    """The real harness not reading the older, Claude-shaped ``settings``."""
+
+    name: ClassVar[str] = "own-settings"
+    native_settings: ClassVar[bool] = False
+
+
 def test_the_example_suite_names_no_harness_and_runs_the_default() -> None:
     manifest = load_suite(EXAMPLE)
     assert manifest.harness == DEFAULT_HARNESS == "claude-code"
@@ -61,17 +68,31 @@ def test_the_channels_each_bundled_system_needs() -> None:
         )
 
 
-def test_the_plan_refuses_a_system_whose_channel_the_suite_s_harness_lacks(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(bench.harness._REGISTRY, "no-hooks", (__name__, "NoHooks"))
+def _suite_under(harness: type[ClaudeCode], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the example suite naming ``harness``, registered for the test."""
+    monkeypatch.setitem(bench.harness._REGISTRY, harness.name, (__name__, harness.__name__))
     suite = tmp_path / "suite"
     shutil.copytree(EXAMPLE, suite, ignore=shutil.ignore_patterns("__pycache__"))
     declared = json.loads((suite / "suite.json").read_text())
-    (suite / "suite.json").write_text(json.dumps({**declared, "harness": "no-hooks"}))
+    (suite / "suite.json").write_text(json.dumps({**declared, "harness": harness.name}))
+    return suite
+
+
+def test_the_plan_refuses_a_system_whose_channel_the_suite_s_harness_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _suite_under(NoHooks, tmp_path, monkeypatch)
     with pytest.raises(ContractError, match=r"memory system 'reference' needs the hooks channel"):
         suite_plan(tmp_path, Store(tmp_path / "store"), "suite")
-    # the systems that need no hooks are planned under it
+    # only the system lacking the channel is named, the others being checked too
     with pytest.raises(ContractError, match=r"needs the hooks channel") as refused:
-        suite_plan(tmp_path, Store(tmp_path / "store"), "suite", memory=("reference", "server-memory"))
+        suite_plan(tmp_path, Store(tmp_path / "store"), "suite", memory=("server-memory", "reference"))
     assert "server-memory" not in str(refused.value)
+
+
+def test_the_older_settings_form_is_refused_under_a_harness_that_does_not_read_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _suite_under(OwnSettings, tmp_path, monkeypatch)
+    with pytest.raises(ContractError, match=r"memory system 'reference' declares `settings`.*'own-settings'"):
+        suite_plan(tmp_path, Store(tmp_path / "store"), "suite")

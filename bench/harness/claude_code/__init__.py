@@ -54,6 +54,7 @@ class ClaudeCode(Harness):
     )
     injection: InjectionFormat = ClaudeInjection()
     subagent_tools: ClassVar[frozenset[str]] = frozenset({"Agent", "Task"})  # CLI 2.1.197 calls it Agent
+    native_settings: ClassVar[bool] = True  # ~/.claude/settings.json, as the older declarations give it
 
     def image_recipe(self) -> ImageRecipe:
         return _RECIPE
@@ -86,9 +87,6 @@ class ClaudeCode(Harness):
 
     def parse_session(self, session: bytes, outputs: Sequence[bytes] = ()) -> Transcript:
         return parse_claude_session(session, outputs)
-
-    def tool_prefix(self, server: str) -> str:
-        return f"mcp__{server}__"
 
     def installed_hooks(self, request: AttachmentRequest) -> tuple[HookSpec, ...]:
         return config.settings_hooks(request.native_settings) + request.hooks

@@ -92,9 +92,6 @@ class Codex(Harness):
     def parse_session(self, session: bytes, outputs: Sequence[bytes] = ()) -> Transcript:
         return parse_rollout(session, "the rollout file", outputs)
 
-    def tool_prefix(self, server: str) -> str:
-        return f"mcp__{server}__"
-
     def gateway_hooks(self) -> HarnessHooks:
         from .actions import CodexHooks  # the gateway's model: imported when an arm's gateway is made
 
