@@ -339,7 +339,14 @@ def _handler(double: AnthropicDouble) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def serve_double(double: AnthropicDouble) -> Iterator[str]:
     """Serve ``double`` on 127.0.0.1 and yield its base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(double))
+    with serve_handler(_handler(double)) as url:
+        yield url
+
+
+@contextmanager
+def serve_handler(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on 127.0.0.1 and yield the base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()

@@ -27,10 +27,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum, auto
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from loopback import PROVIDER_KEY, RATES
+from loopback import PROVIDER_KEY, RATES, serve_handler
 
 Item = dict[str, Any]
 
@@ -168,16 +168,8 @@ def _handler(double: ResponsesDouble) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def serve_responses(double: ResponsesDouble) -> Iterator[str]:
     """Serve ``double`` on 127.0.0.1 and yield its base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(double))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_handler(_handler(double)) as url:
+        yield url
 
 
 # ---- requests as the Codex CLI sends them ------------------------------------------------------------------------
