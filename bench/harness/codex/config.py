@@ -21,10 +21,9 @@ Nothing here names the harness's purpose, an arm or the experiment: the agent ca
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from pathlib import PurePosixPath
 
-from ..base import AttachmentRequest, ConfigFile, HookSpec, RenderedConfig
+from ..base import AttachmentRequest, ConfigFile, RenderedConfig
 from ..sealing import sealed_argv, sealed_hook_command
 from .argv import KEY_VARIABLE
 from .toml_text import TomlTable, toml_document
@@ -64,10 +63,10 @@ def _config(request: AttachmentRequest) -> str:
     return toml_document(top, tables)
 
 
-def _hooks(hooks: Iterable[HookSpec], request: AttachmentRequest) -> str:
+def _hooks(request: AttachmentRequest) -> str:
     """Hooks in the CLI's ``hooks.json`` (Claude Code's schema): one group per hook, in declaration order."""
     events: dict[str, list[dict[str, object]]] = {}
-    for hook in hooks:
+    for hook in request.hooks:
         entry: dict[str, object] = {
             "type": "command",
             "command": sealed_hook_command(hook.command, request.base_env, ()),
@@ -85,9 +84,7 @@ def render(request: AttachmentRequest) -> RenderedConfig:
     """Every arm's Codex configuration from ``request`` (the control's: the empty request)."""
     files = (
         ConfigFile(name="config.toml", target=CODEX_HOME / "config.toml", content=_config(request).encode()),
-        ConfigFile(
-            name="hooks.json", target=CODEX_HOME / "hooks.json", content=_hooks(request.hooks, request).encode()
-        ),
+        ConfigFile(name="hooks.json", target=CODEX_HOME / "hooks.json", content=_hooks(request).encode()),
         ConfigFile(name="AGENTS.md", target=INSTRUCTIONS_PATH, content=request.instructions),
         # Files the CLI reads that an agent could otherwise write for its next step: a non-empty override replaces
         # AGENTS.md (an empty one is ignored), and .env sets the CLI's environment. Both empty and read-only.
