@@ -38,6 +38,7 @@ lives::
      |    +-- ProviderResponseInvalid   an answer that is not the documented shape
      +-- GatewayError                   (bench.gateway.errors) the gateway cannot start or serve as configured
      |    +-- PolicyDigestMismatch      a policy file's bytes are not the pinned ones
+     |    +-- UnreadableRequest         a request body its dialect cannot read as a conversation (answered 400)
      +-- PublicationRefused             (bench.publish.checks) a publication check failed; lists the findings
      +-- SystemRefused                  the operating system refused (a full disk, a permission); names the file
 

@@ -42,6 +42,8 @@ NOT_YET = {
     "gateway/stream.py": "provider SSE payloads, recorded as relayed; an unreadable stream is charged its upper bound",
     "harness/claude_code/cli.py": "Claude Code's stream-json output; the agent's work in progress owns it",
     "harness/claude_code/session.py": "Claude Code transcripts: may hold a lone surrogate the strict reader refuses",
+    "gateway/dialects/anthropic.py": "a streamed tool input, reassembled as relayed: unparsable stays text",
+    "gateway/dialects/responses_items.py": "a function call's arguments as the client sent them: non-JSON stays text",
     "fence/provider.py": "a quota API read with Decimal numbers, which the strict reader does not yet offer",
 }
 

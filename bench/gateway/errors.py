@@ -3,6 +3,7 @@
 BenchError
  +-- GatewayError              the gateway cannot start or serve as configured
       +-- PolicyDigestMismatch  a policy file's bytes are not the pinned ones
+      +-- UnreadableRequest     a request body its dialect cannot read as a conversation (answered 400)
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from ..errors import BenchError
 
-__all__ = ["GatewayError", "PolicyDigestMismatch"]
+__all__ = ["GatewayError", "PolicyDigestMismatch", "UnreadableRequest"]
 
 
 class GatewayError(BenchError):
@@ -31,3 +32,8 @@ class PolicyDigestMismatch(GatewayError):
             expected=expected,
             actual=actual,
         )
+
+
+class UnreadableRequest(GatewayError):
+    """A request body its dialect cannot read as a conversation; the message names what and where. The gateway
+    answers it 400 and records it; it never leaves the gateway."""

@@ -210,7 +210,7 @@ class Gateway:
             if raw.too_large:
                 return self._refuse(request, Refusal.TOO_LARGE, 413, ErrorKind.TOO_LARGE, raw.message)
             return self._refuse(request, Refusal.BAD_BODY, 400, ErrorKind.INVALID_REQUEST, raw.message)
-        rejection = dialect.reject(route, dict(request.headers.items()), body)
+        rejection = dialect.reject(route, {k.lower(): v for k, v in request.headers.items()}, body)
         if rejection is not None:
             refusal = Refusal.NO_API_VERSION if rejection.missing_version else Refusal.BAD_BODY
             return self._refuse(request, refusal, 400, ErrorKind.INVALID_REQUEST, rejection.message)

@@ -194,3 +194,10 @@ def test_a_malformed_responses_usage_is_no_usage(usage: Any) -> None:
 
 def test_every_contract_dialect_has_a_gateway_dialect() -> None:
     assert {dialect_of(name).name for name in ApiDialect} == set(ApiDialect)
+
+
+def test_header_names_are_read_in_any_case(gateways: dict[ApiDialect, Gateway]) -> None:
+    """HTTP header names are case-insensitive: a dialect reads them lower-cased, as the API does."""
+    body = json.dumps(as_messages(CONVERSATIONS["first-turn"], [])).encode()
+    headers = {"Content-Type": "application/json", "Anthropic-Version": "2023-06-01", "X-Api-Key": KEY}
+    assert send(gateways[ApiDialect.ANTHROPIC_MESSAGES].url, "/v1/messages", body, headers).status == 200

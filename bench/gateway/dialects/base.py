@@ -19,7 +19,7 @@ from typing import Any
 
 from ...contracts.api_dialect import ApiDialect
 from ..conversation import MessageChain
-from ..errors import GatewayError
+from ..errors import UnreadableRequest
 from ..metering import TokenUsage
 from ..neutral import Conversation, HarnessHooks, NeutralReply, reply_seed
 from ..policy import Policy
@@ -36,12 +36,6 @@ class ErrorKind(StrEnum):
     TOO_LARGE = "too-large"  # 413
     INVALID_REQUEST = "invalid-request"  # 400
     SERVER = "server"  # 500, 502
-
-
-class UnreadableRequest(GatewayError):
-    """A request body the dialect cannot read as a conversation; the message names what and where."""
-
-    exit_code = 13
 
 
 @dataclass(frozen=True)
@@ -70,6 +64,7 @@ class Dialect(ABC):
     @abstractmethod
     def reject(self, route: str, headers: Mapping[str, str], body: Any) -> Rejection | None:
         """Why the API refuses this request outright (policy and forward mode alike); None when it does not.
+        ``headers`` have lower-case names.
         ``body`` is the parsed JSON, whatever it is (a body that is not an object is refused after this)."""
 
     @abstractmethod
