@@ -22,7 +22,6 @@ from pathlib import Path
 from ..contracts import Digest
 from ..errors import ContractError
 from ..provision.messages import RestoreResponse
-from ..publish.checks import check_leaks
 from ..sandbox.spec import MemoryAttachment
 from ..store import Store, tree_from_directory
 from ..suite.memory_system import MemorySystem
@@ -59,6 +58,9 @@ def require_declared(system: MemorySystem, restored: RestoreResponse, suite_root
 
 def require_publishable(system: MemorySystem, restored: RestoreResponse) -> None:
     """Refuse ``system``'s restore response when publication would refuse it: now, not after the arms ran."""
+    # imported here: publish sits above agent in the layering (ARCHITECTURE.md), whose package imports this
+    from ..publish.checks import check_leaks
+
     paths = restored.locations.paths if restored.locations is not None else {}
     places = [(f"restore location {name!r} ({path})", path) for name, path in sorted(paths.items())]
     for place, text in [*places, ("restore response", restored.model_dump_json())]:

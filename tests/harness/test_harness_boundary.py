@@ -88,3 +88,24 @@ def test_every_allowed_exception_still_names_one() -> None:
 )
 def test_the_check_sees_a_harness_name_in_code_and_not_in_a_docstring(source: str) -> None:
     assert len(_hits('"""A module docstring may say Claude Code."""\n' + source)) == 1
+
+
+def test_the_harness_layer_imports_only_the_contracts_the_errors_and_itself() -> None:
+    """So that every other layer (gateway, agent, grading, sandbox, publish) may import it."""
+    allowed = ("bench.contracts", "bench.errors", "bench.harness")
+    found = []
+    for path in sorted((BENCH / "harness").rglob("*.py")):
+        package = ".".join(path.relative_to(BENCH.parent).with_suffix("").parts[:-1])
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                module = f"{base}.{node.module}" if node.module else base
+            elif isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+            elif isinstance(node, ast.Import):
+                module = node.names[0].name
+            else:
+                continue
+            if module.startswith("bench") and not module.startswith(allowed):
+                found.append(f"{path.relative_to(BENCH.parent)}:{node.lineno}: {module}")
+    assert not found, found

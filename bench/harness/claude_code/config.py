@@ -100,15 +100,11 @@ def settings_hooks(settings: Mapping[str, Any] | None) -> tuple[HookSpec, ...]:
             entries = group.get("hooks")
             for entry in entries if isinstance(entries, list) else ():
                 command = entry.get("command") if isinstance(entry, dict) else None
-                timeout = entry.get("timeout") if isinstance(entry, dict) else None
-                found.append(
-                    HookSpec(
-                        event=event,
-                        matcher=matcher,
-                        command=command if isinstance(command, str) and command else "true",
-                        timeout_seconds=timeout if isinstance(timeout, int) and timeout > 0 else None,
-                    )
-                )
+                if not isinstance(command, str) or not command:
+                    continue  # not a command hook: nothing of the memory system's runs
+                timeout = entry.get("timeout")
+                seconds = timeout if isinstance(timeout, int) and timeout > 0 else None
+                found.append(HookSpec(event=event, matcher=matcher, command=command, timeout_seconds=seconds))
     return tuple(found)
 
 
