@@ -98,6 +98,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
     ],
     "bench.harness": [
         "AttachmentRequest",
+        "ClientCall",
         "ConfigFile",
         "CredentialPattern",
         "DEFAULT_HARNESS",

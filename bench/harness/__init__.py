@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import ContractError
 from .base import (
     AttachmentRequest,
+    ClientCall,
     ConfigFile,
     CredentialPattern,
     Harness,
@@ -34,6 +35,7 @@ __all__ = [
     "DEFAULT_HARNESS",
     "HARNESS_NAMES",
     "AttachmentRequest",
+    "ClientCall",
     "ConfigFile",
     "CredentialPattern",
     "Harness",

@@ -29,22 +29,20 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from enum import StrEnum
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, StringConstraints
 
 from ..contracts import ApiDialect, ContractModel
 from ..errors import ContractError
-
-if TYPE_CHECKING:  # a type only: the harness layer imports nothing of the gateway's at run time
-    from ..gateway.neutral import HarnessHooks
 from .transcript import Channel, Transcript
 
 __all__ = [
     "AttachmentRequest",
+    "ClientCall",
     "ConfigFile",
     "CredentialPattern",
     "Harness",
@@ -161,6 +159,14 @@ class ImageRecipe(ContractModel):
     binary: str  # the binary's path inside the package tarball (``package/...``)
     command: str  # the name it is installed as, on PATH
     install_path: str  # where in the image
+
+
+class ClientCall(ContractModel):
+    """A tool call as the harness's client runs it: ``arguments`` an object, or the text of a freeform tool."""
+
+    name: str
+    namespace: str | None = None
+    arguments: Any
 
 
 class CredentialPattern(ContractModel):
@@ -297,10 +303,23 @@ class Harness(ABC):
     def parse_session(self, session: bytes, outputs: Sequence[bytes] = ()) -> Transcript:
         """The common transcript of a session file; ``outputs`` are its steps' standard outputs, in order."""
 
-    def gateway_hooks(self) -> HarnessHooks | None:
-        """The harness's side of its arm's gateway: how its client runs the policy's tool calls, which tools its
-        requests offer in the policy's terms, what each request is for. None: the policy's names are the client's."""
-        return None
+    # Whether the gateway must ask this harness about its client (:meth:`client_call`, :meth:`offered_tools`,
+    # :meth:`is_compaction`): False when the policy's tool names are its client's own (the gateway then asks nothing
+    # and its records keep their bytes).
+    adapts_policy: ClassVar[bool] = False
+
+    def client_call(self, name: str, arguments: Any) -> ClientCall:
+        """The call the harness's client runs for the policy's tool call ``name`` with ``arguments``."""
+        return ClientCall(name=name, arguments=arguments)
+
+    def offered_tools(self, defined: frozenset[str], system: Sequence[str]) -> frozenset[str]:
+        """The policy's tool names a request offers beyond those it defines (``defined``) or announces by those
+        names, given its system texts."""
+        return frozenset()
+
+    def is_compaction(self, headers: Mapping[str, str]) -> bool:
+        """Whether a request (its headers, lower-case) is the client compacting its context, not agent work."""
+        return False
 
     def installed_hooks(self, request: AttachmentRequest) -> tuple[HookSpec, ...]:
         """The hooks the runner installs for ``request`` (grading counts only their context as injected)."""

@@ -9,13 +9,14 @@ tools and the tools its requests offer, for the gateway.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, ClassVar
+from typing import Any, ClassVar
 
 from ...contracts import ApiDialect
 from ..base import (
     AttachmentRequest,
+    ClientCall,
     ConfigFile,
     CredentialPattern,
     Harness,
@@ -25,10 +26,8 @@ from ..base import (
     RenderedConfig,
 )
 from ..transcript import Transcript
-
-if TYPE_CHECKING:
-    from ...gateway.neutral import HarnessHooks
 from . import config
+from .actions import codex_call, is_compaction, offered
 from .argv import AGENT_KEY, KEY_VARIABLE, agent_env, codex_argv, thread_id_of
 from .injection import CodexInjection
 from .recipe import CLI_VERSION, IMAGE_RECIPE
@@ -54,6 +53,7 @@ class Codex(Harness):
     )
     injection: InjectionFormat = CodexInjection()
     subagent_tools: ClassVar[frozenset[str]] = frozenset({"spawn_agent"})
+    adapts_policy: ClassVar[bool] = True  # the policy's Read, Write, Edit, Bash run as Codex's own tools
 
     @property
     def version(self) -> str:
@@ -92,7 +92,13 @@ class Codex(Harness):
     def parse_session(self, session: bytes, outputs: Sequence[bytes] = ()) -> Transcript:
         return parse_rollout(session, "the rollout file", outputs)
 
-    def gateway_hooks(self) -> HarnessHooks:
-        from .actions import CodexHooks  # the gateway's model: imported when an arm's gateway is made
+    def client_call(self, name: str, arguments: Any) -> ClientCall:
+        if not isinstance(arguments, dict):  # a policy's tool input is an object; anything else is passed as is
+            return ClientCall(name=name, arguments=arguments)
+        return codex_call(name, arguments)
 
-        return CodexHooks()
+    def offered_tools(self, defined: frozenset[str], system: Sequence[str]) -> frozenset[str]:
+        return offered(defined, system)
+
+    def is_compaction(self, headers: Mapping[str, str]) -> bool:
+        return is_compaction(headers)

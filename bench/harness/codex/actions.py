@@ -23,15 +23,15 @@ tool is offered when its namespace is announced or defined.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ...contracts.strict_json import parse_json
 from ...errors import ContractError
-from ...gateway.neutral import Conversation, NeutralReply, RequestKind, ToolCallPart
+from ..base import ClientCall
 from .injected import namespaces_announced
 
-__all__ = ["NATIVE_TOOLS", "CodexHooks", "codex_call", "name_reply", "offered", "request_kind", "require_renderable"]
+__all__ = ["NATIVE_TOOLS", "codex_call", "is_compaction", "offered", "require_renderable"]
 
 MCP_PREFIX = "mcp__"
 SHELL, PATCH = "exec_command", "apply_patch"
@@ -75,67 +75,42 @@ def _shell(name: str, tool_input: Mapping[str, Any]) -> str:
     return _text(tool_input.get("command"), "command", "Bash")
 
 
-def codex_call(name: str, tool_input: Mapping[str, Any], call_id: str) -> ToolCallPart:
+def codex_call(name: str, tool_input: Mapping[str, Any]) -> ClientCall:
     """The call that makes Codex run the policy's ``name`` call: a function call (arguments an object), or the
     freeform ``apply_patch`` (arguments the patch text, which the Responses dialect sends as a custom tool call)."""
     if name.startswith(MCP_PREFIX) and "__" in name.removeprefix(MCP_PREFIX):
         server, tool = name.removeprefix(MCP_PREFIX).split("__", 1)
-        return ToolCallPart(id=call_id, name=tool, namespace=f"{MCP_PREFIX}{server}", arguments=dict(tool_input))
+        return ClientCall(name=tool, namespace=f"{MCP_PREFIX}{server}", arguments=dict(tool_input))
     if NATIVE_TOOLS.get(name) == PATCH:
         patch = _write(tool_input) if name == "Write" else _edit(tool_input)
-        return ToolCallPart(id=call_id, name=PATCH, arguments=patch)
+        return ClientCall(name=PATCH, arguments=patch)
     if NATIVE_TOOLS.get(name) == SHELL:
-        return ToolCallPart(id=call_id, name=SHELL, arguments={"cmd": _shell(name, tool_input)})
+        return ClientCall(name=SHELL, arguments={"cmd": _shell(name, tool_input)})
     raise ContractError(
         f"the policy's tool {name!r} has no Codex counterpart; use Read, Write, Edit, Bash or mcp__<server>__<tool>"
     )
 
 
-def name_reply(reply: NeutralReply, conversation: Conversation) -> NeutralReply:
-    """Each policy call of ``reply`` as the Codex call that does it."""
-    parts = tuple(
-        codex_call(part.name, part.arguments, part.id)
-        if isinstance(part, ToolCallPart) and part.namespace is None and isinstance(part.arguments, dict)
-        else part
-        for part in reply.parts
-    )
-    return reply.model_copy(update={"parts": parts})
-
-
 def require_renderable(calls: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
     """Refuse, before any run, a policy call Codex cannot carry (an unknown tool, a partial-line Edit)."""
-    for number, (name, tool_input) in enumerate(calls, 1):
-        codex_call(name, tool_input, f"check_{number}")
+    for name, tool_input in calls:
+        codex_call(name, tool_input)
 
 
-def offered(conversation: Conversation) -> frozenset[str]:
+def offered(defined: frozenset[str], system: Sequence[str]) -> frozenset[str]:
     """The policy tool names a Codex request offers: a native name when the Codex tool that carries it is defined;
     an MCP tool a tool search brought in (``mcp__<server>__<tool>``); and ``mcp__<server>`` for each namespace the
-    settings announce as deferred, which offers every tool of that server."""
-    native = {name for name, carrier in NATIVE_TOOLS.items() if carrier in conversation.tools}
-    mcp = {name for name in conversation.tools if name.startswith(MCP_PREFIX)}
-    announced = {space for space in namespaces_announced(conversation.system) if space.startswith(MCP_PREFIX)}
+    settings (``system``) announce as deferred, which offers every tool of that server."""
+    native = {name for name, carrier in NATIVE_TOOLS.items() if carrier in defined}
+    mcp = {name for name in defined if name.startswith(MCP_PREFIX)}
+    announced = {space for space in namespaces_announced(system) if space.startswith(MCP_PREFIX)}
     return frozenset(native | mcp | announced)
 
 
-def request_kind(headers: Mapping[str, str]) -> RequestKind:
+def is_compaction(headers: Mapping[str, str]) -> bool:
     """A compaction is marked in the CLI's turn metadata header (``request_kind``); any other request is a turn."""
     try:
         metadata = parse_json(headers.get(_METADATA, "{}"), f"the {_METADATA} header")
     except ContractError:  # a header the CLI did not write: not a compaction it asked for
-        return RequestKind.TURN
-    compaction = isinstance(metadata, dict) and metadata.get("request_kind") == "compaction"
-    return RequestKind.COMPACTION if compaction else RequestKind.TURN
-
-
-class CodexHooks:
-    """The Codex harness's side of the gateway (:class:`~bench.gateway.neutral.HarnessHooks`)."""
-
-    def name_calls(self, reply: NeutralReply, conversation: Conversation) -> NeutralReply:
-        return name_reply(reply, conversation)
-
-    def offered_tools(self, conversation: Conversation) -> frozenset[str]:
-        return offered(conversation)
-
-    def request_kind(self, headers: Mapping[str, str], body: dict[str, Any]) -> RequestKind:
-        return request_kind(headers)
+        return False
+    return isinstance(metadata, dict) and metadata.get("request_kind") == "compaction"

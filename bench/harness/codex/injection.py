@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import ClassVar
 
-from ...sandbox.layout import USER_HOME
 from ..base import InjectedBlock, InjectionFormat, LoadedFile
 from ..transcript import Channel
 from .config import INSTRUCTIONS_PATH
@@ -20,6 +19,8 @@ from .injected import agents_text
 
 __all__ = ["CodexInjection"]
 
+# The container user's home (bench.sandbox.layout.USER_HOME, a layer above; a test holds them equal).
+CONTAINER_HOME = PurePosixPath("/home/dev")
 _HARNESS_TEXTS = ("# AGENTS.md instructions", "<environment_context>", "<skills_instructions>", "<permissions ")
 _CHANNELS = {
     "UserPromptSubmit": Channel.PROMPT_TIME_RETRIEVAL,
@@ -42,7 +43,7 @@ class CodexInjection(InjectionFormat):
 
     def loaded_files(self, text: str) -> tuple[LoadedFile, ...]:
         loaded = agents_text(text)
-        path = str(PurePosixPath(USER_HOME) / INSTRUCTIONS_PATH)  # the wrapper names no path: the one file it reads
+        path = str(CONTAINER_HOME / INSTRUCTIONS_PATH)  # the wrapper names no path: the one file it reads
         return () if loaded is None else (LoadedFile(path=path, text=loaded),)
 
     def hook_channel(self, hook: str) -> Channel:

@@ -1,10 +1,15 @@
-"""The Codex CLI version the bench pins, and where its binary is in the npm registry (built by :mod:`.image`)."""
+"""The Codex CLI version the bench pins, where its binary is in the npm registry, and its image's recipe label.
+
+The image (:func:`bench.sandbox.images.harness_image.build_harness_image`) takes the platform package's static
+musl binary alone: it runs without node or its sibling files. The bundled ``bwrap`` stays out (the CLI's own
+sandbox is off: the container is the sandbox) and so does its ``rg``.
+"""
 
 from __future__ import annotations
 
 from ..base import ImageRecipe
 
-__all__ = ["CLI_VERSION", "IMAGE_RECIPE"]
+__all__ = ["CLI_VERSION", "IMAGE_LABEL", "IMAGE_RECIPE"]
 
 CLI_VERSION = "0.169.0"  # the version whose interfaces docs/harnesses.md records
 IMAGE_RECIPE = ImageRecipe(
@@ -14,3 +19,4 @@ IMAGE_RECIPE = ImageRecipe(
     command="codex",
     install_path="/usr/local/bin/codex",
 )
+IMAGE_LABEL = "agent-codex"  # its image's recipe label: never the default harness's "agent"

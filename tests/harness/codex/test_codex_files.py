@@ -82,3 +82,10 @@ def test_nothing_the_agent_can_read_names_the_experiment() -> None:
     text = b"".join(_files(mcp_servers=(SERVER,), hooks=HOOKS, instructions=b"Use tabs.\n").values()).decode().lower()
     assert not [term for term in HARNESS_TERMS if term in text]
     assert not set(re.findall(r"[a-z]+", text)) & set(CONDITION_TERMS)
+
+
+def test_the_loaded_instructions_path_is_the_container_home_s() -> None:
+    from bench.harness.codex.injection import CONTAINER_HOME
+    from bench.sandbox.layout import USER_HOME
+
+    assert str(CONTAINER_HOME) == USER_HOME  # the wrapper names no path: the injection format supplies it

@@ -17,19 +17,19 @@ from typing import Any
 import docker
 import pytest
 
+from bench.agent.gateway_hooks import gateway_hooks
 from bench.contracts.api_dialect import ApiDialect
 from bench.gateway import DirectoryRecorder, Gateway, GatewayConfig, Mode
 from bench.gateway.config import ArmKey, PolicyPin
 from bench.gateway.exchange import ExchangeRecord, read_exchanges
 from bench.harness import AttachmentRequest, ConfigFile, HookEvent, HookSpec, McpServerSpec, harness_named
-from bench.harness.codex.actions import CodexHooks
 from bench.harness.codex.argv import AGENT_KEY, KEY_VARIABLE
-from bench.harness.codex.image import RECIPE, CodexImage, build_codex_image, find_codex_image
 from bench.harness.codex.injected import builtin_memory_on, deferred_namespaces, injected_parts
-from bench.harness.codex.recipe import CLI_VERSION
+from bench.harness.codex.recipe import CLI_VERSION, IMAGE_LABEL
 from bench.harness.transcript import Channel, StepSource
 from bench.sandbox.backends.docker import DockerBackend, docker_client
 from bench.sandbox.images import ImageName, build_image, cache_dir, find_image
+from bench.sandbox.images.harness_image import HarnessImage, build_harness_image, find_harness_image
 from bench.sandbox.images.registry import INPUTS_LABEL, RECIPE_LABEL
 from bench.sandbox.layout import BASE_ENV
 
@@ -81,21 +81,23 @@ def engine() -> Iterator[docker.DockerClient]:
 
 
 @pytest.fixture(scope="module")
-def codex_image(engine: docker.DockerClient) -> CodexImage:
+def codex_image(engine: docker.DockerClient) -> HarnessImage:
     backend = DockerBackend(client=engine)
     base = build_image(ImageName.BASE, backend).record.image_id
-    return build_codex_image(base, cache_dir(), backend)
+    return build_harness_image(CODEX.image_recipe(), IMAGE_LABEL, base, cache_dir(), backend)
 
 
-def test_the_image_is_found_by_its_own_labels_only(engine: docker.DockerClient, codex_image: CodexImage) -> None:
+def test_the_image_is_found_by_its_own_labels_only(engine: docker.DockerClient, codex_image: HarnessImage) -> None:
     backend = DockerBackend(client=engine)
     labels = engine.images.get(codex_image.image_id).labels
-    assert labels[RECIPE_LABEL] == RECIPE and labels[INPUTS_LABEL] == codex_image.inputs
+    assert labels[RECIPE_LABEL] == IMAGE_LABEL and labels[INPUTS_LABEL] == codex_image.inputs
     agent = find_image(ImageName.AGENT, backend=backend)
     assert agent is None or agent.image_id != codex_image.image_id
-    assert find_codex_image(None, backend) == codex_image
+    assert find_harness_image(IMAGE_LABEL, None, backend) == codex_image
     base = build_image(ImageName.BASE, backend).record.image_id
-    assert build_codex_image(base, cache_dir(), backend) == codex_image  # idempotent: same inputs, same image
+    assert (
+        build_harness_image(CODEX.image_recipe(), IMAGE_LABEL, base, cache_dir(), backend) == codex_image
+    )  # idempotent: same inputs, same image
 
 
 def _files(url: str) -> tuple[ConfigFile, ...]:
@@ -122,11 +124,11 @@ def _gateway(root: Path) -> Gateway:
         policy=PolicyPin(path="policy.json", sha256=hashlib.sha256(data).hexdigest()),
     )
     recorder = DirectoryRecorder(root / "log")
-    return Gateway(config, recorder, policy_root=root, hooks=CodexHooks())
+    return Gateway(config, recorder, policy_root=root, hooks=gateway_hooks(CODEX))
 
 
 @pytest.fixture(scope="module")
-def ran(engine: docker.DockerClient, codex_image: CodexImage, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def ran(engine: docker.DockerClient, codex_image: HarnessImage, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One fresh and one resumed step of the real CLI in the image, answered by the gateway."""
     root = tmp_path_factory.mktemp("codex")
     (root / "v" / "home").mkdir(parents=True)
