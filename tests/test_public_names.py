@@ -98,6 +98,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
     ],
     "bench.harness": [
         "AttachmentRequest",
+        "ClientCall",
         "ConfigFile",
         "CredentialPattern",
         "DEFAULT_HARNESS",
@@ -123,6 +124,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "CLI_VERSION",
         "ClaudeCode",
     ],
+    "bench.harness.codex": ["CLI_VERSION", "Codex"],
     "bench.interop": ["inspect_log", "log_name", "write_inspect_log"],
     "bench.scaffold": ["UNWRITTEN_MARKER", "new_suite", "pin_suite", "refuse_unwritten", "unwritten_assets"],
     "bench.fence": [

@@ -33,6 +33,7 @@ from ..store import Store
 from ..suite.challenge import ChallengeManifest
 from ..suite.forward import ForwardSettings
 from .arm_record import ArmRecord, PromptKind, StepRecord
+from .gateway_hooks import gateway_hooks
 from .harness_files import container_path, home_dirs
 from .recorder import StoreRecorder
 
@@ -180,7 +181,8 @@ def arm_gateway(
     with tempfile.TemporaryDirectory(prefix=RUNNER_SCRATCH["gateway"]) as policy_root:
         if run.policy is not None:
             (Path(policy_root) / _POLICY_FILE).write_bytes(run.policy)
-        gateway = Gateway(_config(run, key, cap), recorder, policy_root=Path(policy_root))
+        config = _config(run, key, cap).model_copy(update={"dialect": run.harness.dialect})
+        gateway = Gateway(config, recorder, policy_root=Path(policy_root), hooks=gateway_hooks(run.harness))
     gateway.start(host=host, port=0)
     try:
         yield gateway

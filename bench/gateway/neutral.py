@@ -117,6 +117,11 @@ class HarnessHooks(Protocol):
         """``reply`` with its tool calls as the harness's client runs them (the policy's ``Read`` may be a shell
         command there); applied to every policy reply before the dialect renders it."""
 
+    def offered_tools(self, conversation: Conversation) -> frozenset[str]:
+        """The policy's tool names the harness's client offers in ``conversation`` beyond those it defines or
+        announces by the policy's names (Codex: its shell carries ``Read`` and ``Bash``; an announced namespace
+        ``mcp__<server>`` offers every tool of that server); read with them before a rule's ``offers``."""
+
     def request_kind(self, headers: Mapping[str, str], body: dict[str, Any]) -> RequestKind:
         """What a request (its headers, lower-case, and its parsed body) is for; recorded with its exchange."""
 

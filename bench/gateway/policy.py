@@ -17,6 +17,7 @@ Code defers MCP tools: their names arrive as a list in a system reminder, their 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -75,7 +76,7 @@ class When(ContractModel):
     def misses(self, view: RequestView, offered: frozenset[str] = frozenset()) -> tuple[str, ...]:
         """Why the conditions do not hold for ``view``: one reason per failed condition (none: they hold)."""
         texts = view.texts(self.part)
-        reasons = [f"offers {name}: not offered" for name in self.offers if name not in offered]
+        reasons = [f"offers {name}: not offered" for name in self.offers if not _offered(name, offered)]
         part = self.part.value
         reasons += [f"contains {p!r}: not in {part}" for p in self.contains if not any(p in t for t in texts)]
         reasons += [f"lacks {p!r}: found in {part}" for p in self.lacks if any(p in t for t in texts)]
@@ -110,9 +111,13 @@ class Policy(Document):
                 return rule.name, rule.reply
         return "default", self.default
 
-    def reply(self, conversation: Conversation, seed: str) -> tuple[str, NeutralReply]:
-        """The name of the rule that answers ``conversation`` and its reply, identifiers to derive from ``seed``."""
-        rule, reply = self.choose(RequestView.of(conversation), offered_tools(conversation))
+    def reply(
+        self, conversation: Conversation, seed: str, offering: Callable[[Conversation], frozenset[str]] | None = None
+    ) -> tuple[str, NeutralReply]:
+        """The name of the rule that answers ``conversation`` and its reply, identifiers to derive from ``seed``;
+        ``offering`` (the harness's) adds the tools its client offers in its own terms."""
+        offered = offered_tools(conversation) | (offering(conversation) if offering is not None else frozenset())
+        rule, reply = self.choose(RequestView.of(conversation), offered)
         parts: list[ReplyPart] = []
         for index, block in enumerate(reply):
             if isinstance(block, ToolUseReply):
@@ -123,6 +128,11 @@ class Policy(Document):
 
 
 PUBLIC_CONTRACTS = (Policy,)
+
+
+def _offered(name: str, offered: frozenset[str]) -> bool:
+    """``name`` is offered, itself or through its namespace (``mcp__<server>`` offers ``mcp__<server>__<tool>``)."""
+    return name in offered or any(name.startswith(f"{space}__") for space in offered)
 
 
 def offered_tools(conversation: Conversation) -> frozenset[str]:

@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import ContractError
 from .base import (
     AttachmentRequest,
+    ClientCall,
     ConfigFile,
     CredentialPattern,
     Harness,
@@ -34,6 +35,7 @@ __all__ = [
     "DEFAULT_HARNESS",
     "HARNESS_NAMES",
     "AttachmentRequest",
+    "ClientCall",
     "ConfigFile",
     "CredentialPattern",
     "Harness",
@@ -58,6 +60,7 @@ DEFAULT_HARNESS = "claude-code"
 # name -> (module, class): imported on first use, so naming one harness never imports another's code.
 _REGISTRY: dict[str, tuple[str, str]] = {
     "claude-code": ("bench.harness.claude_code", "ClaudeCode"),
+    "codex": ("bench.harness.codex", "Codex"),
 }
 HARNESS_NAMES = tuple(sorted(_REGISTRY))
 _LOADED: dict[str, Harness] = {}

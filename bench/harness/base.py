@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import Annotated, Any, ClassVar
@@ -42,6 +42,7 @@ from .transcript import Channel, Transcript
 
 __all__ = [
     "AttachmentRequest",
+    "ClientCall",
     "ConfigFile",
     "CredentialPattern",
     "Harness",
@@ -160,6 +161,14 @@ class ImageRecipe(ContractModel):
     install_path: str  # where in the image
 
 
+class ClientCall(ContractModel):
+    """A tool call as the harness's client runs it: ``arguments`` an object, or the text of a freeform tool."""
+
+    name: str
+    namespace: str | None = None
+    arguments: Any
+
+
 class CredentialPattern(ContractModel):
     """A secret the harness's provider issues, as publication refuses it."""
 
@@ -186,7 +195,13 @@ class LoadedFile(ContractModel):
 
 class InjectionFormat(ABC):
     """How a harness marks the context it injects into a request's user-side text, read by grading from the gateway's
-    record (the agent cannot write there); every method reads one text (a text block, or a tool result's content)."""
+    record (the agent cannot write there); every method reads one text (a text block, or a tool result's content).
+
+    ``marked`` False: the harness puts hook context into a request as an item of its own holding the bare text (Codex's
+    developer messages), known only by the item's role and place, so no text here is a hook block and a tool's
+    output has nothing appended; that harness reads hook context from the request's items instead."""
+
+    marked: ClassVar[bool] = True
 
     @abstractmethod
     def is_harness_text(self, text: str) -> bool:
@@ -287,6 +302,24 @@ class Harness(ABC):
     @abstractmethod
     def parse_session(self, session: bytes, outputs: Sequence[bytes] = ()) -> Transcript:
         """The common transcript of a session file; ``outputs`` are its steps' standard outputs, in order."""
+
+    # Whether the gateway must ask this harness about its client (:meth:`client_call`, :meth:`offered_tools`,
+    # :meth:`is_compaction`): False when the policy's tool names are its client's own (the gateway then asks nothing
+    # and its records keep their bytes).
+    adapts_policy: ClassVar[bool] = False
+
+    def client_call(self, name: str, arguments: Any) -> ClientCall:
+        """The call the harness's client runs for the policy's tool call ``name`` with ``arguments``."""
+        return ClientCall(name=name, arguments=arguments)
+
+    def offered_tools(self, defined: frozenset[str], system: Sequence[str]) -> frozenset[str]:
+        """The policy's tool names a request offers beyond those it defines (``defined``) or announces by those
+        names, given its system texts."""
+        return frozenset()
+
+    def is_compaction(self, headers: Mapping[str, str]) -> bool:
+        """Whether a request (its headers, lower-case) is the client compacting its context, not agent work."""
+        return False
 
     def installed_hooks(self, request: AttachmentRequest) -> tuple[HookSpec, ...]:
         """The hooks the runner installs for ``request`` (grading counts only their context as injected)."""

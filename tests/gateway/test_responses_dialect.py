@@ -232,6 +232,9 @@ class CodexLike:
             parts.append(part)
         return reply.model_copy(update={"parts": tuple(parts)})
 
+    def offered_tools(self, conversation: Conversation) -> frozenset[str]:
+        return frozenset()
+
     def request_kind(self, headers: Mapping[str, str], body: dict[str, Any]) -> RequestKind:
         metadata = json.loads(headers.get("x-codex-turn-metadata", "{}"))
         return RequestKind.COMPACTION if metadata.get("request_kind") == "compaction" else RequestKind.TURN

@@ -14,6 +14,7 @@ from bench.harness.transcript import Channel
 __all__ = ["SAMPLES", "Samples"]
 
 _GRADING = Path(__file__).resolve().parents[1] / "grading" / "data"
+_CODEX = Path(__file__).resolve().parent / "codex" / "data"  # recorded from codex-cli 0.169.0
 
 
 @dataclass(frozen=True)
@@ -61,5 +62,22 @@ SAMPLES: dict[str, Samples] = {
         loaded_path="/home/dev/.claude/CLAUDE.md",
         loaded_body="# Notes\nquartz",
         credential=b"sk-ant-api03-" + b"Q" * 40,
+    ),
+    "codex": Samples(
+        session=(_CODEX / "rollout.jsonl").read_bytes(),
+        outputs=((_CODEX / "exec.jsonl").read_bytes(), (_CODEX / "resume.jsonl").read_bytes()),
+        session_id="01a246ae-84b2-75c0-870f-27741d120bc9",
+        prompt="make a file",
+        hook_text="HOOK-CONTEXT-UserPromptSubmit-",  # a developer message's bare text: unmarked
+        hook="UserPromptSubmit",
+        hook_body="HOOK-CONTEXT-UserPromptSubmit-",
+        channel=Channel.PROMPT_TIME_RETRIEVAL,
+        tool_text="Chunk ID: 12ff03\nProcess exited with code 0\nOutput:\nalpha\n",
+        tool_output="alpha",
+        tool="exec_command",
+        loaded_text="# AGENTS.md instructions\n\n<INSTRUCTIONS>\n# Notes\nquartz\n</INSTRUCTIONS>",
+        loaded_path="/home/dev/.codex/AGENTS.md",
+        loaded_body="# Notes\nquartz",
+        credential=b"sk-proj-" + b"Q" * 40,
     ),
 }

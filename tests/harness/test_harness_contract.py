@@ -130,6 +130,10 @@ class TestHarnessContract:
 
     def test_injected_context_is_recognized_and_the_user_s_is_not(self, harness: Harness, samples: Samples) -> None:
         injection = harness.injection
+        if not injection.marked:  # its hook context is an item of its own: no text is a hook block
+            assert injection.hook_block(samples.hook_text) is None and not injection.is_harness_text(samples.prompt)
+            assert injection.hook_channel(samples.hook) is samples.channel
+            return
         block = injection.hook_block(samples.hook_text)
         assert block is not None and (block.hook, block.text) == (samples.hook, samples.hook_body)
         assert injection.hook_channel(block.hook) is samples.channel
@@ -141,6 +145,9 @@ class TestHarnessContract:
         self, harness: Harness, samples: Samples
     ) -> None:
         output, blocks = harness.injection.split_tool_output(samples.tool_text)
+        if not harness.injection.marked:  # nothing is appended to a tool's output
+            assert (output, blocks) == (samples.tool_text, ())
+            return
         assert output == samples.tool_output and len(blocks) == 1
         appended = harness.injection.hook_block(blocks[0])
         assert appended is not None and harness.injection.tool_hook(appended.hook, samples.tool)

@@ -125,7 +125,7 @@ class Dialect(ABC):
         usage; the harness's ``hooks`` name the reply's tool calls first. :class:`UnreadableRequest` when
         the body cannot be read as a conversation."""
         conversation = self.parse(body)
-        rule, reply = policy.reply(conversation, reply_seed(body))
+        rule, reply = policy.reply(conversation, reply_seed(body), hooks.offered_tools if hooks is not None else None)
         if hooks is not None:
             reply = NeutralReply.model_validate(hooks.name_calls(reply, conversation))
         message, usage = self.render(reply, body)

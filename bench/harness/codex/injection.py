@@ -1,0 +1,53 @@
+"""How Codex marks what it injects, as far as one text can show it (:class:`~..base.InjectionFormat`).
+
+The user-level instructions file arrives wrapped: ``# AGENTS.md instructions`` (`` for <cwd>`` when project files
+join it), a blank line, ``<INSTRUCTIONS>``, the text, ``</INSTRUCTIONS>``, as the first part of the message that
+also carries the ``<environment_context>``. Hook context carries no mark at all: it is a developer message holding
+the hook's raw text, told apart only by its role and place in the request, which no single text shows; it is read
+from the request's items (:func:`.injected.injected_parts`) and from the rollout, never from a text here.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import ClassVar
+
+from ..base import InjectedBlock, InjectionFormat, LoadedFile
+from ..transcript import Channel
+from .config import INSTRUCTIONS_PATH
+from .injected import agents_text
+
+__all__ = ["CodexInjection"]
+
+# The container user's home (bench.sandbox.layout.USER_HOME, a layer above; a test holds them equal).
+CONTAINER_HOME = PurePosixPath("/home/dev")
+_HARNESS_TEXTS = ("# AGENTS.md instructions", "<environment_context>", "<skills_instructions>", "<permissions ")
+_CHANNELS = {
+    "UserPromptSubmit": Channel.PROMPT_TIME_RETRIEVAL,
+    "PostToolUse": Channel.ANCHOR_TRIGGERED_RECALL,
+    "SessionStart": Channel.SESSION_START,
+}
+
+
+class CodexInjection(InjectionFormat):
+    marked: ClassVar[bool] = False
+
+    def is_harness_text(self, text: str) -> bool:
+        return text.startswith(_HARNESS_TEXTS)
+
+    def hook_block(self, text: str) -> InjectedBlock | None:
+        return None  # unmarked: a hook's context is known by its item's role and place, not by its text
+
+    def split_tool_output(self, text: str) -> tuple[str, tuple[str, ...]]:
+        return text, ()  # the CLI appends nothing to a tool's output: hook context is an item of its own
+
+    def loaded_files(self, text: str) -> tuple[LoadedFile, ...]:
+        loaded = agents_text(text)
+        path = str(CONTAINER_HOME / INSTRUCTIONS_PATH)  # the wrapper names no path: the one file it reads
+        return () if loaded is None else (LoadedFile(path=path, text=loaded),)
+
+    def hook_channel(self, hook: str) -> Channel:
+        return _CHANNELS.get(hook.split(":", 1)[0], Channel.OTHER)
+
+    def tool_hook(self, hook: str, tool: str) -> bool:
+        return hook in ("PostToolUse", f"PostToolUse:{tool}")
