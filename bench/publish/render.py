@@ -197,7 +197,7 @@ def _model_note(summary: StatisticsSummary) -> str:
 
 def _page_link(record: PairedAttempt, pages: Collection[str]) -> str:
     """The record's attempt page, when the report was given one (a bundle assembled by hand has none)."""
-    # A suite run at several pool sizes names each size's pages (bench.run.plan's _Variant).
+    # A suite run at several pool sizes names each size's pages (bench.run.pools.Variant).
     pooled = f"{record.key.challenge}-pool{record.key.distractors}-{record.attempt}"
     label = pooled if pooled in pages else f"{record.key.challenge}-{record.attempt}"
     if label not in pages:

@@ -27,8 +27,8 @@ from bench.harness import harness_named
 from bench.packaging.certify import CertificationReport
 from bench.provision import load_fixture
 from bench.run.admit import exclusion
+from bench.run.arm_memory import arm_memory
 from bench.run.grade import ArmGrade, arm_result, grade_arm
-from bench.run.plan import arm_memory
 from bench.sandbox.audit import AuditReceipt, audit_trees
 from bench.sandbox.backends import SandboxBackend
 from bench.sandbox.calibrate import CalibrationReport
