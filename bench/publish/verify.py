@@ -28,11 +28,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from ..contracts import Digest, PortablePath, TreeDigest
+from ..contracts import Digest, PortablePath
 from ..contracts.files import collection_paused
 from ..errors import BenchError
-from ..stages import Stage, StageContext, StageKind, TreeReads
+from ..stages import Stage, StageContext
 from ..stages.catalogue import Catalogue
+from ..stages.lineage import rederivable, rerun
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult
 from ..store.references import references
@@ -148,17 +149,6 @@ def rehash(manifest: PublicationManifest, files: BundleDigests) -> list[Differen
         return differences
 
 
-def _rederivable(stage: Stage[Any, Any, Any], spec: ActionKey) -> bool:
-    """Deterministic, reads inputs (not only the outside world), and reads trees only as the listings a bundle
-    carries."""
-    if stage.kind is not StageKind.DETERMINISTIC or not spec.inputs:
-        return False
-    if stage.trees is TreeReads.LISTINGS:
-        return True
-    ports = stage.inputs.ports()
-    return not any(issubclass(ports[name.split("/", 1)[0]].kind, TreeDigest) for name in spec.inputs)
-
-
 class _Lineage:
     """The bundle's files as a store, and which actions read and wrote each digest."""
 
@@ -264,16 +254,12 @@ def _rederive(lineage: _Lineage, stage: Stage[Any, Any, Any], item: Listed) -> l
         )
         return [Difference(lineage.where(action.result), action.result, None, "re-derived", trail)]
     try:
-        context = StageContext(lineage.store)
-        derived = stage.run(context, stage.parse_inputs(spec.inputs), stage.parse_params(spec.params)).flat()
+        rederived = rerun(StageContext(lineage.store), stage, spec, outcome)
     except (BenchError, ValueError) as exc:
         first = next(iter(outcome.outputs.values()), action.result)
         return [Difference(lineage.where(first), first, None, "re-derived", (f"{head}: could not re-run: {exc}",))]
     differences = []
-    for name in sorted(outcome.outputs.keys() | derived.keys()):
-        recorded, actual = outcome.outputs.get(name), derived.get(name)
-        if recorded == actual:
-            continue
+    for name, (recorded, actual) in rederived.differing.items():
         field = first_difference(
             lineage.store.get_bytes(recorded) if recorded in lineage.present else None,
             lineage.store.get_bytes(actual) if actual else None,
@@ -306,7 +292,7 @@ def _rerun(lineage: _Lineage, catalogue: Catalogue) -> tuple[list[Difference], l
         except BenchError as exc:
             differences.append(Difference(lineage.where(item.action.key), item.action.key, None, "named", (str(exc),)))
             continue
-        if not _rederivable(stage, item.spec):
+        if not rederivable(stage, item.spec, listings_only=True):
             checked = stage.checks is not None and not absent
             claims.append(Claim(item.action.stage, item.action.key, ClaimKind.ATTESTED, cross_checked=checked))
             if checked:

@@ -4,19 +4,28 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..contracts import Digest
+from ..contracts import Digest, TreeDigest
 from ..errors import StageError
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult, producers
 from .catalogue import Catalogue
 from .code import store_code_manifest
 from .context import StageContext
-from .stage import StageKind
+from .stage import Stage, StageKind, TreeReads
 
-__all__ = ["Lineage", "RederiveResult", "RederiveVerdict", "lineage", "producer_of", "rederive"]
+__all__ = [
+    "Lineage",
+    "RederiveResult",
+    "RederiveVerdict",
+    "lineage",
+    "producer_of",
+    "rederivable",
+    "rederive",
+    "rerun",
+]
 
 
 @dataclass
@@ -92,7 +101,7 @@ class RederiveResult:
     stage: str
     recorded: dict[str, Digest]
     derived: dict[str, Digest]
-    code_changed: bool
+    code_changed: bool | None = None  # None: not asked (a published bundle carries no code to compare with)
 
     @property
     def differing(self) -> dict[str, tuple[Digest | None, Digest | None]]:
@@ -102,6 +111,43 @@ class RederiveResult:
             for name in names
             if self.recorded.get(name) != self.derived.get(name)
         }
+
+
+def rederivable(stage: Stage[Any, Any, Any], key: ActionKey, *, listings_only: bool = False) -> bool:
+    """Whether the action ``key`` can be re-run from what its source holds: a store holds whole trees and (with
+    locator params) reaches the outside world; a published bundle (``listings_only``) holds neither, so there an
+    action must read stored inputs and read trees only as the listings a bundle carries."""
+    if stage.kind is not StageKind.DETERMINISTIC:
+        return False
+    if not listings_only:
+        return True
+    if not key.inputs:
+        return False
+    if stage.trees is TreeReads.LISTINGS:
+        return True
+    ports = stage.inputs.ports()
+    return not any(issubclass(ports[name.split("/", 1)[0]].kind, TreeDigest) for name in key.inputs)
+
+
+def rerun(
+    context: StageContext,
+    stage: Stage[Any, Any, Any],
+    key: ActionKey,
+    result: ActionResult,
+    located: Mapping[str, str] | None = None,
+) -> RederiveResult:
+    """Run ``stage`` again on the inputs and params ``key`` recorded (objects read from ``context``'s store: a
+    store, or a bundle's files put in one) and compare its outputs with ``result``'s. The one re-derivation, for
+    ``rederive`` and for ``verify``; a stage's refusal to run propagates."""
+    params = stage.parse_params({**key.params, **(located or {})})
+    derived = stage.run(context, stage.parse_inputs(key.inputs), params).flat()
+    same = derived == dict(result.outputs)
+    return RederiveResult(
+        verdict=RederiveVerdict.SAME if same else RederiveVerdict.DIFFERENT,
+        stage=stage.name,
+        recorded=dict(result.outputs),
+        derived=dict(derived),
+    )
 
 
 def rederive(
@@ -118,17 +164,9 @@ def rederive(
         raise StageError(f"{digest} was not produced by any recorded action, so there is nothing to re-derive")
     _, result, key = produced
     stage = catalogue.get(key.stage)
-    if stage.kind is not StageKind.DETERMINISTIC:
+    if not rederivable(stage, key):
         raise StageError(
             f"{digest} comes from the {stage.kind.value} stage {stage.name!r}, which is recorded, not re-derived"
         )
-    params = stage.parse_params({**key.params, **(located or {})})
-    derived = stage.run(context, stage.parse_inputs(key.inputs), params).flat()
-    same = derived == dict(result.outputs)
-    return RederiveResult(
-        verdict=RederiveVerdict.SAME if same else RederiveVerdict.DIFFERENT,
-        stage=stage.name,
-        recorded=dict(result.outputs),
-        derived=dict(derived),
-        code_changed=store_code_manifest(store, stage.module) != key.code,
-    )
+    rerun_result = rerun(context, stage, key, result, located)
+    return replace(rerun_result, code_changed=store_code_manifest(store, stage.module) != key.code)
