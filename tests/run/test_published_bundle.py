@@ -81,7 +81,8 @@ def test_a_bundle_copied_elsewhere_verifies_without_store_docker_or_network(
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result = json.loads(done.stdout)
     arms = len(list(bundle.glob("receipts/*/*/*-grade.json")))
-    assert arms == 4 * len(list(bundle.glob("report/attempts/*.html")))  # the control and three systems
+    systems = json.loads((REPO / "challenges" / "example" / "suite.json").read_text())["memory_systems"]
+    assert arms == (1 + len(systems)) * len(list(bundle.glob("report/attempts/*.html")))  # the control and each system
     assert result["verified"] and result["claims"]["re-derived"]["grade"] == arms
     assert result["signature"]["signed_by"] and result["cross_checked"]["paired-attempt"] == arms // 4
     assert result["claims"]["attested"]["paired-attempt"] == arms // 4
@@ -244,13 +245,15 @@ def test_the_transcript_page_shows_injected_context_in_the_treatment_column_only
     page = bundle / "report" / "attempts" / f"{CHALLENGE}-1.html"
     html = page.read_text()
     columns = html.split('<section class="arm" ')[1:]
-    assert [c.split('"', 2)[1] for c in columns] == ["control", "reference", "server-memory", "static-notes"]
-    assert "step injected" not in columns[0] and "step injected" in columns[1]
-    assert "<mark>" in columns[1]
+    names = [c.split('"', 2)[1] for c in columns]
+    assert names == ["control", "memory-keeper", "reference", "server-memory", "static-notes"]
+    hooked = names.index(HOOKS)  # the system whose hook injects context into the conversation
+    assert "step injected" not in columns[0] and "step injected" in columns[hooked]
+    assert "<mark>" in columns[hooked]
     image = _screenshot(page, tmp_path / "page.png", tmp_path / "profile")
     yellow = tuple(int(INJECTED_COLOUR[i : i + 2], 16) for i in (1, 3, 5))
-    quarter = 1 / len(columns)
-    control = colour_counts(image, step=2, across=(0.0, quarter - 0.02))
-    treatment = colour_counts(image, step=2, across=(quarter + 0.02, 2 * quarter - 0.02))
+    width = 1 / len(columns)  # the columns share the page's width equally
+    control = colour_counts(image, step=2, across=(0.0, width - 0.02))
+    treatment = colour_counts(image, step=2, across=(hooked * width + 0.02, (hooked + 1) * width - 0.02))
     assert control[yellow] == 0
     assert treatment[yellow] > 200, "the injected block is not drawn in the treatment column"
