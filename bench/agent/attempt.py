@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from ..contracts import Digest, Sha256
+from ..contracts import Digest, Sha256, environment_value
 from ..errors import SandboxError
 from ..fence import Fence, FenceConfig
 from ..fence.account import open_account
@@ -55,7 +55,7 @@ from ..sandbox.spec import ContainerSpec, MemoryAttachment, container_spec, prep
 from ..suite.challenge import NetworkMode
 from ..suite.forward import ForwardSettings
 from ..suite.memory_system import CONTROL, MemorySystem
-from .arm import ArmRun, environment_value, not_started, run_arm
+from .arm import ArmRun, not_started, run_arm
 from .arm_record import ArmRecord, PairRecord
 from .attachment import control_attachment, return_writes, treatment_attachment
 from .harness_files import base_url, managed_mounts

@@ -17,13 +17,12 @@ from typing import Annotated, Self
 
 from pydantic import Field, StringConstraints, model_validator
 
-from ..contracts import ContractModel, Sha256
+from ..contracts import ContractModel, EnvName, Sha256
 from ..gateway.config import UpstreamAuth
 from ..gateway.metering import DEFAULT_PROVIDER_ERROR_LIMIT, Price
 
 __all__ = ["FenceDeclaration", "ForwardSettings"]
 
-EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
 Usd = Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]
 
 
