@@ -142,6 +142,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "FenceRecord",
         "FenceResume",
         "FenceStopped",
+        "FenceTerms",
         "KeyInfo",
         "KeyRejected",
         "PairCaps",
