@@ -86,6 +86,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "Digest",
         "DigestValue",
         "Document",
+        "EnvName",
         "GitObjectId",
         "ImageId",
         "PortablePath",
@@ -95,6 +96,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "accepts",
         "canonical_bytes",
         "canonical_json",
+        "environment_value",
     ],
     "bench.harness": [
         "AttachmentRequest",
@@ -140,6 +142,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "FenceRecord",
         "FenceResume",
         "FenceStopped",
+        "FenceTerms",
         "KeyInfo",
         "KeyRejected",
         "PairCaps",

@@ -10,7 +10,6 @@ killed and the arm is timed out, and what it left (the workspace, the session fi
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import tempfile
 import time
@@ -21,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path, PurePosixPath
 
-from ..contracts import Digest, Sha256
+from ..contracts import Digest, Sha256, environment_value
 from ..errors import ContractError
 from ..fence.caps import ArmCap, PairCaps
 from ..gateway import ArmKey, ArmStop, Gateway, GatewayConfig, Mode, PolicyPin
@@ -37,7 +36,7 @@ from .gateway_hooks import gateway_hooks
 from .harness_files import container_path, home_dirs
 from .recorder import StoreRecorder
 
-__all__ = ["ArmRun", "arm_gateway", "environment_value", "not_started", "run_arm"]
+__all__ = ["ArmRun", "arm_gateway", "not_started", "run_arm"]
 
 _POLICY_FILE = "policy.json"
 _PLAIN = re.compile(r"[A-Za-z0-9._/*-]+")
@@ -68,14 +67,6 @@ class ArmRun:
     @property
     def store(self) -> Store:
         return self.backend.store
-
-
-def environment_value(name: str, what: str) -> str:
-    """The value of the environment variable ``name``; an unset or empty one is refused, naming it."""
-    value = os.environ.get(name, "")
-    if not value:
-        raise ContractError(f"{what} is read from ${name}, which is unset or empty; export it before a paid run")
-    return value
 
 
 def _config(run: ArmRun, key: ArmKey, cap: Decimal | None) -> GatewayConfig:

@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from ..contracts import Digest, Sha256
+from ..contracts import Digest, Sha256, environment_value
 from ..errors import SandboxError
-from ..fence import Fence, FenceConfig
+from ..fence import Fence
 from ..fence.account import open_account
 from ..gateway.metering import ArmStop
 from ..provision.fixture import Fixture
@@ -55,7 +55,7 @@ from ..sandbox.spec import ContainerSpec, MemoryAttachment, container_spec, prep
 from ..suite.challenge import NetworkMode
 from ..suite.forward import ForwardSettings
 from ..suite.memory_system import CONTROL, MemorySystem
-from .arm import ArmRun, environment_value, not_started, run_arm
+from .arm import ArmRun, not_started, run_arm
 from .arm_record import ArmRecord, PairRecord
 from .attachment import control_attachment, return_writes, treatment_attachment
 from .harness_files import base_url, managed_mounts
@@ -183,13 +183,8 @@ def _fence(run: ArmRun, identity: str, treatments: int) -> tuple[Fence, Digest]:
     if forward.fence is None:
         fence = Fence(run.store, identity, None, account=account, resumed=resumed)
         return fence, fence.not_applicable(f"the suite declares no quota API: {forward.unfenced}")
-    config = FenceConfig(
-        base_url=environment_value(forward.fence.quota_url_env, "the provider's quota API base URL"),
-        key_env=forward.key_env,
-        key_sha256=forward.fence.key_sha256,
-        production_reserve_usd=forward.fence.production_reserve_usd,
-        timeout_seconds=forward.fence.timeout_seconds,
-    )
+    base_url = environment_value(forward.fence.quota_url_env, "the provider's quota API base URL")
+    config = forward.fence.config(base_url, forward.key_env)
     fence = Fence(run.store, identity, config, account=account, resumed=resumed)
     return fence, fence.preflight(forward.attempt_bound_usd(treatments))
 

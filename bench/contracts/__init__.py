@@ -1,8 +1,9 @@
-"""Strict contracts: the base model, digests, portable paths and the canonical encoding."""
+"""Strict contracts: the base model, digests, portable paths, environment-variable names and the canonical encoding."""
 
 from .api_dialect import ApiDialect
 from .canonical import canonical_bytes, canonical_json
 from .digests import BlobDigest, Digest, DigestValue, GitObjectId, ImageId, Ref, Sha256, TreeDigest, accepts
+from .environment import EnvName, environment_value
 from .model import ContractModel, Document
 from .paths import PortablePath
 
@@ -13,6 +14,7 @@ __all__ = [
     "Digest",
     "DigestValue",
     "Document",
+    "EnvName",
     "GitObjectId",
     "ImageId",
     "PortablePath",
@@ -22,4 +24,5 @@ __all__ = [
     "accepts",
     "canonical_bytes",
     "canonical_json",
+    "environment_value",
 ]

@@ -8,7 +8,7 @@ Modules, one job each: :mod:`.config` (what the fence reads), :mod:`.caps` (the 
 
 from .account import AccountStopped, open_account, resume_account, stopped_accounts
 from .caps import ArmCap, PairCaps
-from .config import FenceConfig, load_config
+from .config import FenceConfig, FenceTerms, load_config
 from .errors import FenceStopped, KeyRejected, ProviderError, ProviderResponseInvalid, ProviderUnreachable
 from .fence import Fence, read_record
 from .fence_record import CheckName, CheckVerdict, FenceCheck, FenceOutcome, FenceRecord, FenceResume
@@ -27,6 +27,7 @@ __all__ = [
     "FenceRecord",
     "FenceResume",
     "FenceStopped",
+    "FenceTerms",
     "KeyInfo",
     "KeyRejected",
     "PairCaps",

@@ -7,21 +7,18 @@ one the pair's :class:`~bench.fence.PairCaps` declares, the same caps whose sum 
 
 from __future__ import annotations
 
-import re
 from enum import StrEnum
 from typing import Self
 from urllib.parse import urlsplit
 
 from pydantic import Field, model_validator
 
-from ..contracts import ContractModel, Sha256
+from ..contracts import ContractModel, EnvName, Sha256
 from ..contracts.api_dialect import ApiDialect
 from ..fence.caps import PairCaps
 from .metering import DEFAULT_PROVIDER_ERROR_LIMIT, Price
 
 __all__ = ["ArmKey", "GatewayConfig", "Mode", "PolicyPin", "UpstreamAuth"]
-
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class Mode(StrEnum):
@@ -56,7 +53,7 @@ class GatewayConfig(ContractModel):
     arms: tuple[ArmKey, ...] = Field(min_length=1)
     policy: PolicyPin | None = None
     upstream: str | None = None  # base URL: https://api.anthropic.com, or https://openrouter.ai/api
-    upstream_key_env: str = Field(default="ANTHROPIC_API_KEY", pattern=_ENV_NAME.pattern)  # names, never holds
+    upstream_key_env: EnvName = "ANTHROPIC_API_KEY"  # names, never holds
     upstream_auth: UpstreamAuth = UpstreamAuth.X_API_KEY  # OpenAI's API takes BEARER
     prices: dict[str, Price] = Field(default_factory=dict)  # request `model` -> price; forward mode refuses others
     caps: PairCaps | None = None  # forward mode: the pair's caps, one for each arm served here

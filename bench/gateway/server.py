@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import os
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -22,7 +21,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Self
 
-from ..contracts import Sha256
+from ..contracts import Sha256, environment_value
 from .body import UnreadableBody, read_body
 from .config import GatewayConfig, Mode
 from .dialects import Dialect, ErrorKind, UnreadableRequest, dialect_of
@@ -92,13 +91,7 @@ class Gateway:
         if config.policy is not None:
             self._policy = load_policy((policy_root or Path.cwd()) / config.policy.path, config.policy.sha256)
         if config.mode is Mode.FORWARD:
-            key = os.environ.get(config.upstream_key_env)
-            if not key:
-                raise GatewayError(
-                    f"forward mode needs the provider key in ${config.upstream_key_env}; it is unset or empty",
-                    field="upstream_key_env",
-                    hint=f"export {config.upstream_key_env} in the runner's environment (never in a config file)",
-                )
+            key = environment_value(config.upstream_key_env, "forward mode's provider key", error=GatewayError)
             self._upstream = UpstreamProvider(config.upstream or "", key, config.upstream_auth, self.dialect)
         self._server: Server | None = None
         self._thread: threading.Thread | None = None

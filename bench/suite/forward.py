@@ -17,21 +17,25 @@ from typing import Annotated, Self
 
 from pydantic import Field, StringConstraints, model_validator
 
-from ..contracts import ContractModel, Sha256
+from ..contracts import ContractModel, EnvName
+from ..fence import FenceConfig, FenceTerms
 from ..gateway.config import UpstreamAuth
 from ..gateway.metering import DEFAULT_PROVIDER_ERROR_LIMIT, Price
 
 __all__ = ["FenceDeclaration", "ForwardSettings"]
 
-EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
 Usd = Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]
 
 
-class FenceDeclaration(ContractModel):
+class FenceDeclaration(FenceTerms):
+    """The fence's terms as a suite declares them: the quota API named by its variable, never its URL."""
+
     quota_url_env: EnvName  # the variable holding the quota API's base URL, e.g. https://openrouter.ai
-    key_sha256: Sha256  # fingerprint of the eval key: a run is never billed to another key by accident
-    production_reserve_usd: Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
-    timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+
+    def config(self, base_url: str, key_env: str) -> FenceConfig:
+        """The fence config these terms make once the quota API's URL has been read from the environment."""
+        terms = {name: getattr(self, name) for name in FenceTerms.model_fields}
+        return FenceConfig(base_url=base_url, key_env=key_env, **terms)
 
 
 class ForwardSettings(ContractModel):

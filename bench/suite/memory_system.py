@@ -40,7 +40,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..contracts import ContractModel, Digest, PortablePath, Sha256, canonical_json
+from ..contracts import ContractModel, Digest, EnvName, PortablePath, Sha256, canonical_json
 
 __all__ = [
     "CONTROL",
@@ -61,7 +61,6 @@ SystemName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}
 VersionLabel = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")]
 LocationName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
 ServerName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
-EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
 ContainerPath = Annotated[
     str, StringConstraints(pattern=r"^(/[A-Za-z0-9._-]+)+$", max_length=512)
 ]  # absolute, plain characters: it is agent-visible and must never carry a '..' or a shell character
