@@ -372,6 +372,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "start_tree",
     ],
     "bench.sandbox.backends": [
+        "BACKENDS",
         "Capability",
         "ExecResult",
         "IDLE_COMMAND",
@@ -385,6 +386,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "ProcessOutcome",
         "RunOutcome",
         "RunRequest",
+        "SANDBOX_VARIABLE",
         "SandboxBackend",
         "Session",
         "Standing",

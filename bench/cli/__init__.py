@@ -116,6 +116,7 @@ ENVIRONMENT: dict[str, str] = {
     "AWS_REGION": "an S3 store's region (default us-east-1)",
     "AWS_DEFAULT_REGION": "an S3 store's region when AWS_REGION is unset",
     "STELE_BENCH_EXECUTOR": "where invocations run, instead of local: ray://HEAD:PORT",
+    "STELE_BENCH_SANDBOX": "the sandbox backend containers run on: docker (default) or process",
     "STELE_BENCH_ROOT": "where a cluster node runs invocations from (default: the checkout stele-bench is in)",
     "STELE_BENCH_DOIT_DB": "doit's dependency database, instead of the project's .doit.sqlite",
     "STELE_BENCH_CACHE": "where image builds keep rootfs tarballs and CLI downloads (default ~/.cache/stele-bench)",
