@@ -11,6 +11,7 @@ and SIGHUP stop a command the way Ctrl-C does, ending every child it started (:m
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
@@ -85,6 +86,12 @@ def _common_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
         metavar="DIR",
         help="the project directory (default: $STELE_BENCH_PROJECT, else the nearest directory at or above "
         "the working directory holding stele-bench.toml)",
+        **keep,
+    )
+    parser.add_argument(
+        "--sandbox",
+        metavar="NAME",
+        help="the sandbox backend containers run on: docker or process (default: $STELE_BENCH_SANDBOX, else docker)",
         **keep,
     )
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout", **keep)
@@ -171,6 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             args = build_parser().parse_args(arguments)
             out.as_json, debug = args.json, args.debug  # as parsed: argparse also takes `--js` for `--json`
+            if args.sandbox:
+                _choose_sandbox(args.sandbox)
             code: int = args.handler(args, out)
             return code
         except _VersionRequested:
@@ -186,6 +195,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         except Exception as exc:  # every library error should have been translated; this is the net below
             _traceback(debug)
             return _unexpected(out, exc, debug)
+
+
+def _choose_sandbox(name: str) -> None:
+    """Refuse an unknown backend now, and name the chosen one in the environment every worker process inherits."""
+    from ..sandbox.backends.choice import SANDBOX_VARIABLE, backend_factory  # only a command given --sandbox pays
+
+    backend_factory(name)
+    os.environ[SANDBOX_VARIABLE] = name
 
 
 def _refused(out: Output, exc: BenchError, args: argparse.Namespace | None) -> int:

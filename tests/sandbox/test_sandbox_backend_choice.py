@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,21 +38,26 @@ def test_an_unknown_backend_is_refused_naming_the_known_ones(monkeypatch: pytest
     assert set(BACKENDS) == {"docker", "process"}
 
 
-def test_the_command_line_refuses_an_unknown_backend_in_one_json_object(tmp_path: Path) -> None:
-    env = {**os.environ, SANDBOX_VARIABLE: "podman"}
-    done = subprocess.run(
-        [sys.executable, "-m", "bench", "--json", "sandbox", "sweep"],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 2, done.stdout + done.stderr
+def _sweep(tmp_path: Path, variable: str, *flags: str) -> tuple[int, dict[str, Any]]:
+    env = {**os.environ, SANDBOX_VARIABLE: variable}
+    command = [sys.executable, "-m", "bench", "--json", *flags, "sandbox", "sweep"]
+    done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, check=False)
     lines = [line for line in done.stdout.splitlines() if line.strip()]
-    assert len(lines) == 1
-    error = json.loads(lines[0])["error"]
-    assert error["code"] == "usage" and "known: docker, process" in error["message"]
+    assert len(lines) == 1, done.stdout + done.stderr
+    return done.returncode, json.loads(lines[0])
+
+
+def test_the_command_line_refuses_an_unknown_backend_in_one_json_object(tmp_path: Path) -> None:
+    code, answer = _sweep(tmp_path, "podman")
+    assert code == 2, answer
+    assert answer["error"]["code"] == "usage" and "known: docker, process" in answer["error"]["message"]
+
+
+def test_the_flag_chooses_over_the_variable_and_is_checked(tmp_path: Path) -> None:
+    code, answer = _sweep(tmp_path, "podman", "--sandbox", "docker")
+    assert code == 0 and set(answer) == {"removed", "live", "foreign"}, answer
+    code, answer = _sweep(tmp_path, "docker", "--sandbox", "podman")
+    assert code == 2 and "'podman'" in answer["error"]["message"], answer
 
 
 def test_a_backend_overriding_run_is_refused_when_defined() -> None:

@@ -1,8 +1,8 @@
 """Which sandbox backend a command uses: a registry of backends by name, the name read from ``$STELE_BENCH_SANDBOX``.
 
-Like ``$STELE_BENCH_EXECUTOR``, the choice is an environment variable so it reaches every process a run starts
-(doit's workers, a cluster's nodes) unchanged. Each backend's module is imported only when it is chosen, so the
-process backend needs no Docker SDK.
+Like ``$STELE_BENCH_EXECUTOR``, the choice is an environment variable so it reaches every process a run starts on
+this machine (doit's workers) unchanged; the global ``--sandbox NAME`` flag sets it. Each backend's module is
+imported only when it is chosen, so the process backend needs no Docker SDK.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ...errors import UsageError
 from ...store import Store
 from .base import ImageSource, SandboxBackend
 
-__all__ = ["BACKENDS", "DEFAULT_BACKEND", "SANDBOX_VARIABLE", "default_backend"]
+__all__ = ["BACKENDS", "DEFAULT_BACKEND", "SANDBOX_VARIABLE", "backend_factory", "default_backend"]
 
 SANDBOX_VARIABLE = "STELE_BENCH_SANDBOX"
 DEFAULT_BACKEND = "docker"
@@ -38,19 +38,24 @@ def _process(store: Store | None, images: ImageSource | None) -> SandboxBackend:
 BACKENDS: Mapping[str, BackendFactory] = {"docker": _docker, "process": _process}
 
 
-def default_backend(store: Store | None = None, images: ImageSource | None = None) -> SandboxBackend:
-    """The configured backend: the one ``$STELE_BENCH_SANDBOX`` names, else the local Docker engine.
-
-    Without ``store`` it serves images and sweeps only; with ``images`` it loads an image its engine lacks from
-    there. Close it (or use it in a ``with``) to drop its connection. An unknown name is refused naming the known.
-    """
-    name = os.environ.get(SANDBOX_VARIABLE) or DEFAULT_BACKEND
+def backend_factory(name: str) -> BackendFactory:
+    """What makes the backend called ``name``; an unknown name is refused naming the known ones."""
     factory = BACKENDS.get(name)
     if factory is None:
         raise UsageError(
-            f"unknown sandbox backend {name!r} in ${SANDBOX_VARIABLE}; known: {', '.join(sorted(BACKENDS))}",
+            f"unknown sandbox backend {name!r} (--sandbox or ${SANDBOX_VARIABLE}); "
+            f"known: {', '.join(sorted(BACKENDS))}",
             field=SANDBOX_VARIABLE,
             expected=", ".join(sorted(BACKENDS)),
             actual=name,
         )
-    return factory(store, images)
+    return factory
+
+
+def default_backend(store: Store | None = None, images: ImageSource | None = None) -> SandboxBackend:
+    """The configured backend: the one ``$STELE_BENCH_SANDBOX`` (which ``--sandbox`` sets) names, else Docker.
+
+    Without ``store`` it serves images and sweeps only; with ``images`` it loads an image its engine lacks from
+    there. Close it (or use it in a ``with``) to drop its connection.
+    """
+    return backend_factory(os.environ.get(SANDBOX_VARIABLE) or DEFAULT_BACKEND)(store, images)
