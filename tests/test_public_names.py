@@ -375,6 +375,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "start_tree",
     ],
     "bench.sandbox.backends": [
+        "BACKENDS",
         "Capability",
         "ExecResult",
         "IDLE_COMMAND",
@@ -388,6 +389,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "ProcessOutcome",
         "RunOutcome",
         "RunRequest",
+        "SANDBOX_VARIABLE",
         "SandboxBackend",
         "Session",
         "Standing",

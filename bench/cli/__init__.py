@@ -11,6 +11,7 @@ and SIGHUP stop a command the way Ctrl-C does, ending every child it started (:m
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
@@ -87,6 +88,12 @@ def _common_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
         "the working directory holding stele-bench.toml)",
         **keep,
     )
+    parser.add_argument(
+        "--sandbox",
+        metavar="NAME",
+        help="the sandbox backend containers run on: docker or process (default: $STELE_BENCH_SANDBOX, else docker)",
+        **keep,
+    )
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout", **keep)
     parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error", **keep)
 
@@ -116,6 +123,7 @@ ENVIRONMENT: dict[str, str] = {
     "AWS_REGION": "an S3 store's region (default us-east-1)",
     "AWS_DEFAULT_REGION": "an S3 store's region when AWS_REGION is unset",
     "STELE_BENCH_EXECUTOR": "where invocations run, instead of local: ray://HEAD:PORT",
+    "STELE_BENCH_SANDBOX": "the sandbox backend containers run on: docker (default) or process",
     "STELE_BENCH_ROOT": "where a cluster node runs invocations from (default: the checkout stele-bench is in)",
     "STELE_BENCH_DOIT_DB": "doit's dependency database, instead of the project's .doit.sqlite",
     "STELE_BENCH_CACHE": "where image builds keep rootfs tarballs and CLI downloads (default ~/.cache/stele-bench)",
@@ -170,6 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             args = build_parser().parse_args(arguments)
             out.as_json, debug = args.json, args.debug  # as parsed: argparse also takes `--js` for `--json`
+            if args.sandbox:
+                _choose_sandbox(args.sandbox)
             code: int = args.handler(args, out)
             return code
         except _VersionRequested:
@@ -185,6 +195,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         except Exception as exc:  # every library error should have been translated; this is the net below
             _traceback(debug)
             return _unexpected(out, exc, debug)
+
+
+def _choose_sandbox(name: str) -> None:
+    """Refuse an unknown backend now, and name the chosen one in the environment every worker process inherits."""
+    from ..sandbox.backends.choice import SANDBOX_VARIABLE, backend_factory  # only a command given --sandbox pays
+
+    backend_factory(name)
+    os.environ[SANDBOX_VARIABLE] = name
 
 
 def _refused(out: Output, exc: BenchError, args: argparse.Namespace | None) -> int:

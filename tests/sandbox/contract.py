@@ -248,6 +248,15 @@ class SandboxContract:
             pass
         assert self.leftovers(backend.lease.owner) == set()
 
+    def test_a_run_spec_naming_the_experiment_is_refused_before_anything_starts(
+        self, backend: SandboxBackend, image: str
+    ) -> None:
+        # The base class checks, not the backend: a run's env is as visible to the agent as a session's.
+        spec = self.spec(image, "true", env={"ARM": "benchmark-memory"})
+        with pytest.raises(SandboxError, match="name the harness"):
+            self.run(backend, spec)
+        assert self.leftovers(backend.lease.owner) == set()
+
     # -- cleanup on every path --------------------------------------------------------------------
 
     def test_ctrl_c_during_a_run_leaves_nothing_behind(self, store: Store, backend: SandboxBackend, image: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -76,7 +77,7 @@ def test_the_verifier_is_read_only_timed_and_its_output_bounded(
 
 
 def test_an_arm_cannot_read_the_verifier_or_the_manifest(
-    store: Store, backend: DockerBackend, tiny_image: str, challenge: Path
+    store: Store, backend: DockerBackend, tiny_image: str, challenge: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     manifest = load_challenge(challenge)
     # Every regular file outside the kernel's pseudo-filesystems; the token is split so the command line lacks it.
@@ -90,7 +91,10 @@ def test_an_arm_cannot_read_the_verifier_or_the_manifest(
     )
     assert result.output == "searched\n"  # no file holds the token and no asset directory exists
     # The same search does find both files when they are mounted, so the check above can fail.
-    exposed = spec.model_copy(update={"mounts": (Mount.of(challenge, "runner:task", "/mnt/task"),)})
+    # Mounted from a neutral host path: this test's own directory names an arm, which every run refuses.
+    task = tmp_path_factory.mktemp("task")
+    shutil.copytree(challenge, task, dirs_exist_ok=True)
+    exposed = spec.model_copy(update={"mounts": (Mount.of(task, "runner:task", "/mnt/task"),)})
     leaked = backend.run(RunRequest(spec=exposed, workspace=None, timeout_seconds=60, read_back=False))
     assert set(leaked.output.split()) == {
         "/mnt/task/verify.sh",

@@ -1,13 +1,13 @@
 """Sandbox backends: ``base.py`` the interface every backend implements, ``docker/`` the Docker engine (the only
 code importing the ``docker`` SDK), ``process.py`` plain processes in a temporary root, ``lease.py`` the leases
-that keep a sweep away from live runners.
+that keep a sweep away from live runners, ``choice.py`` the registry of backends by name.
 
-Stages receive a backend; :func:`default_backend` is the one place one is made for them.
+Stages receive a backend; :func:`default_backend` (the one ``$STELE_BENCH_SANDBOX`` names, Docker by default) is
+the one place one is made for them.
 """
 
 from __future__ import annotations
 
-from ...store import Store
 from .base import (
     IDLE_COMMAND,
     OUTPUT_LIMIT,
@@ -24,13 +24,16 @@ from .base import (
     SweepReport,
     process_outcome,
 )
+from .choice import BACKENDS, SANDBOX_VARIABLE, default_backend
 from .lease import LEASE_LABEL, OWNER_LABEL, Lease, Standing
 
 __all__ = [
+    "BACKENDS",
     "IDLE_COMMAND",
     "LEASE_LABEL",
     "OUTPUT_LIMIT",
     "OWNER_LABEL",
+    "SANDBOX_VARIABLE",
     "Capability",
     "ExecResult",
     "ImageInfo",
@@ -47,14 +50,3 @@ __all__ = [
     "default_backend",
     "process_outcome",
 ]
-
-
-def default_backend(store: Store | None = None, images: ImageSource | None = None) -> SandboxBackend:
-    """The backend the runner uses: the local Docker engine (imported here, so the process backend needs no SDK).
-
-    Without ``store`` it serves images and sweeps only; with ``images`` it loads an image its engine lacks from
-    there. Close it (or use it in a ``with``) to drop its connection.
-    """
-    from .docker import DockerBackend
-
-    return DockerBackend(store, images=images)

@@ -25,12 +25,12 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from types import TracebackType
-from typing import BinaryIO, ClassVar, NoReturn
+from typing import Any, BinaryIO, ClassVar, NoReturn, final
 
 from ...contracts import ContractModel, Digest
 from ...errors import SandboxError
 from ...store import Store
-from ..spec import ContainerSpec, NetworkMode
+from ..spec import ContainerSpec, NetworkMode, check_neutral
 from .lease import Lease
 
 __all__ = [
@@ -195,9 +195,24 @@ class SandboxBackend(ABC):
 
     ``store`` holds the workspace trees; a backend made without one serves images and sweeps only. ``lease`` names
     the runner: every resource is labelled with it, and :meth:`sweep` removes only resources of dead leases.
+
+    :meth:`run` and :meth:`session` are template methods: each refuses a spec that is not neutral
+    (:func:`~bench.sandbox.spec.check_neutral`) and only then calls the backend's hook (:meth:`_run`,
+    :meth:`_session`), so no backend can start a container without the check; a subclass overriding either is
+    refused when it is defined.
     """
 
     capabilities: ClassVar[frozenset[Capability]]
+    _TEMPLATES: ClassVar[tuple[str, ...]] = ("run", "session")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        overridden = [name for name in cls._TEMPLATES if name in vars(cls)]
+        if overridden:
+            raise TypeError(
+                f"{cls.__name__} overrides {', '.join(overridden)}: implement the hooks "
+                f"({', '.join('_' + name for name in overridden)}) so the base checks neutrality first"
+            )
 
     def __init__(self, store: Store | None, lease: Lease | None) -> None:
         self._store = store
@@ -262,15 +277,17 @@ class SandboxBackend(ABC):
 
     # -- containers --------------------------------------------------------------------------------
 
-    @abstractmethod
+    @final
     def run(self, request: RunRequest) -> RunOutcome:
         """Run ``request.spec``'s command to completion or its deadline and return what happened.
 
         Network modes ``none`` and ``public`` only: a model-only container runs in a :meth:`session` on a
-        :meth:`model_network`.
+        :meth:`model_network`. The spec must be neutral (:func:`~bench.sandbox.spec.check_neutral`).
         """
+        check_neutral(request.spec)
+        return self._run(request)
 
-    @abstractmethod
+    @final
     def session(
         self,
         spec: ContainerSpec,
@@ -281,8 +298,24 @@ class SandboxBackend(ABC):
         """Start ``spec`` idle with ``workspace`` (and ``home_dirs`` owned by its user) in place.
 
         A model-only spec needs ``network``; other modes refuse one. The spec must be neutral
-        (:func:`~bench.sandbox.spec.check_neutral`).
+        (:func:`~bench.sandbox.spec.check_neutral`): refused here, before the backend makes anything.
         """
+        check_neutral(spec)
+        return self._session(spec, workspace, home_dirs, network)
+
+    @abstractmethod
+    def _run(self, request: RunRequest) -> RunOutcome:
+        """The backend's :meth:`run`, given a spec already checked neutral."""
+
+    @abstractmethod
+    def _session(
+        self,
+        spec: ContainerSpec,
+        workspace: Digest,
+        home_dirs: tuple[PurePosixPath, ...],
+        network: ModelNetwork | None,
+    ) -> AbstractContextManager[Session]:
+        """The backend's :meth:`session`, given a spec already checked neutral."""
 
     @abstractmethod
     def model_network(self, relay_image: str) -> AbstractContextManager[ModelNetwork]:

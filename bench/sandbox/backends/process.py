@@ -37,7 +37,7 @@ from ...contracts import Digest
 from ...errors import SandboxError
 from ...store import Store, tree_from_tar
 from ..layout import USER_GID, USER_UID, WORKSPACE
-from ..spec import ContainerSpec, NetworkMode, check_neutral
+from ..spec import ContainerSpec, NetworkMode
 from ..tarpipe import tree_chunks
 from . import launch
 from .base import (
@@ -300,7 +300,7 @@ class ProcessBackend(SandboxBackend):
             root.kill_all()
             remove_root(root.path)
 
-    def run(self, request: RunRequest) -> RunOutcome:
+    def _run(self, request: RunRequest) -> RunOutcome:
         with self._root(request.spec) as root:
             if request.workspace is not None:
                 root.put_workspace(request.workspace)
@@ -317,14 +317,13 @@ class ProcessBackend(SandboxBackend):
         )
 
     @contextmanager
-    def session(
+    def _session(
         self,
         spec: ContainerSpec,
         workspace: Digest,
-        home_dirs: tuple[PurePosixPath, ...] = (),
-        network: ModelNetwork | None = None,
+        home_dirs: tuple[PurePosixPath, ...],
+        network: ModelNetwork | None,
     ) -> Iterator[Session]:
-        check_neutral(spec)
         if network is not None:
             raise SandboxError(f"a model network was given for a container whose network mode is {spec.network.mode}")
         with self._root(spec, home_dirs) as root:

@@ -18,7 +18,7 @@ from typing import Any, BinaryIO, ClassVar
 from ....contracts import Digest
 from ....errors import SandboxError
 from ....store import Store
-from ...spec import ContainerSpec, NetworkMode, check_neutral
+from ...spec import ContainerSpec, NetworkMode
 from ..base import (
     Capability,
     ImageInfo,
@@ -112,7 +112,7 @@ class DockerBackend(SandboxBackend):
 
     # -- containers --------------------------------------------------------------------------------
 
-    def run(self, request: RunRequest) -> RunOutcome:
+    def _run(self, request: RunRequest) -> RunOutcome:
         self._ensure_image(request.spec.image_id)
         network = self._network(request.spec, None)
         make = functools.partial(engine.create_container, self.client, request.spec, network, self.lease.labels())
@@ -131,14 +131,13 @@ class DockerBackend(SandboxBackend):
         )
 
     @contextmanager
-    def session(
+    def _session(
         self,
         spec: ContainerSpec,
         workspace: Digest,
-        home_dirs: tuple[PurePosixPath, ...] = (),
-        network: ModelNetwork | None = None,
+        home_dirs: tuple[PurePosixPath, ...],
+        network: ModelNetwork | None,
     ) -> Iterator[Session]:
-        check_neutral(spec)
         self._ensure_image(spec.image_id)
         name = self._network(spec, network)
         with docker_session(self.client, self.store, spec, name, workspace, home_dirs, self.lease.labels()) as box:
