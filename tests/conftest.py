@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +11,14 @@ from s3server import S3Server, seaweed
 from bench.run.catalogue import services
 from bench.stages import StageContext
 from bench.store import Store
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as a terminal's foreground job gets it, however the suite was started: a shell that starts a command
+    in the background without job control (``bash .ci/run &``) starts it with SIGINT ignored, which Python keeps and
+    every child inherits, so the tests that press Ctrl-C on a run (in this process or a child) would see nothing."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

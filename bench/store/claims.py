@@ -28,7 +28,7 @@ from typing import TypeVar
 
 from ..contracts import ContractModel, Digest, canonical_bytes
 from ..contracts.files import parse_contract
-from ..errors import ContractError
+from ..errors import BenchError, ContractError
 from ..processes import ProcessIdentity
 from .store import Store
 
@@ -79,12 +79,18 @@ class Claim(ContractModel):
 
 
 class _Heartbeat:
-    """Renews a held claim every HEARTBEAT seconds until stopped, then releases it."""
+    """Renews a held claim every HEARTBEAT seconds until stopped, then releases it.
+
+    A store error a renewal meets (a damaged index, a full disk, the store gone) ends the heartbeat and is kept, so
+    the holder raises it, family and message intact, when it releases the claim: raised in this thread it would be
+    a thread's traceback on stderr and lost to the stage, which would then fail on its own later error or not at all.
+    """
 
     def __init__(self, store: Store, key: Digest, claim: Claim) -> None:
         self.store, self.key, self.claim = store, key, claim
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        self._failure: BenchError | None = None
         self._thread = threading.Thread(target=self._beat, name=f"claim-{claim.token}", daemon=True)
         self._thread.start()
 
@@ -92,15 +98,24 @@ class _Heartbeat:
         while not self._stop.wait(HEARTBEAT):
             with self._lock:
                 renewed = self.claim.model_copy(update={"beat": self.claim.beat + 1})
-                if not self.store.backend.swap_claim(self.key, self.claim.encode(), renewed.encode()):
+                try:
+                    held = self.store.backend.swap_claim(self.key, self.claim.encode(), renewed.encode())
+                except BenchError as exc:
+                    self._failure = exc
+                    return
+                if not held:
                     _log.warning("the claim on %s was taken over: another worker judged this one dead", self.key)
                     return
                 self.claim = renewed
 
     def release(self) -> None:
+        """Stop renewing and release the claim; raises the store error a renewal met (the claim is then left to
+        the waiters' dead-holder rule: the store just refused a write)."""
         self._stop.set()
         self._thread.join()
         with self._lock:
+            if self._failure is not None:
+                raise self._failure
             self.store.backend.swap_claim(self.key, self.claim.encode(), None)  # False: it was taken over
 
 
@@ -118,8 +133,11 @@ def claim_key(store: Store, key: Digest, finished: Callable[[], T | None], what:
     try:
         # Asked again now: a worker may have recorded the key and released it just before this one claimed it.
         yield finished()
-    finally:
-        beating.release()
+    except BaseException:
+        with contextlib.suppress(BenchError):  # the block's own error says what stopped it, not the release's
+            beating.release()
+        raise
+    beating.release()
 
 
 def _take(store: Store, key: Digest, mine: Claim, finished: Callable[[], T | None], what: str) -> T | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -260,11 +261,13 @@ class SandboxContract:
     # -- cleanup on every path --------------------------------------------------------------------
 
     def test_ctrl_c_during_a_run_leaves_nothing_behind(self, store: Store, backend: SandboxBackend, image: str) -> None:
-        timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
-        timer.start()
+        token = secrets.token_hex(8)  # names the command's shell among this machine's processes
+        pressed = threading.Thread(target=_ctrl_c_once_running, args=(token,), daemon=True)
+        pressed.start()
         with pytest.raises(KeyboardInterrupt):
-            self.run(backend, self.spec(image, "sleep 60"), make_tree(store, {"a": b"a"}), timeout_seconds=60)
-        timer.join()
+            script = f"sleep 60; : {token}"
+            self.run(backend, self.spec(image, script), make_tree(store, {"a": b"a"}), timeout_seconds=60)
+        pressed.join()
         assert self.leftovers(backend.lease.owner) == set()
 
     def test_ctrl_c_inside_a_session_leaves_nothing_behind(
@@ -320,3 +323,22 @@ class SandboxContract:
 
 def _in(seconds: float) -> float:
     return time.monotonic() + seconds
+
+
+def _ctrl_c_once_running(token: str, seconds: float = 120.0) -> None:
+    """Ctrl-C to this process once a process whose command line holds ``token`` runs (the run's command, seen
+    from here for either backend: a container's processes are this machine's too), not after a fixed delay, which
+    on a busy machine lands while the workspace is still being copied in."""
+    deadline = time.monotonic() + seconds  # a hang guard, not a timing assertion
+    while not any(token.encode() in _command_line(entry) for entry in Path("/proc").iterdir() if entry.name.isdigit()):
+        if time.monotonic() > deadline:
+            return  # the run then ends on its own and the test fails: it did not raise
+        time.sleep(0.05)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def _command_line(process: Path) -> bytes:
+    try:
+        return (process / "cmdline").read_bytes()
+    except OSError:  # ended between listing and reading
+        return b""

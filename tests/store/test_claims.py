@@ -4,16 +4,19 @@ store contract checks the compare-and-set underneath on every backend."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from bench.contracts import Digest
+from bench.errors import StoreCorrupt, StoreError
 from bench.store import Store, claims
 from bench.store.claims import Claim, claim_key
 
@@ -144,6 +147,65 @@ def test_a_live_holder_is_renewed_and_never_taken_over(store: Store, monkeypatch
             now = Claim.parse(store.backend.claimant(KEY) or b"") or first
         assert now.token == first.token
     assert store.backend.claimant(KEY) is None
+
+
+def _damage_header(root: Path) -> Callable[[], None]:
+    """Overwrite the index's header; the returned call puts it back."""
+    index = root / "index.sqlite"
+    with contextlib.closing(sqlite3.connect(index)) as db:  # else a connection may read page 1 from the WAL
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    header = index.read_bytes()[:100]
+    with index.open("r+b") as file:
+        file.write(b"this is no database header" * 4)
+
+    def mend() -> None:
+        with index.open("r+b") as file:
+            file.write(header)
+
+    return mend
+
+
+def _unplug(root: Path) -> Callable[[], None]:
+    """Take the store directory away, as a disk that went; the returned call plugs it back."""
+    away = root.with_name("unplugged")
+    root.rename(away)
+    return lambda: away.rename(root)
+
+
+@pytest.mark.parametrize(
+    ("fault", "family"), [(_damage_header, StoreCorrupt), (_unplug, StoreError)], ids=["damaged header", "unplugged"]
+)
+def test_a_store_error_the_heartbeat_meets_is_raised_by_the_holder_not_printed_by_its_thread(
+    store: Store,
+    monkeypatch: pytest.MonkeyPatch,
+    fault: Callable[[Path], Callable[[], None]],
+    family: type[StoreError],
+) -> None:
+    """The heartbeat meets the fault first (it breaks the store just before its first renewal, whose thread then
+    opens its own connection, as under load in a run); the store is mended before the holder releases the claim,
+    so only the heartbeat can have told the holder."""
+    died: list[threading.ExceptHookArgs] = []
+    monkeypatch.setattr(threading, "excepthook", died.append)
+    monkeypatch.setattr(claims, "HEARTBEAT", 0.01)
+    root, swap, mends = Path(store.backend.location), store.backend.swap_claim, []
+
+    def swap_claim(key: Digest, old: bytes | None, new: bytes | None) -> bool:
+        if threading.current_thread().name.startswith("claim-") and not mends:
+            mends.append(fault(root))
+        return swap(key, old, new)
+
+    monkeypatch.setattr(store.backend, "swap_claim", swap_claim)
+    with pytest.raises(family) as raised, claim_key(store, KEY, lambda: None, "the work") as found:
+        assert found is None
+        (beating,) = [thread for thread in threading.enumerate() if thread.name.startswith("claim-")]
+        beating.join(60)  # a hang guard: the renewal that meets the fault ends the heartbeat
+        assert not beating.is_alive()
+        mends.pop()()
+    assert str(root) in str(raised.value)
+    assert died == []  # no thread's traceback
+    monkeypatch.undo()  # the real swap again: the claim the refused renewal left is still this holder's
+    holder = Claim.parse(store.backend.claimant(KEY) or b"")
+    assert holder is not None and not holder.gone()
 
 
 def test_a_waiter_names_the_holder_once(store: Store, said: list[str]) -> None:
