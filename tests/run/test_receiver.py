@@ -36,7 +36,10 @@ from tests.publish.screen import first_screen
 
 pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 
-SYSTEMS = ("reference", "server-memory", "static-notes")
+# The example's memory systems, in the order the pages show their arms (by name).
+SYSTEMS = tuple(
+    sorted(s["name"] for s in json.loads((REPO / "challenges/example/suite.json").read_text())["memory_systems"])
+)
 PAGE = "report/attempts/harbor-holds-1.html"
 
 
