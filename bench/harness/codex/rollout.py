@@ -20,7 +20,8 @@ from ...contracts.usage import TokenUsage
 from ...errors import ContractError
 from ..transcript import Channel, Step, StepSource, ToolCall, ToolResult, Transcript
 from .argv import thread_id_of
-from .injected import CALLS, OUTPUTS, HookPlace
+from .injected import CALLS, OUTPUTS, HookPlace, agents_text, hook_name
+from .injection import INSTRUCTIONS_FILE
 
 __all__ = ["HARNESS", "parse_rollout"]
 
@@ -64,10 +65,13 @@ def _call(item: dict[str, Any]) -> ToolCall:
 
 
 class _History:
-    """Reads response items in order; a hook context's channel is read from its place (:class:`.HookPlace`)."""
+    """Reads response items in order; a hook context's channel and hook are read from its place
+    (:class:`.HookPlace`), named as grading names the context it finds at that place in a request
+    (:func:`.injected.hook_name`): an injected step's origin is ``response_item:<kind>:<hook or file>``."""
 
     def __init__(self) -> None:
         self.place = HookPlace()
+        self.tools: dict[str, str] = {}  # call id -> the tool as the model called it
 
     def item(self, item: dict[str, Any]) -> Iterator[Step]:
         yield from self._drafts(item)
@@ -81,7 +85,9 @@ class _History:
         elif kind == "message":
             yield from self._injected(item)
         elif kind in CALLS:
-            yield _step(StepSource.AGENT, origin, tool_calls=(_call(item),), message_id=item.get("id"))
+            call = _call(item)
+            self.tools[call.id] = call.name
+            yield _step(StepSource.AGENT, origin, tool_calls=(call,), message_id=item.get("id"))
         elif kind in OUTPUTS:
             output = item.get("output", item.get("tools"))
             text = output if isinstance(output, str) else _text(output) or json.dumps(output)
@@ -102,9 +108,15 @@ class _History:
             origin, text = f"response_item:{kind}", _text([part])
             if kind == _HOOK_KIND:
                 channel, trigger = self.place.channel()
-                yield _step(StepSource.INJECTED, origin, text, channel, trigger_tool_use_id=trigger)
+                hook = hook_name(
+                    self.tools.get(trigger, trigger) if trigger else None,
+                    trigger is None and channel is Channel.PROMPT_TIME_RETRIEVAL,
+                )
+                yield _step(StepSource.INJECTED, f"{origin}:{hook}", text, channel, trigger_tool_use_id=trigger)
             elif kind == _AGENTS_KIND:
-                yield _step(StepSource.INJECTED, origin, text, Channel.STATIC_CONTEXT)
+                loaded = agents_text(text)  # the file's contents, as grading reads them in a request
+                file = f"{origin}:{INSTRUCTIONS_FILE}"
+                yield _step(StepSource.INJECTED, file, text if loaded is None else loaded, Channel.STATIC_CONTEXT)
             else:
                 yield _step(StepSource.USER if kind == _PROMPT_KIND else StepSource.SYSTEM, origin, text)
 
