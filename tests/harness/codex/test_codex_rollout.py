@@ -44,6 +44,11 @@ def test_the_recorded_rollout_reads_step_by_step() -> None:
         "UserPromptSubmit",
         "PostToolUse:mcp__notes__envdump",
     ]
+    # no status is recorded: every server the settings announce is connected in each run (required = true)
+    assert [(s.step, s.name, s.status) for s in transcript.servers] == [
+        (0, "notes", "connected"),
+        (1, "notes", "connected"),
+    ]
     assert transcript.usage.input_tokens == 555 and transcript.usage.output_tokens == 35
     assert transcript.duration_ms == 662 and transcript.unknown_record_types == ()
 
