@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 
 from ..contracts import Digest, Sha256, environment_value
 from ..errors import ContractError
-from ..fence.caps import ArmCap, PairCaps
+from ..fence import ArmCap, PairCaps
 from ..gateway import ArmKey, ArmStop, Gateway, GatewayConfig, Mode, PolicyPin
 from ..harness import DEFAULT_HARNESS, Harness, harness_named
 from ..sandbox.backends import ProcessOutcome, SandboxBackend, Session, process_outcome

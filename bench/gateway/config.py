@@ -13,9 +13,8 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, model_validator
 
-from ..contracts import ContractModel, EnvName, Sha256
-from ..contracts.api_dialect import ApiDialect
-from ..fence.caps import PairCaps
+from ..contracts import ApiDialect, ContractModel, EnvName, Sha256
+from ..fence import PairCaps
 from .metering import DEFAULT_PROVIDER_ERROR_LIMIT, Price
 
 __all__ = ["ArmKey", "GatewayConfig", "Mode", "PolicyPin", "UpstreamAuth"]

@@ -19,7 +19,7 @@ from pydantic import Field, StringConstraints, model_validator
 
 from ..contracts import ContractModel, EnvName
 from ..fence import FenceConfig, FenceTerms
-from ..gateway.config import UpstreamAuth
+from ..gateway import UpstreamAuth
 from ..gateway.metering import DEFAULT_PROVIDER_ERROR_LIMIT, Price
 
 __all__ = ["FenceDeclaration", "ForwardSettings"]
