@@ -164,6 +164,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "Conversation",
         "DirectoryRecorder",
         "ExchangeRecord",
+        "ForwardTerms",
         "Gateway",
         "GatewayConfig",
         "GatewayError",

@@ -77,11 +77,8 @@ def _config(run: ArmRun, key: ArmKey, cap: Decimal | None) -> GatewayConfig:
             mode=Mode.FORWARD,
             arms=(key,),
             upstream=environment_value(run.forward.upstream_env, "the provider's base URL"),
-            upstream_key_env=run.forward.key_env,
-            upstream_auth=run.forward.upstream_auth,
-            prices=run.forward.prices,
+            forward=run.forward.terms(),
             caps=PairCaps(arms=(ArmCap(arm=key.label, cap_usd=cap),)),
-            provider_error_limit=run.forward.provider_error_limit,
         )
     assert run.policy is not None  # ArmRun checks the mode has its input
     return GatewayConfig(
