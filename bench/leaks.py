@@ -15,7 +15,7 @@ from enum import StrEnum
 from .harness import all_harnesses
 from .sandbox.layout import ASSET_DIR, RUNNER_SCRATCH, USER_HOME
 
-__all__ = ["LEAK_PATTERNS", "Check", "PublicationFinding", "check_leaks"]
+__all__ = ["LEAK_PATTERNS", "Check", "FileFinding", "check_leaks"]
 
 
 class Check(StrEnum):
@@ -77,7 +77,10 @@ LEAK_PATTERNS: tuple[tuple[Check, str, re.Pattern[bytes]], ...] = (
 
 
 @dataclass(frozen=True, order=True)
-class PublicationFinding:
+class FileFinding:
+    """One check's finding against one file: a leak (secret, host or runner path) in a file published or restored,
+    or a publication check (coverage, admission record) the bundle's file fails."""
+
     path: str
     check: Check
     detail: str
@@ -93,7 +96,7 @@ def _line_of(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
-def check_leaks(path: str, data: bytes) -> list[PublicationFinding]:
+def check_leaks(path: str, data: bytes) -> list[FileFinding]:
     """Secret-shaped strings and host paths in a file's name or content."""
     findings = []
     for where, haystack in (("name", path.encode("utf-8")), ("content", data)):
@@ -103,5 +106,5 @@ def check_leaks(path: str, data: bytes) -> list[PublicationFinding]:
                 found = match.group(0).decode("utf-8", "replace")
                 shown = f"{found[:6]}..." if check is Check.SECRET else found[:_SHOWN]
                 place = "file name" if where == "name" else f"line {_line_of(haystack, match.start())}"
-                findings.append(PublicationFinding(path, check, f"{what} at {place} ({shown})"))
+                findings.append(FileFinding(path, check, f"{what} at {place} ({shown})"))
     return findings

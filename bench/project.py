@@ -4,7 +4,8 @@ Like git and dvc, every command finds its project from the working directory upw
 inside uses one store, one doit database and one place for published bundles, and re-runs nothing another
 directory already ran. Layout::
 
-    <root>/stele-bench.toml       the marker (``[project] format = 1``)
+    <root>/stele-bench.toml       the marker (``[project] format = 1``), and optionally the project's settings:
+                                  ``[sandbox] backend = "docker"`` (bench.sandbox.backends.choice)
     <root>/store/                 the object store, made by the first command that writes to it
     <root>/.doit.sqlite           doit's dependency database: a disposable cache, the store is the truth
     <root>/.run-lease             held by the one `demo` or `run` at a time (bench.run_lease)
@@ -31,6 +32,7 @@ from .errors import ContractError, ProjectNotFound, SourceError
 __all__ = [
     "MARKER",
     "PROJECT_VARIABLE",
+    "SANDBOX_SETTING",
     "Project",
     "example_root",
     "find_project",
@@ -39,6 +41,7 @@ __all__ = [
 ]
 
 MARKER = "stele-bench.toml"
+SANDBOX_SETTING = "[sandbox] backend"  # the one setting a marker may hold besides its format
 PROJECT_VARIABLE = "STELE_BENCH_PROJECT"
 FORMAT = 1
 _MARKER_TEXT = f"""\
@@ -58,6 +61,7 @@ class Project:
     """A project directory and the places inside it that commands use."""
 
     root: Path
+    sandbox_backend: str | None = None  # the marker's ``[sandbox] backend``: a name, checked where it is used
 
     @property
     def marker(self) -> Path:
@@ -96,16 +100,21 @@ class Project:
             ) from None
 
 
-def _read_marker(marker: Path) -> None:
-    """Refuse a marker this version cannot read, naming it; a marker it can read says nothing else yet."""
+def _read_marker(marker: Path) -> Project:
+    """The project ``marker`` marks, with its settings; a marker this version cannot read is refused, naming it."""
     try:
         data = tomllib.loads(read_bounded(marker, "the project marker", max_bytes=_MARKER_LIMIT).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ContractError(f"cannot read the project marker {marker}: {exc}", path=str(marker)) from None
+    _check_format(marker, data)
+    return Project(marker.parent.resolve(), sandbox_backend=_sandbox_backend(marker, data.get("sandbox")))
+
+
+def _check_format(marker: Path, data: dict[str, object]) -> None:
     section = data.get("project")
-    if set(data) != {"project"} or not isinstance(section, dict) or set(section) != {"format"}:
+    if not set(data) <= {"project", "sandbox"} or not isinstance(section, dict) or set(section) != {"format"}:
         raise ContractError(
-            f"the project marker {marker} must hold exactly [project] format = {FORMAT}",
+            f"the project marker {marker} must hold [project] format = {FORMAT} (and at most {SANDBOX_SETTING})",
             path=str(marker),
             expected=f"[project] format = {FORMAT}",
             actual=str(data),
@@ -120,13 +129,28 @@ def _read_marker(marker: Path) -> None:
         )
 
 
+def _sandbox_backend(marker: Path, section: object) -> str | None:
+    """The ``[sandbox]`` table's backend name: a table holding exactly ``backend``, a non-empty string."""
+    if section is None:
+        return None
+    name = section.get("backend") if isinstance(section, dict) and set(section) == {"backend"} else None
+    if not isinstance(name, str) or not name:
+        raise ContractError(
+            f'{marker}: {SANDBOX_SETTING} must be the one key of [sandbox], a backend\'s name such as "docker"; '
+            f"got [sandbox] = {section!r}",
+            path=str(marker),
+            field=SANDBOX_SETTING,
+            actual=str(section),
+        )
+    return name
+
+
 def find_project(start: Path) -> Project | None:
     """The nearest directory at or above ``start`` holding the marker, or None."""
     here = start.resolve()
     for directory in (here, *here.parents):
         if (directory / MARKER).is_file():
-            _read_marker(directory / MARKER)
-            return Project(directory)
+            return _read_marker(directory / MARKER)
     return None
 
 
@@ -137,8 +161,7 @@ def open_project(explicit: Path | None = None, start: Path | None = None) -> Pro
     if named is not None:
         if not (named / MARKER).is_file():
             raise ProjectNotFound(named, walked=False)
-        _read_marker(named / MARKER)
-        return Project(named.resolve())
+        return _read_marker(named / MARKER)
     where = start if start is not None else Path.cwd()
     found = find_project(where)
     if found is None:
@@ -156,8 +179,7 @@ def init_project(directory: Path) -> tuple[Project, bool]:
     a ``.gitignore`` for what runs produce and an empty ``suites/``; the store is made by the first write."""
     marker = directory / MARKER
     if marker.is_file():
-        _read_marker(marker)
-        return Project(directory.resolve()), False
+        return _read_marker(marker), False
     if marker.exists() or marker.is_symlink():
         raise ContractError(f"the project marker {marker} is {describe(marker)}, not a file", path=str(marker))
     if directory.exists() and not directory.is_dir():

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .analysis import StatisticsSummary
 from .analysis.admission import AdmissionDecision
 from .analysis.attempt_record import ArmResult, PairedAttempt
 from .analysis.headline import Headline, headline
-from .analysis.summary import StatisticsSummary
 from .contracts import Digest, PortablePath
 from .errors import ContractError
 from .publish.bundle import SUMMARY_PATH, bundle_files, load_admissions, load_records, parse_document

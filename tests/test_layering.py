@@ -30,45 +30,52 @@ def layers() -> list[list[str]]:
     return [row for row in rows if row]
 
 
-def _module_name(path: Path) -> str:
+def module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _room(module: str) -> str | None:
+def room_of(module: str) -> str | None:
     """The package (or root module) of a ``bench`` module: ``bench.store.trees`` -> ``store``."""
     parts = module.split(".")
     return parts[1] if parts[0] == "bench" and len(parts) > 1 else None
 
 
-def _imports(path: Path, module: str, modules: set[str]) -> set[str]:
-    """The bench modules ``module`` imports. ``from PACKAGE import module`` is an arrow to that module only: it
-    needs the package's face no more than ``import PACKAGE.module`` does."""
+def bench_modules() -> dict[str, Path]:
+    """Every bench module by its dotted name."""
+    return {module_name(path): path for path in BENCH.rglob("*.py")}
+
+
+def imported_modules(path: Path, module: str, modules: set[str]) -> list[tuple[int, str]]:
+    """The bench modules ``module`` imports, each with the line of its import. ``from PACKAGE import module`` is an
+    arrow to that module only: it needs the package's face no more than ``import PACKAGE.module`` does."""
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-    found: set[str] = set()
+    found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+            targets = {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
             base = package.split(".")
             prefix = ".".join(base[: len(base) - node.level + 1]) if node.level else ""
             target = ".".join(part for part in (prefix, node.module or "") if part)
-            submodules = {f"{target}.{alias.name}" for alias in node.names} & modules
-            found.update(submodules)
-            if len(submodules) < len(node.names):  # a name the package's face defines, not a module
-                found.add(target)
-    return {name for name in found if name in modules and name != module}
+            targets = {f"{target}.{alias.name}" for alias in node.names} & modules
+            if len(targets) < len(node.names):  # a name the package's face defines, not a module
+                targets.add(target)
+        else:
+            continue
+        found.extend((node.lineno, name) for name in sorted(targets) if name in modules and name != module)
+    return found
 
 
 def _arrows() -> dict[str, set[str]]:
     """Every bench module and the bench modules it imports."""
-    paths = {_module_name(path): path for path in BENCH.rglob("*.py")}
-    return {module: _imports(path, module, set(paths)) for module, path in paths.items()}
+    paths = bench_modules()
+    return {module: {name for _, name in imported_modules(path, module, set(paths))} for module, path in paths.items()}
 
 
 def test_every_package_and_root_module_has_a_layer() -> None:
     placed = {name for row in layers() for name in row}
-    rooms = {_room(_module_name(path)) for path in BENCH.rglob("*.py")} - {None, "__main__"}
+    rooms = {room_of(module_name(path)) for path in BENCH.rglob("*.py")} - {None, "__main__"}
     assert rooms - placed == set(), "name each new package or root module in ARCHITECTURE.md's Layering block"
     assert placed - rooms == set(), "ARCHITECTURE.md's Layering block names a package that does not exist"
 
@@ -79,8 +86,8 @@ def test_no_package_imports_its_own_line_or_above() -> None:
         f"{module} -> {target}"
         for module, targets in _arrows().items()
         for target in targets
-        if (source := _room(module)) in level
-        and (room := _room(target)) in level
+        if (source := room_of(module)) in level
+        and (room := room_of(target)) in level
         and room != source
         and level[room] >= level[source]
     )

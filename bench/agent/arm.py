@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 
 from ..contracts import Digest, Sha256, environment_value
 from ..errors import ContractError
-from ..fence.caps import ArmCap, PairCaps
+from ..fence import ArmCap, PairCaps
 from ..gateway import ArmKey, ArmStop, Gateway, GatewayConfig, Mode, PolicyPin
 from ..harness import DEFAULT_HARNESS, Harness, harness_named
 from ..sandbox.backends import ProcessOutcome, SandboxBackend, Session, process_outcome
@@ -77,11 +77,8 @@ def _config(run: ArmRun, key: ArmKey, cap: Decimal | None) -> GatewayConfig:
             mode=Mode.FORWARD,
             arms=(key,),
             upstream=environment_value(run.forward.upstream_env, "the provider's base URL"),
-            upstream_key_env=run.forward.key_env,
-            upstream_auth=run.forward.upstream_auth,
-            prices=run.forward.prices,
+            forward=run.forward.terms(),
             caps=PairCaps(arms=(ArmCap(arm=key.label, cap_usd=cap),)),
-            provider_error_limit=run.forward.provider_error_limit,
         )
     assert run.policy is not None  # ArmRun checks the mode has its input
     return GatewayConfig(

@@ -17,7 +17,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, StringConstraints, mo
 
 from ..contracts import ContractModel, Digest, Document
 from ..errors import ContractError
-from ..gateway.config import Mode
+from ..gateway import Mode
 from ..gateway.metering import ArmStop
 from ..grading.chain import RunnerRecord
 from ..harness import DEFAULT_HARNESS, HarnessName, default_unnamed

@@ -43,8 +43,7 @@ from pathlib import Path
 
 from ..contracts import Digest, Sha256, environment_value
 from ..errors import SandboxError
-from ..fence import Fence
-from ..fence.account import open_account
+from ..fence import Fence, open_account
 from ..gateway.metering import ArmStop
 from ..provision.fixture import Fixture
 from ..provision.messages import ArtifactRef

@@ -32,8 +32,8 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from ..contracts import BlobDigest, ContractModel, ImageId, PortablePath, Ref, TreeDigest
 from ..errors import StageError
-from ..fence.fence_record import FenceRecord
-from ..gateway.config import Mode
+from ..fence import FenceRecord
+from ..gateway import Mode
 from ..gateway.metering import ArmStop
 from ..harness import DEFAULT_HARNESS, HarnessName, default_unnamed, harness_named
 from ..packaging.certify import CertificationReport, Verdict
@@ -47,8 +47,7 @@ from ..sandbox.calibrate import CalibrationReport, require_calibrated
 from ..sandbox.layout import RUNNER_SCRATCH
 from ..sandbox.spec import SpecDiffReceipt
 from ..stages import SUPPLIED, Ports, StageContext, StageKind, stage
-from ..store import Store
-from ..store.tarstream import export_tree
+from ..store import Store, export_tree
 from ..suite.challenge import ChallengeManifest
 from ..suite.forward import ForwardSettings
 from ..suite.memory_system import MemorySystem

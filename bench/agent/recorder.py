@@ -15,7 +15,7 @@ from typing import Literal
 
 from ..contracts import Digest, Document
 from ..errors import BenchError
-from ..gateway.errors import GatewayError
+from ..gateway import GatewayError
 from ..gateway.exchange import ExchangeRecord
 from ..store import Store
 

@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from ..contracts import ContractModel, Document, PortablePath
-from ..provision.errors import ProvisionRefused
+from ..provision import ProvisionRefused
 from ..provision.messages import HookEvent, HookEventName, RetrieveResponse
 from ..provision.process import CallRecord
 from ..sandbox.layout import WORKSPACE

@@ -21,7 +21,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from ..contracts import ContractModel, DigestValue, Document, canonical_bytes
-from ..gateway.config import Mode
+from ..gateway import Mode
 from .retrieval import RetrievalResult
 
 __all__ = [

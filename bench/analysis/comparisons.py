@@ -22,7 +22,7 @@ from fractions import Fraction
 
 from ..contracts import ContractModel, Digest, DigestValue
 from ..errors import ContractError
-from ..gateway.config import Mode
+from ..gateway import Mode
 from .attempt_record import ArmResult, Build, ComparabilityKey, PairedAttempt, condition_system
 from .paired import Interval, PairedBinary, PowerStatement, paired_binary, power_statement
 from .prereg import AnalysisPlan, Preregistration

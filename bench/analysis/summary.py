@@ -25,7 +25,7 @@ from pydantic import Field
 
 from ..contracts import Digest, DigestValue, Document
 from ..errors import ContractError
-from ..gateway.config import Mode
+from ..gateway import Mode
 from .admission import ExclusionCount
 from .attempt_record import ArmResult, Completion, Outcome, PairedAttempt
 from .cell import ArmSummary, Cell, ContinuousSummary

@@ -91,7 +91,8 @@ def _common_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     parser.add_argument(
         "--sandbox",
         metavar="NAME",
-        help="the sandbox backend containers run on: docker or process (default: $STELE_BENCH_SANDBOX, else docker)",
+        help="the sandbox backend containers run on: docker or process (default: $STELE_BENCH_SANDBOX, else the "
+        "project's [sandbox] backend in stele-bench.toml, else docker)",
         **keep,
     )
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout", **keep)
@@ -123,7 +124,8 @@ ENVIRONMENT: dict[str, str] = {
     "AWS_REGION": "an S3 store's region (default us-east-1)",
     "AWS_DEFAULT_REGION": "an S3 store's region when AWS_REGION is unset",
     "STELE_BENCH_EXECUTOR": "where invocations run, instead of local: ray://HEAD:PORT",
-    "STELE_BENCH_SANDBOX": "the sandbox backend containers run on: docker (default) or process",
+    "STELE_BENCH_SANDBOX": "the sandbox backend containers run on: docker (default) or process; over the "
+    "project's [sandbox] backend",
     "STELE_BENCH_ROOT": "where a cluster node runs invocations from (default: the checkout stele-bench is in)",
     "STELE_BENCH_DOIT_DB": "doit's dependency database, instead of the project's .doit.sqlite",
     "STELE_BENCH_CACHE": "where image builds keep rootfs tarballs and CLI downloads (default ~/.cache/stele-bench)",

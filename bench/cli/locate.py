@@ -36,8 +36,14 @@ _INDEX = "index.sqlite"  # what a store directory holds once anything was writte
 
 
 def project_of(args: argparse.Namespace) -> Project:
-    """The command's project; refused (exit 7) naming where it looked."""
-    return open_project(args.project)
+    """The command's project; refused (exit 7) naming where it looked. A project naming a sandbox backend names it
+    for every process the command starts, unless ``--sandbox`` or the variable chose already."""
+    project = open_project(args.project)
+    if project.sandbox_backend is not None:
+        from ..sandbox.backends.choice import pin_backend  # only a project naming a backend pays for the import
+
+        pin_backend(project)
+    return project
 
 
 def store_path(args: argparse.Namespace) -> str:

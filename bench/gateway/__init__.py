@@ -11,7 +11,7 @@ events), :mod:`.forward` (the relay), :mod:`.metering` (usage, prices, caps), :m
 a conversation's requests), :mod:`.exchange` (the records), :mod:`.policy` (the offline stand-in for a model).
 """
 
-from .config import ArmKey, GatewayConfig, Mode, PolicyPin, UpstreamAuth
+from .config import ArmKey, ForwardTerms, GatewayConfig, Mode, PolicyPin, UpstreamAuth
 from .conversation import MessageChain, message_digest
 from .errors import GatewayError, PolicyDigestMismatch
 from .exchange import DirectoryRecorder, ExchangeRecord, Recorder, Refusal, read_exchanges
@@ -29,6 +29,7 @@ __all__ = [
     "Conversation",
     "DirectoryRecorder",
     "ExchangeRecord",
+    "ForwardTerms",
     "Gateway",
     "GatewayConfig",
     "GatewayError",

@@ -1,24 +1,25 @@
 """The gateway's configuration: a contract, so a run records exactly how its model endpoint behaved.
 
 It never holds a secret. An arm is known by the SHA-256 of the stand-in key its client presents; in forward mode
-the provider's key is read from the environment variable ``upstream_key_env`` names, and each arm's cap is the
+the provider's key is read from the environment variable ``forward.key_env`` names, and each arm's cap is the
 one the pair's :class:`~bench.fence.PairCaps` declares, the same caps whose sum the fence checks headroom for.
+:class:`ForwardTerms` is forward mode's one settings type: a suite's forward settings declare it (beside the
+variable naming the provider's URL and the pair's caps) and a gateway's config carries it.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Self
+from typing import Annotated, Self
 from urllib.parse import urlsplit
 
-from pydantic import Field, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
-from ..contracts import ContractModel, EnvName, Sha256
-from ..contracts.api_dialect import ApiDialect
-from ..fence.caps import PairCaps
+from ..contracts import ApiDialect, ContractModel, EnvName, Sha256
+from ..fence import PairCaps
 from .metering import DEFAULT_PROVIDER_ERROR_LIMIT, Price
 
-__all__ = ["ArmKey", "GatewayConfig", "Mode", "PolicyPin", "UpstreamAuth"]
+__all__ = ["ArmKey", "ForwardTerms", "GatewayConfig", "Mode", "PolicyPin", "UpstreamAuth"]
 
 
 class Mode(StrEnum):
@@ -31,6 +32,18 @@ class UpstreamAuth(StrEnum):
 
     X_API_KEY = "x-api-key"  # Anthropic's API
     BEARER = "bearer"  # ``Authorization: Bearer``: OpenRouter's Anthropic-compatible endpoint
+
+
+class ForwardTerms(ContractModel):
+    """How forward mode reaches and meters the provider: the key by its variable, how the provider takes it, the
+    prices of the models a request may name, and when a failing provider ends an arm."""
+
+    key_env: EnvName  # the variable holding the provider key: named, never held
+    upstream_auth: UpstreamAuth = UpstreamAuth.X_API_KEY  # how the provider takes it: x-api-key, or bearer (OpenRouter)
+    # request `model` -> USD per million tokens; a request naming another model is refused, it could not be metered
+    prices: Annotated[dict[Annotated[str, StringConstraints(min_length=1)], Price], Field(min_length=1)]
+    # consecutive provider errors (401/403/429, 5xx, unreachable, a broken stream) that end an arm provider-failed
+    provider_error_limit: int = Field(default=DEFAULT_PROVIDER_ERROR_LIMIT, ge=1, le=100)
 
 
 class PolicyPin(ContractModel):
@@ -53,12 +66,8 @@ class GatewayConfig(ContractModel):
     arms: tuple[ArmKey, ...] = Field(min_length=1)
     policy: PolicyPin | None = None
     upstream: str | None = None  # base URL: https://api.anthropic.com, or https://openrouter.ai/api
-    upstream_key_env: EnvName = "ANTHROPIC_API_KEY"  # names, never holds
-    upstream_auth: UpstreamAuth = UpstreamAuth.X_API_KEY  # OpenAI's API takes BEARER
-    prices: dict[str, Price] = Field(default_factory=dict)  # request `model` -> price; forward mode refuses others
+    forward: ForwardTerms | None = None  # forward mode: key, auth, prices, provider error limit
     caps: PairCaps | None = None  # forward mode: the pair's caps, one for each arm served here
-    # forward mode: consecutive provider errors after which an arm is stopped (provider-failed)
-    provider_error_limit: int = Field(default=DEFAULT_PROVIDER_ERROR_LIMIT, ge=1)
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -69,14 +78,16 @@ class GatewayConfig(ContractModel):
         if self.mode is Mode.POLICY:
             if self.policy is None:
                 raise ValueError("mode 'policy' needs `policy` (path and sha256 of the policy file)")
-            if self.caps is not None:
-                raise ValueError("mode 'policy' spends nothing: drop `caps`, which only forward mode enforces")
+            if self.caps is not None or self.forward is not None:
+                raise ValueError(
+                    "mode 'policy' spends nothing: drop `caps` and `forward`, which only forward mode uses"
+                )
             return self
         parts = urlsplit(self.upstream or "")
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
             raise ValueError(f"mode 'forward' needs `upstream` as an http(s) base URL, got {self.upstream!r}")
-        if not self.prices:
-            raise ValueError("mode 'forward' needs `prices` (USD per million tokens per model) to meter spending")
+        if self.forward is None:
+            raise ValueError("mode 'forward' needs `forward` (key_env, prices, upstream_auth) to reach and meter it")
         capped = set() if self.caps is None else {cap.arm for cap in self.caps.arms}
         uncapped = [label for label in labels if label not in capped]
         if uncapped:

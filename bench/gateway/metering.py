@@ -28,7 +28,7 @@ from pydantic import Field
 from ..contracts import ContractModel
 from ..contracts.usage import TokenUsage
 from ..errors import ContractError
-from ..fence.caps import PairCaps
+from ..fence import PairCaps
 
 __all__ = [
     "DEFAULT_PROVIDER_ERROR_LIMIT",

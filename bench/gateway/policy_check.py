@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contracts import ContractModel
-from ..contracts.api_dialect import ApiDialect
+from ..contracts import ApiDialect, ContractModel
 from .dialects import Dialect, dialect_of
 from .neutral import RequestView
 from .policy import Policy, ToolUseReply, offered_tools

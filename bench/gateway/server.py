@@ -23,13 +23,22 @@ from typing import Any, Self
 
 from ..contracts import Sha256, environment_value
 from .body import UnreadableBody, read_body
-from .config import GatewayConfig, Mode
+from .config import GatewayConfig
 from .dialects import Dialect, ErrorKind, UnreadableRequest, dialect_of
 from .errors import GatewayError
 from .exchange import ExchangeRecord, Recorder, Refusal
 from .forward import Relayed, UpstreamProvider
 from .handler import Handler, Server
-from .metering import ArmSpend, ArmStop, ChargeBasis, Meter, Price, TokenUsage, within_bounds
+from .metering import (
+    DEFAULT_PROVIDER_ERROR_LIMIT,
+    ArmSpend,
+    ArmStop,
+    ChargeBasis,
+    Meter,
+    Price,
+    TokenUsage,
+    within_bounds,
+)
 from .neutral import HarnessHooks
 from .policy import Policy, load_policy
 from .stream import StreamEvent, encode_sse
@@ -82,7 +91,10 @@ class Gateway:
         self.dialect: Dialect = dialect_of(config.dialect)
         self._hooks = hooks
         self._recorder = recorder
-        self._meter = Meter([arm.label for arm in config.arms], config.caps, config.provider_error_limit)
+        forward = config.forward
+        limit = DEFAULT_PROVIDER_ERROR_LIMIT if forward is None else forward.provider_error_limit
+        self._meter = Meter([arm.label for arm in config.arms], config.caps, limit)
+        self._prices = {} if forward is None else forward.prices
         self._labels = {arm.key_sha256: arm.label for arm in config.arms}
         self._sequence = itertools.count()
         self._sequence_lock = threading.Lock()
@@ -90,9 +102,9 @@ class Gateway:
         self._upstream: UpstreamProvider | None = None
         if config.policy is not None:
             self._policy = load_policy((policy_root or Path.cwd()) / config.policy.path, config.policy.sha256)
-        if config.mode is Mode.FORWARD:
-            key = environment_value(config.upstream_key_env, "forward mode's provider key", error=GatewayError)
-            self._upstream = UpstreamProvider(config.upstream or "", key, config.upstream_auth, self.dialect)
+        if forward is not None:  # the config's validator holds: forward mode has its terms, policy mode none
+            key = environment_value(forward.key_env, "forward mode's provider key", error=GatewayError)
+            self._upstream = UpstreamProvider(config.upstream or "", key, forward.upstream_auth, self.dialect)
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -242,9 +254,9 @@ class Gateway:
 
     def _forward(self, request: Handler, arm: str, route: str, raw: bytes, body: dict[str, Any]) -> _Answer:
         assert self._upstream is not None
-        price = self.config.prices.get(str(body.get("model")))
+        price = self._prices.get(str(body.get("model")))
         if price is None:
-            known = ", ".join(sorted(self.config.prices))
+            known = ", ".join(sorted(self._prices))
             message = f"model: {body.get('model')!r} is not available; available models: {known}"
             return self._refuse(request, Refusal.UNPRICED_MODEL, 400, ErrorKind.INVALID_REQUEST, message)
         counting = route != self.dialect.model_path

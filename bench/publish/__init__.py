@@ -1,7 +1,7 @@
 """Publication: the bundle's layout and lineage, the publication checks, the manifest, the in-toto statement,
 verification from the bundle alone, the report and the transcript pages."""
 
-from ..leaks import LEAK_PATTERNS, Check, PublicationFinding, check_leaks
+from ..leaks import LEAK_PATTERNS, Check, FileFinding, check_leaks
 from .bundle import BundleError, bundle_files
 from .checks import PublicationRefused, check_admissions, check_coverage
 from .lineage import lineage_files, run_actions
@@ -20,8 +20,8 @@ __all__ = [
     "Claim",
     "ClaimKind",
     "Difference",
+    "FileFinding",
     "MixedKeysError",
-    "PublicationFinding",
     "PublicationLineage",
     "PublicationManifest",
     "PublicationRefused",

@@ -16,8 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from html import escape
 
-from ..analysis import Comparison, ComparisonKind, Interval, PowerStatement, StatisticsSummary
-from ..analysis.paired import DesignPower
+from ..analysis import Comparison, ComparisonKind, DesignPower, Interval, PowerStatement, StatisticsSummary
 from .svg import EffectMark, effect_plot
 from .tables import table
 

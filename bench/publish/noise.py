@@ -14,11 +14,10 @@ from collections.abc import Sequence
 from fractions import Fraction
 from html import escape
 
-from ..analysis import Cell, ComparisonKind, StatisticsSummary
+from ..analysis import Cell, ComparisonKind, ContinuousStatus, StatisticsSummary
 from ..analysis.cost import ArmCost, PassCostTest
-from ..analysis.exact import ContinuousStatus
 from ..analysis.retrieval import RetrievalStatus, RetrievalSummary
-from ..gateway.config import Mode
+from ..gateway import Mode
 from .tables import table
 
 __all__ = ["noise_section"]

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..contracts import Digest, canonical_bytes
 from ..errors import ContractError
-from ..leaks import Check, PublicationFinding, check_leaks
+from ..leaks import Check, FileFinding, check_leaks
 from .bundle import PROVENANCE_NAME, bundle_files, check_layout
 from .checks import PublicationRefused, all_findings, check_coverage
 from .manifest import MANIFEST_NAME, PublicationManifest, PublishedFile, read_manifest, write_manifest
@@ -54,10 +54,10 @@ def sign(root: Path, key: Ed25519PrivateKey) -> str:
     return key_id(key.public_key())
 
 
-def check_bundle(manifest_path: Path) -> list[PublicationFinding]:
+def check_bundle(manifest_path: Path) -> list[FileFinding]:
     """Every publication check on a published bundle: coverage, admissions and leaks; empty when it passes."""
     if manifest_path.name != MANIFEST_NAME:
-        return [PublicationFinding(manifest_path.name, Check.COVERAGE, f"is not a bundle's {MANIFEST_NAME}")]
+        return [FileFinding(manifest_path.name, Check.COVERAGE, f"is not a bundle's {MANIFEST_NAME}")]
     manifest = read_manifest(manifest_path)
     check_layout([entry.path for entry in manifest.files], str(manifest_path))
     files = bundle_files(manifest_path.parent)

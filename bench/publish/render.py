@@ -28,7 +28,7 @@ from ..analysis import (
 )
 from ..contracts import Digest, PortablePath
 from ..errors import ContractError
-from ..gateway.config import Mode
+from ..gateway import Mode
 from .bundle import ATTEMPT_PAGES
 from .effects import effects_section, power_text
 from .headline import report_meta, report_title

@@ -26,7 +26,7 @@ from ..analysis.attempt_record import ArmResult, PairedAttempt
 from ..analysis.prereg import UndeliveredRule
 from ..contracts import ContractModel, Ref
 from ..errors import ContractError
-from ..fence.fence_record import FenceOutcome, FenceRecord
+from ..fence import FenceOutcome, FenceRecord
 from ..packaging.certify import CertificationReport, Verdict
 from ..provision.receipt import PairVerdict
 from ..sandbox.audit import AuditReceipt

@@ -18,7 +18,7 @@ from ..analysis.admission import AdmissionDecision
 from ..analysis.attempt_record import ArmEnding
 from ..contracts import Digest
 from ..errors import BenchError
-from ..gateway.config import Mode
+from ..gateway import Mode
 from ..packaging.certify import CertificationReport
 from ..pipeline.progress import TaskView
 from ..results import load_bundle

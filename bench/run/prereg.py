@@ -37,7 +37,7 @@ from ..analysis.prereg import (
 )
 from ..contracts import ContractModel, Digest, DigestValue, canonical_json
 from ..errors import ContractError
-from ..gateway.config import Mode
+from ..gateway import Mode
 from ..suite.challenge import read_asset
 from ..suite.suite import ChallengeCategory, LoadedChallenge, Suite
 

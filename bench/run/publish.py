@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from ..contracts import Digest, PortablePath, TreeDigest
+from ..publish import lineage_files
 from ..publish.bundle import (
     MANIFESTS,
     OBJECTS,
@@ -25,7 +26,6 @@ from ..publish.bundle import (
     load_records,
 )
 from ..publish.checks import PublicationRefused, all_findings
-from ..publish.lineage import lineage_files
 from ..publish.manifest import LINEAGE_PATH, PublicationManifest
 from ..publish.release import seal
 from ..sandbox.layout import RUNNER_SCRATCH

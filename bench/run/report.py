@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ..analysis import StatisticsSummary
 from ..contracts import BlobDigest, ContractModel, PortablePath, Ref
+from ..publish import render_report
 from ..publish.bundle import ADMISSIONS, RECORDS
-from ..publish.render import render_report
 from ..stages import Ports, StageContext, StageKind, stage
 from .analyze import Verdicts, verdicts
 

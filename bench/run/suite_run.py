@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..agent.harness_files import container_path
 from ..contracts import Digest, ImageId, TreeDigest
-from ..gateway.config import Mode
+from ..gateway import Mode
 from ..harness import Harness, harness_named
 from ..pipeline.builder import Link
 from ..store import Store

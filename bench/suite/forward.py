@@ -17,10 +17,9 @@ from typing import Annotated, Self
 
 from pydantic import Field, StringConstraints, model_validator
 
-from ..contracts import ContractModel, EnvName
+from ..contracts import EnvName
 from ..fence import FenceConfig, FenceTerms
-from ..gateway.config import UpstreamAuth
-from ..gateway.metering import DEFAULT_PROVIDER_ERROR_LIMIT, Price
+from ..gateway import ForwardTerms
 
 __all__ = ["FenceDeclaration", "ForwardSettings"]
 
@@ -38,17 +37,15 @@ class FenceDeclaration(FenceTerms):
         return FenceConfig(base_url=base_url, key_env=key_env, **terms)
 
 
-class ForwardSettings(ContractModel):
+class ForwardSettings(ForwardTerms):
+    """The gateway's forward terms (key_env, upstream_auth, prices, provider_error_limit) as a suite declares them,
+    beside the variable naming the provider's URL, the caps and the fence."""
+
     upstream_env: EnvName  # the variable holding the provider's Messages API base URL
-    key_env: EnvName  # the variable holding the provider key
-    upstream_auth: UpstreamAuth = UpstreamAuth.X_API_KEY  # how the provider takes it: x-api-key, or bearer (OpenRouter)
-    prices: Annotated[dict[Annotated[str, StringConstraints(min_length=1)], Price], Field(min_length=1)]
     arm_cap_usd: Usd  # the gateway forwards a request only if the arm's spending plus its worst case fits this
     pair_cap_usd: Usd  # control plus one treatment; an arm's cap shrinks by what its pairs already spent
     fence: FenceDeclaration | None = None
     unfenced: Annotated[str, StringConstraints(min_length=10, max_length=500)] | None = None
-    # consecutive provider errors (401/403/429, 5xx, unreachable, a broken stream) that end an arm provider-failed
-    provider_error_limit: int = Field(default=DEFAULT_PROVIDER_ERROR_LIMIT, ge=1, le=100)
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -60,6 +57,10 @@ class ForwardSettings(ContractModel):
         if self.arm_cap_usd > self.pair_cap_usd:
             raise ValueError(f"arm_cap_usd {self.arm_cap_usd} exceeds pair_cap_usd {self.pair_cap_usd}")
         return self
+
+    def terms(self) -> ForwardTerms:
+        """The forward terms alone, as a gateway's config carries them."""
+        return ForwardTerms(**{name: getattr(self, name) for name in ForwardTerms.model_fields})
 
     def attempt_bound_usd(self, treatments: int) -> Decimal:
         """The most an attempt of the control and ``treatments`` treatment arms can spend, whatever their order.

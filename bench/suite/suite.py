@@ -27,7 +27,7 @@ from ..contracts import ContractModel, Document, PortablePath
 from ..contracts.checked_files import resolved
 from ..contracts.files import read_contract
 from ..errors import ContractError
-from ..gateway.config import Mode
+from ..gateway import Mode
 from ..grading.memory import MemoryDeclaration
 from ..harness import DEFAULT_HARNESS, HarnessName, default_unnamed, harness_named
 from ..provision.fixture import Fixture, load_fixture

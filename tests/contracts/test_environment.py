@@ -14,7 +14,7 @@ import bench
 from bench.contracts import environment_value
 from bench.errors import ContractError
 from bench.fence import FenceConfig
-from bench.gateway import GatewayConfig, GatewayError, Mode
+from bench.gateway import ForwardTerms, GatewayError
 from bench.suite.forward import ForwardSettings
 from bench.suite.memory_system import McpServer
 
@@ -54,9 +54,8 @@ def _fence(name: str) -> object:
 
 
 def _gateway(name: str) -> object:
-    pin = {"path": "p", "sha256": "0" * 64}
-    arm = {"label": "one", "key_sha256": "1" * 64}
-    return GatewayConfig(mode=Mode.POLICY, arms=(arm,), policy=pin, upstream_key_env=name)  # type: ignore[arg-type]
+    price = {"input": Decimal(1), "output": Decimal(1), "cache_write": Decimal(1), "cache_read": Decimal(1)}
+    return ForwardTerms(key_env=name, prices={"m": price})  # type: ignore[dict-item]
 
 
 def _forward(name: str) -> object:

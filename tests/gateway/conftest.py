@@ -22,7 +22,7 @@ from loopback import (
     write_policy,
 )
 
-from bench.gateway import DirectoryRecorder, Gateway, GatewayConfig, Mode, Recorder, UpstreamAuth
+from bench.gateway import DirectoryRecorder, ForwardTerms, Gateway, GatewayConfig, Mode, Recorder, UpstreamAuth
 
 
 @pytest.fixture
@@ -53,9 +53,11 @@ def forward_gateway(double: AnthropicDouble, tmp_path: Path, monkeypatch: pytest
                 mode=Mode.FORWARD,
                 arms=(arm("one", KEY), arm("two", OTHER_KEY)),
                 upstream=url + double.prefix,
-                upstream_key_env=KEY_ENV,
-                upstream_auth=UpstreamAuth.BEARER if bearer else UpstreamAuth.X_API_KEY,
-                prices={MODEL: PRICE},
+                forward=ForwardTerms(
+                    key_env=KEY_ENV,
+                    upstream_auth=UpstreamAuth.BEARER if bearer else UpstreamAuth.X_API_KEY,
+                    prices={MODEL: PRICE},
+                ),
                 caps=caps(one=cap_one, two=cap_two),
             )
             with Gateway(config, recorder or DirectoryRecorder(tmp_path / "log")) as gateway:

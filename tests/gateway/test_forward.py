@@ -35,6 +35,7 @@ from bench.agent.recorder import StoreRecorder, read_exchange_log
 from bench.gateway import (
     ChargeBasis,
     DirectoryRecorder,
+    ForwardTerms,
     Gateway,
     GatewayConfig,
     GatewayError,
@@ -208,8 +209,8 @@ def test_requests_it_cannot_meter_are_refused_before_anything_is_spent(
 def test_unreachable_upstream_is_a_502_api_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv(KEY_ENV, PROVIDER_KEY)
     config = GatewayConfig(
-        mode=Mode.FORWARD, arms=(arm("one", KEY),), upstream="http://127.0.0.1:9", upstream_key_env=KEY_ENV,
-        prices={MODEL: PRICE}, caps=caps(one="1"),
+        mode=Mode.FORWARD, arms=(arm("one", KEY),), upstream="http://127.0.0.1:9",
+        forward=ForwardTerms(key_env=KEY_ENV, prices={MODEL: PRICE}), caps=caps(one="1"),
     )  # fmt: skip
     with Gateway(config, DirectoryRecorder(tmp_path)) as gateway:
         answer = post(gateway.url, "/v1/messages", request_body("hi"))
@@ -223,14 +224,18 @@ def test_forward_mode_needs_the_key_by_name_and_a_cap_for_every_arm(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.delenv("ABSENT_KEY", raising=False)
-    base = {"mode": Mode.FORWARD, "arms": (arm("one", KEY),), "upstream": "http://127.0.0.1:9", "prices": {"m": PRICE}}
-    config = GatewayConfig(**base, upstream_key_env="ABSENT_KEY", caps=caps(one="1"))  # type: ignore[arg-type]
+    base = {"mode": Mode.FORWARD, "arms": (arm("one", KEY),), "upstream": "http://127.0.0.1:9"}
+    terms = {"key_env": "ABSENT_KEY", "prices": {"m": PRICE}}
+    config = GatewayConfig(**base, forward=terms, caps=caps(one="1"))  # type: ignore[arg-type]
     with pytest.raises(GatewayError, match=r"\$ABSENT_KEY"):
         Gateway(config, DirectoryRecorder(tmp_path))
     with pytest.raises(ValidationError, match=r"none for \['one'\]"):
-        GatewayConfig(**base, caps=caps(two="1"))  # type: ignore[arg-type]
-    with pytest.raises(ValidationError, match="upstream_key_env"):
-        GatewayConfig(**base, upstream_key_env="sk-ant-pasted-key!", caps=caps(one="1"))  # type: ignore[arg-type]
+        GatewayConfig(**base, forward=terms, caps=caps(two="1"))  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="needs `forward`"):
+        GatewayConfig(**base, caps=caps(one="1"))  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match=r"forward\.key_env"):
+        pasted = {**terms, "key_env": "sk-ant-pasted-key!"}
+        GatewayConfig(**base, forward=pasted, caps=caps(one="1"))  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="spends nothing"):
         pin = {"path": "p", "sha256": "0" * 64}
         GatewayConfig(mode=Mode.POLICY, arms=(arm("one", KEY),), policy=pin, caps=caps(one="1"))  # type: ignore[arg-type]

@@ -22,6 +22,7 @@ from loopback import KEY, KEY_ENV, MODEL, PRICE, PROVIDER_KEY, AnthropicDouble, 
 from bench.gateway import (
     ChargeBasis,
     DirectoryRecorder,
+    ForwardTerms,
     Gateway,
     GatewayConfig,
     MessageChain,
@@ -56,8 +57,8 @@ def test_the_cap_stops_the_real_cli_whose_model_keeps_asking_for_turns(monkeypat
     try:
         with serve_double(double) as url:
             config = GatewayConfig(
-                mode=Mode.FORWARD, arms=(arm("arm", KEY),), upstream=url, upstream_key_env=KEY_ENV,
-                prices={MODEL: PRICE}, caps=caps(arm=str(CAP)),
+                mode=Mode.FORWARD, arms=(arm("arm", KEY),), upstream=url,
+                forward=ForwardTerms(key_env=KEY_ENV, prices={MODEL: PRICE}), caps=caps(arm=str(CAP)),
             )  # fmt: skip
             with Gateway(config, DirectoryRecorder(logs)) as gateway:
                 run = run_claude(workspace, home, gateway.url, KEY, "Check the build until it passes.", check=False)

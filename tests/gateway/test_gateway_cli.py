@@ -22,7 +22,7 @@ from loopback import (
     write_policy,
 )
 
-from bench.gateway import GatewayConfig, Mode, Refusal, read_exchanges
+from bench.gateway import ForwardTerms, GatewayConfig, Mode, Refusal, read_exchanges
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,8 +58,8 @@ def test_serve_forward_mode_from_a_config_file_that_names_the_key_and_holds_the_
     worst = PRICE.upper_bound(len(json.dumps(request_body("hi")).encode()), 1024)  # the cap fits one request exactly
     with serve_double(double) as url:
         config = GatewayConfig(
-            mode=Mode.FORWARD, arms=(arm("one", KEY),), upstream=url, upstream_key_env=KEY_ENV,
-            prices={MODEL: PRICE}, caps=caps(one=str(worst)),
+            mode=Mode.FORWARD, arms=(arm("one", KEY),), upstream=url,
+            forward=ForwardTerms(key_env=KEY_ENV, prices={MODEL: PRICE}), caps=caps(one=str(worst)),
         )  # fmt: skip
         (tmp_path / "gateway.json").write_text(config.model_dump_json())
         argv = [sys.executable, "-m", "bench", "--json", "gateway", "serve"]
@@ -86,5 +86,6 @@ def test_the_readme_forward_mode_examples_are_valid_configs() -> None:
     section = readme.split("## Forward mode", 1)[1].split("\n## ", 1)[0]
     examples = [block.split("```", 1)[0] for block in section.split("```json\n")[1:]]
     configs = [GatewayConfig.model_validate_json(example) for example in examples]
-    assert [(c.mode, c.upstream_auth.value) for c in configs] == [(Mode.FORWARD, "x-api-key"), (Mode.FORWARD, "bearer")]
+    auth = [(c.mode, c.forward.upstream_auth.value if c.forward else None) for c in configs]
+    assert auth == [(Mode.FORWARD, "x-api-key"), (Mode.FORWARD, "bearer")]
     assert all(c.caps is not None and c.caps.pair_cap_usd == 5 for c in configs)

@@ -29,6 +29,7 @@ from bench.gateway import (
     ChargeBasis,
     DirectoryRecorder,
     ExchangeRecord,
+    ForwardTerms,
     Gateway,
     GatewayConfig,
     Mode,
@@ -54,9 +55,7 @@ def _forwarding(
             dialect=ApiDialect.OPENAI_RESPONSES,
             arms=(arm("one", KEY), arm("two", OTHER_KEY)),
             upstream=url,
-            upstream_key_env=KEY_ENV,
-            upstream_auth=UpstreamAuth.BEARER,
-            prices={MODEL: PRICE},
+            forward=ForwardTerms(key_env=KEY_ENV, upstream_auth=UpstreamAuth.BEARER, prices={MODEL: PRICE}),
             caps=caps(one=cap, two="1"),
         )
         with Gateway(config, DirectoryRecorder(tmp_path / "log")) as gateway:

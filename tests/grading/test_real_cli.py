@@ -31,6 +31,7 @@ from bench.gateway import (
     ArmKey,
     DirectoryRecorder,
     ExchangeRecord,
+    ForwardTerms,
     Gateway,
     GatewayConfig,
     Mode,
@@ -131,8 +132,7 @@ def test_forward_mode_relays_for_the_real_cli_and_its_cap_stops_it(monkeypatch: 
                 arms=(ArmKey(label="arm", key_sha256=key_digest),),
                 caps=PairCaps(arms=(ArmCap(arm="arm", cap_usd=Decimal("1.0")),)),
                 upstream=provider.url,
-                upstream_key_env="PROVIDER_KEY",
-                prices={"claude-sonnet-4-5": sonnet},
+                forward=ForwardTerms(key_env="PROVIDER_KEY", prices={"claude-sonnet-4-5": sonnet}),
             )
             with Gateway(config, DirectoryRecorder(forward_dir / "log")) as gateway:
                 run = run_claude(dirs["ws"], home, gateway.url, API_KEY, PROMPT, check=False)

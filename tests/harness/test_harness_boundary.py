@@ -21,8 +21,6 @@ HARNESS_NAMES = re.compile(
 # module (or package folder, ending in /) -> why its constants may name a harness
 ALLOWED = {
     "harness/": "the harnesses themselves",
-    "gateway/config.py": "forward mode's default provider key variable, the Anthropic dialect's (a dialect's, not a "
-    "harness's; moves with the dialects)",
     "packaging/patterns.py": "every coding agent's project context files (harness or not), refused in any corpus",
     "suite/memory_system.py": "every model provider's variable prefixes (harness or not), kept from memory tools",
     "scaffold/suite.py": "a new suite's default model name, a provider's model and not a harness",

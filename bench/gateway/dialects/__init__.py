@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...contracts.api_dialect import ApiDialect
+from ...contracts import ApiDialect
 from .anthropic import AnthropicMessages
 from .base import Dialect, ErrorKind, Rejection, UnreadableRequest
 from .openai_responses import OpenAiResponses

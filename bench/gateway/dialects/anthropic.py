@@ -18,7 +18,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ...contracts.api_dialect import ApiDialect
+from ...contracts import ApiDialect
 from ..conversation import MessageChain
 from ..metering import TokenUsage, metered_usage, stream_usage
 from ..neutral import Conversation, Message, NeutralReply, RequestView, Role, TextPart, ToolCallPart, ToolResultPart

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from ...contracts.api_dialect import ApiDialect
+from ...contracts import ApiDialect
 from ..conversation import MessageChain
 from ..errors import UnreadableRequest
 from ..metering import TokenUsage

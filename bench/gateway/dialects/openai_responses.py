@@ -27,7 +27,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ...contracts.api_dialect import ApiDialect
+from ...contracts import ApiDialect
 from ..conversation import MessageChain
 from ..metering import TokenUsage
 from ..neutral import Conversation, Message, NeutralReply, ToolCallPart
