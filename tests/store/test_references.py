@@ -8,11 +8,11 @@ never holds.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import pytest
 from pydantic import BaseModel
 
 from bench.analysis import Admission, AdmissionDecision, Build, ReasonCode
@@ -27,7 +27,7 @@ from bench.contracts import (
     canonical_json,
 )
 from bench.run.publish import publish_directory
-from bench.store import Store
+from bench.store import Store, references
 from bench.store.fsck import FsckStatus, fsck
 from bench.store.gc import gc
 from bench.store.references import _reference_fields, document_references
@@ -105,33 +105,20 @@ def test_only_fields_that_can_hold_a_reference_are_walked_and_every_reference_is
     assert document_references(canonical_bytes(shapes)) == [one, two, three, one]
 
 
-def _every_field(value: Any) -> Iterator[Digest]:
-    """References found by walking every field of every model: what the table must always agree with."""
-    if isinstance(value, Digest):
-        if not isinstance(value, DigestValue):
-            yield value
-    elif isinstance(value, BaseModel):
-        for name in type(value).model_fields:
-            yield from _every_field(getattr(value, name))
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _every_field(item)
-    elif isinstance(value, dict):
-        for name, item in value.items():
-            yield from _every_field(name)
-            yield from _every_field(item)
+def _every_field(model: type[BaseModel]) -> tuple[str, ...]:
+    """Walk every field of every model: what the table of fields that can hold a reference must agree with."""
+    return tuple(model.model_fields)
 
 
-def test_the_references_of_every_document_of_a_published_bundle_are_those_of_every_field(tmp_path: Path) -> None:
+def test_the_references_of_every_document_of_a_published_bundle_are_those_of_every_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "bundle"
     write_bundle(root)
     publish_directory(root)
-    read = 0
-    for path in sorted(root.rglob("*.json")):
-        data = path.read_bytes()
-        model = Document.of_kind(json.loads(data).get("kind", ""))
-        if model is None:
-            continue
-        read += 1
-        assert document_references(data) == list(_every_field(model.model_validate_json(data))), path
-    assert read > 20
+    documents = [path.read_bytes() for path in sorted(root.rglob("*.json"))]
+    documents = [data for data in documents if Document.of_kind(json.loads(data).get("kind", "")) is not None]
+    found = [document_references(data) for data in documents]
+    monkeypatch.setattr(references, "_reference_fields", _every_field)
+    assert found == [document_references(data) for data in documents]
+    assert len(documents) > 20 and sum(map(len, found)) > 20
