@@ -73,8 +73,12 @@ def _reference_fields(model: type[BaseModel]) -> tuple[str, ...]:
 
 def _may_refer(annotation: Any) -> bool:
     """Whether a value validated as ``annotation`` can be or hold a reference. Only what is known to be a plain
-    value answers no (str, numbers, bytes, None, an enum, a literal, a DigestValue, and containers of only those);
-    anything else (a model, ``Any``, a type this does not know) answers yes, so nothing is skipped by mistake."""
+    value answers no (str, numbers, Decimal, bytes, None, an enum, a literal, a DigestValue, ``Any``, which JSON
+    validation leaves as plain JSON values, and containers of only those); anything else (a model, a type this
+    does not know) answers yes, so nothing is skipped by mistake. An exchange's recorded stream events (``Any``)
+    were most of the fields walked in a bundle."""
+    if annotation is Any:
+        return False
     origin = typing.get_origin(annotation)
     if origin is typing.Literal:
         return False
