@@ -10,8 +10,9 @@
    ``--store s3://...``) so each node loads the very image IDs the plan pins. When every stage of the plan built
    in step 1 is already cached and every ref it names already holds its output, doit would run and move nothing:
    its process is not started, and the same tally and headline are said here.
-3. What executed is read back from the store's action log; the published tree is exported into the project,
-   signed with the project's key (``keys/publisher.key``, made by the first run; bench/publish/signing.py),
+3. What executed is read back from the store's action log; the published tree is exported into the project (or,
+   when the bundle there already is that tree, verified in place: :mod:`.bundle_in_place`), signed with the
+   project's key (``keys/publisher.key``, made by the first run; bench/publish/signing.py),
    verified trusting that key's public half, and the run recorded (``runs/<suite>/<start>``).
 """
 
@@ -32,7 +33,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..analysis.prereg import load_preregistrations
-from ..contracts import TreeDigest, canonical_bytes
+from ..contracts import TreeDigest
 from ..errors import ContractError, StageError, UsageError
 from ..pipeline.executor_choice import parse_executor
 from ..pipeline.failure import PipelineStopped, read_failure
@@ -45,7 +46,7 @@ from ..provision.code import require_code_pin
 from ..publish.manifest import MANIFEST_NAME
 from ..publish.release import sign
 from ..publish.signing import PublicKey, generate_key, load_private_key, load_public_key, public_key_path
-from ..publish.verify import Trust
+from ..publish.verify import Trust, Verification
 from ..results import load_bundle
 from ..run.dodo import plan_variables
 from ..run.narrate import SuiteNarrator
@@ -58,13 +59,13 @@ from ..scaffold.unwritten import refuse_unwritten
 from ..stop_signals import STOP_SIGNALS, Interrupted, end_child
 from ..store import Store, export_tree
 from ..store.actions import ActionKey, recorded_from
-from ..store.versions import version_index
 from ..suite.suite import Suite, open_suite
+from .bundle_in_place import export_versions, manifest_in_place
 from .locate import open_store, store_runtime
 from .output import Output
 from .publish_cmd import verification_json, verification_lines, verify_bundle
 
-__all__ = ["SuiteRequest", "add_run_options", "export_published", "positive_int", "run_suite"]
+__all__ = ["SuiteRequest", "add_run_options", "export_published", "positive_int", "publish_verified", "run_suite"]
 
 
 @dataclass(frozen=True)
@@ -276,8 +277,7 @@ def _doit_db(project: Project) -> Path:
 
 def export_published(store: Store, ref: str, target: Path, key: Ed25519PrivateKey | None = None) -> Path:
     """Replace ``target`` with the published tree (the old bundle goes only once the new one is whole), and write
-    every superseded version beside it, ``<target>-versions/v<N>/``, with ``index.json`` listing them all: a
-    re-grade never reinterprets a published bundle, it adds one. With ``key``, each bundle written is signed."""
+    every superseded version beside it (:func:`export_versions`). With ``key``, each bundle written is signed."""
     tree = store.get_ref(ref)
     if tree is None:
         raise StageError(f"the pipeline finished without publishing: the store has no ref {ref}")
@@ -288,16 +288,23 @@ def export_published(store: Store, ref: str, target: Path, key: Ed25519PrivateKe
         sign(staging, key)
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
-    index = version_index(store, ref)
-    kept = target.with_name(target.name + "-versions")
-    for version in index.versions:
-        if version.superseded and not (kept / f"v{version.version}").is_dir():
-            export_tree(store, version.digest, kept / f"v{version.version}")
-            if key is not None:
-                sign(kept / f"v{version.version}", key)
-    kept.mkdir(parents=True, exist_ok=True)
-    (kept / "index.json").write_bytes(canonical_bytes(index))
+    export_versions(store, ref, target, key)
     return target
+
+
+def publish_verified(
+    store: Store, ref: str, target: Path, key: Ed25519PrivateKey, public: PublicKey
+) -> tuple[Path, Verification]:
+    """The bundle verified where it is when it already is the ref's tree (:mod:`.bundle_in_place`), else exported,
+    signed and verified."""
+    tree = store.get_ref(ref)
+    if tree is not None and manifest_in_place(store, tree, target):
+        verification = verify_bundle(target / MANIFEST_NAME, Trust(keys=(public,)))
+        if verification.verified:
+            export_versions(store, ref, target, key)
+            return target, verification
+    published = export_published(store, ref, target, key)
+    return published, verify_bundle(published / MANIFEST_NAME, Trust(keys=(public,)))
 
 
 def project_key(project: Project, out: Output) -> tuple[Ed25519PrivateKey, PublicKey]:
@@ -343,8 +350,7 @@ def _run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, nex
     started = _run_stages(args, out, request, variables, plan, store)
     executed = [store.get_document(result.key, ActionKey).stage for result in recorded_from(store, started)]
     target = request.published or request.project.published(suite_id)
-    published = export_published(store, f"published/{suite_id}", target, private)
-    verification = verify_bundle(published / MANIFEST_NAME, Trust(keys=(public,)))
+    published, verification = publish_verified(store, f"published/{suite_id}", target, private, public)
     tree = store.get_ref(f"published/{suite_id}")
     assert tree is not None  # export_published refused otherwise
     record = RunRecord(

@@ -11,7 +11,11 @@ bundle's lineage carries.
 
 from __future__ import annotations
 
+import decimal
+import enum
+import functools
 import json
+import typing
 from collections.abc import Iterator
 from typing import Any
 
@@ -49,7 +53,7 @@ def _typed(value: Any) -> Iterator[Digest]:
         if not isinstance(value, DigestValue):
             yield value
     elif isinstance(value, BaseModel):
-        for name in type(value).model_fields:
+        for name in _reference_fields(type(value)):
             yield from _typed(getattr(value, name))
     elif isinstance(value, (list, tuple)):
         for item in value:
@@ -58,6 +62,35 @@ def _typed(value: Any) -> Iterator[Digest]:
         for key, item in value.items():
             yield from _typed(key)
             yield from _typed(item)
+
+
+@functools.cache
+def _reference_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of ``model`` that can hold a reference, in field order: walking only these, not every field of
+    every validated model, was most of reading a bundle's lineage (issue 39)."""
+    return tuple(name for name, field in model.model_fields.items() if _may_refer(field.annotation))
+
+
+def _may_refer(annotation: Any) -> bool:
+    """Whether a value validated as ``annotation`` can be or hold a reference. Only what is known to be a plain
+    value answers no (str, numbers, Decimal, bytes, None, an enum, a literal, a DigestValue, ``Any``, which JSON
+    validation leaves as plain JSON values, and containers of only those); anything else (a model, a type this
+    does not know) answers yes, so nothing is skipped by mistake. An exchange's recorded stream events (``Any``)
+    were most of the fields walked in a bundle."""
+    if annotation is Any:
+        return False
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return False
+    if origin is typing.Annotated:
+        return _may_refer(typing.get_args(annotation)[0])
+    if origin is not None:  # a union, list, tuple, dict, ...: any of its arguments
+        return any(_may_refer(argument) for argument in typing.get_args(annotation) if argument is not Ellipsis)
+    if not isinstance(annotation, type):
+        return True
+    if issubclass(annotation, Digest):
+        return not issubclass(annotation, DigestValue)
+    return not issubclass(annotation, (str, int, float, decimal.Decimal, bytes, enum.Enum, type(None)))
 
 
 def walk_digests(value: Any) -> Iterator[Digest]:

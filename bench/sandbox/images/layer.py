@@ -31,7 +31,7 @@ import stat
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,28 +159,46 @@ def fetch_layer(cache: Path, layer: ImageLayer) -> Fetched:
 
 def _tree_digest(root: Path) -> str:
     """SHA-256 over every entry below ``root``: its path, kind, mode bits and content (or link target); each file's
-    content digest remembered by its stat (:mod:`bench.digest_cache`). Paths as strings: pathlib's parsing was
-    most of walking a few thousand cached files."""
+    content digest remembered by its stat (:mod:`bench.digest_cache`). The lines and their order are those of an
+    ``os.walk`` (directories depth first in name order, a directory's files and links in name order), read with
+    one ``scandir`` per directory: pathlib's parsing, then ``os.walk``'s per-directory link checks and relative
+    paths, were most of walking a few thousand cached files."""
     digest = hashlib.sha256()
     with file_digests() as contents:
         contents.preload(root)
-        for directory, dirs, files in os.walk(root):
-            for line in _entries(os.path.relpath(directory, root), directory, dirs, files, contents):
-                digest.update(line.encode())
+        pending = [(os.path.abspath(root), "")]
+        while pending:
+            directory, prefix = pending.pop()
+            lines, below = _entries(directory, prefix, contents)
+            digest.update("".join(lines).encode())
+            pending.extend(reversed(below))
     return digest.hexdigest()
 
 
-def _entries(relative: str, directory: str, dirs: list[str], files: list[str], contents: FileDigests) -> Iterator[str]:
-    """One directory's files and links, in name order (``dirs`` sorted in place, for the walk)."""
-    dirs.sort()
-    prefix = "" if relative == "." else relative.replace(os.sep, "/") + "/"
-    for name in sorted(files + [d for d in dirs if os.path.islink(os.path.join(directory, d))]):
-        path = os.path.join(directory, name)
-        status = os.lstat(path)
-        if stat.S_ISLNK(status.st_mode):
-            yield f"L {prefix}{name} {os.readlink(path)}\n"
-        else:
-            yield f"F {prefix}{name} {status.st_mode & 0o777:o} {contents.sha256(path, status)}\n"
+def _entries(directory: str, prefix: str, contents: FileDigests) -> tuple[list[str], list[tuple[str, str]]]:
+    """One directory's files and links as lines, in name order, and its subdirectories to walk (not those behind a
+    link), in name order. A directory is what ``os.walk`` takes for one: a link to a directory is listed as a link
+    and not entered; an entry that cannot be told is a file (its read then fails, as before)."""
+    lines: list[tuple[str, str]] = []
+    below: list[tuple[str, str]] = []
+    with os.scandir(directory) as listing:
+        for entry in listing:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir and not entry.is_symlink():
+                below.append((entry.name, entry.path))
+                continue
+            status = entry.stat(follow_symlinks=False)
+            if stat.S_ISLNK(status.st_mode):
+                line = f"L {prefix}{entry.name} {os.readlink(entry.path)}\n"
+            else:
+                line = f"F {prefix}{entry.name} {status.st_mode & 0o777:o} {contents.sha256(entry.path, status)}\n"
+            lines.append((entry.name, line))
+    below.sort()
+    lines.sort()
+    return [line for _, line in lines], [(path, f"{prefix}{name}/") for name, path in below]
 
 
 def layer_dockerfile(agent_image_id: str, layer: ImageLayer) -> str:
