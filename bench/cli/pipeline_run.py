@@ -255,7 +255,10 @@ def _doit_process(request: SuiteRequest, variables: dict[str, str], debug: bool)
     # from a venv nobody activated.
     here = str(Path(sys.executable).parent)
     environment = {**os.environ, "PYTHONUNBUFFERED": "1", "PATH": os.pathsep.join([here, os.environ.get("PATH", "")])}
-    process = subprocess.Popen(command, cwd=request.base, stdout=sys.stderr, env=environment)
+    # Its own session: a terminal's Ctrl-C (SIGINT to the command's whole group) reaches this process alone, which
+    # asks the pipeline to stop (end_child). Sent to both, it caught a pipeline still starting its interpreter and
+    # printed that interpreter's traceback. A command killed outright still stops it (stop_with_parent).
+    process = subprocess.Popen(command, cwd=request.base, stdout=sys.stderr, env=environment, start_new_session=True)
     try:
         return process.wait()
     finally:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from demo_runs import REPO, DemoRuns
+from demo_runs import REPO, DemoRuns, bench_command
 
 pytestmark = pytest.mark.slow
 
@@ -271,3 +271,51 @@ def test_the_next_run_sweeps_what_a_killed_run_left(demo_runs: DemoRuns, tmp_pat
     )
     assert done.returncode == 0, done.stderr[-4000:]
     assert _left_behind(leases) == []  # swept before the run started: their lease died with their runner
+
+
+def _pipeline_of(command: int) -> int | None:
+    """The pid of the pipeline process ``command`` started (``python -m bench.run.dodo``), once it exists."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # it ended while listed
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == command and b"bench.run.dodo" in argv:
+            return int(entry.name)
+    return None
+
+
+def test_ctrl_c_while_the_pipeline_starts_reaches_the_command_alone_and_prints_no_traceback(tmp_path: Path) -> None:
+    """Ctrl-C the moment the pipeline process exists (its interpreter still starting): found by the soak, which saw
+    the pipeline's start-up traceback ("Fatal Python error: init_import_site") when the group got SIGINT then."""
+    leases = tmp_path / "leases"
+    project = tmp_path / "project"
+    assert bench_command(REPO, "init", str(project)).returncode == 0
+    command = [sys.executable, "-m", "bench", "--project", str(project), "--json", "demo", "--attempts", "1"]
+    with subprocess.Popen(
+        command,
+        cwd=REPO,
+        env=_environment(leases),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as process:
+        pipeline = None
+        while pipeline is None and process.poll() is None:
+            pipeline = _pipeline_of(process.pid)
+        own_group = pipeline is not None and os.getpgid(pipeline) != process.pid
+        if process.poll() is None:  # before any assertion: a failing one must not wait out the run
+            os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=600)
+    assert pipeline is not None, "the demo ended before it started its pipeline:\n" + err[-4000:]
+    stopped = Stopped(process.returncode, json.loads(out), err)
+    assert "Fatal Python error" not in err, err[-4000:]
+    assert _one_line_no_traceback(stopped) == "stele-bench: interrupted by SIGINT"
+    assert stopped.code == 130, err[-4000:]
+    assert own_group  # the pipeline is not in the group a terminal's Ctrl-C reaches: its command stops it
+    assert _left_behind(leases) == []
