@@ -19,8 +19,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import Field, JsonValue, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
-from ..contracts import Document, Sha256, canonical_bytes
-from ..contracts.api_dialect import ApiDialect
+from ..contracts import ApiDialect, Document, Sha256, canonical_bytes
 from .conversation import MessageChain
 from .errors import GatewayError
 from .metering import ChargeBasis, TokenUsage

@@ -7,7 +7,7 @@ dialect (:attr:`~.exchange.ExchangeRecord.dialect`), so nothing is guessed from 
 
 from __future__ import annotations
 
-from ..contracts.api_dialect import ApiDialect
+from ..contracts import ApiDialect
 from .dialects import dialect_of
 from .errors import UnreadableRequest
 from .exchange import ExchangeRecord

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..gateway.neutral import Role, TextPart, ToolCallPart, ToolResultPart
-from ..harness.base import InjectedBlock
+from ..harness import InjectedBlock
 from .chain import Conversation
 
 __all__ = ["PlacedHook", "placed_hooks"]
