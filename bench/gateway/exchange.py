@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol
 from pydantic import Field, JsonValue, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from ..contracts import Document, Sha256, canonical_bytes
+from ..contracts.api_dialect import ApiDialect
 from .conversation import MessageChain
 from .errors import GatewayError
 from .metering import ChargeBasis, TokenUsage
@@ -78,14 +79,20 @@ class ExchangeRecord(Document):
     # or the amount that did not fit when it was refused for the cap; ``cost_usd`` never exceeds it.
     worst_case_usd: Decimal | None = Field(default=None, ge=0, allow_inf_nan=False)
     request_kind: RequestKind | None = None  # what the request was for, as its harness tells (None: not told)
+    # The API dialect the gateway read the request and wrote the answer in: grading reads the exchange through it.
+    # Every record made before dialects existed is of the Messages API, the default.
+    dialect: ApiDialect = ApiDialect.ANTHROPIC_MESSAGES
 
     @model_serializer(mode="wrap")
     def _without_unused(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """``request_kind`` is left out while unset: a record of a harness that tells no kinds keeps the bytes it
-        had before kinds existed (every recorded run's records and their digests)."""
+        """``request_kind`` is left out while unset, and ``dialect`` while the default: a record of a harness that
+        tells no kinds and speaks the Messages API keeps the bytes it had before either existed (every recorded run's
+        records and their digests)."""
         dumped: dict[str, Any] = handler(self)
         if dumped.get("request_kind") is None:
             dumped.pop("request_kind", None)
+        if dumped.get("dialect") == ApiDialect.ANTHROPIC_MESSAGES:
+            dumped.pop("dialect", None)
         return dumped
 
 

@@ -50,6 +50,9 @@ class Role(StrEnum):
 class TextPart(ContractModel):
     type: Literal["text"] = "text"
     text: str
+    # The client's own instruction placed among the turns (a Responses developer or system message after the opening
+    # ones): no user, tool or model writes one, so its role tells it from the user's words (hook context under Codex)
+    instruction: bool = False
 
 
 class ToolCallPart(ContractModel):
@@ -71,6 +74,7 @@ class ToolResultPart(ContractModel):
     type: Literal["tool-result"] = "tool-result"
     id: str  # the call it answers
     content: tuple[str, ...]  # its texts; images and files carry none
+    is_error: bool = False  # the client marked the result an error (Anthropic's ``is_error``)
 
 
 ContentPart = Annotated[TextPart | ToolCallPart | ToolResultPart, Field(discriminator="type")]

@@ -178,6 +178,7 @@ class Gateway:
                     client_disconnected=request.client_gone,
                     worst_case_usd=answer.worst_case,
                     request_kind=kind,
+                    dialect=self.dialect.name,
                 )
             )
 

@@ -28,24 +28,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from ..gateway.exchange import ExchangeRecord
+from ..gateway.neutral import Conversation as Request
+from ..gateway.neutral import Message, Role, TextPart, ToolCallPart, ToolResultPart
+from ..gateway.recorded import UnreadableRequest, answer_message, is_model_request, request_conversation
 from ..harness import DEFAULT_HARNESS, Harness, harness_named
 from .findings import TamperFinding, TamperKind
-from .repeats import same_message
+from .repeats import harness_written, same_message
 
 __all__ = [
     "Conversation",
     "HistoryMessage",
     "RunnerRecord",
     "harness_conversation",
-    "is_messages_request",
-    "message_blocks",
     "message_texts",
     "model_requests",
     "prose_texts",
-    "request_messages",
 ]
 
 
@@ -63,58 +62,33 @@ class RunnerRecord:
         return self.windows is None or any(start <= at <= end for start, end in self.windows)
 
 
-def is_messages_request(exchange: ExchangeRecord) -> bool:
-    route = exchange.path.split("?", 1)[0]
-    return exchange.method == "POST" and route == "/v1/messages" and isinstance(exchange.request_body, dict)
+def message_texts(message: Message) -> list[str]:
+    """The text parts of a message, as sent."""
+    return [part.text for part in message.parts if isinstance(part, TextPart)]
 
 
-def request_messages(exchange: ExchangeRecord) -> list[Any]:
-    """The messages of an exchange's request (none when it has no list of them)."""
-    body = exchange.request_body
-    messages = body.get("messages") if isinstance(body, dict) else None
-    return messages if isinstance(messages, list) else []
-
-
-def message_blocks(message: Any) -> list[dict[str, Any]]:
-    """A message's content blocks; a bare string content is one text block."""
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
-
-
-def message_texts(message: Any) -> list[str]:
-    """The text blocks of a message (a bare string content is one block)."""
+def prose_texts(message: Message, harness: Harness) -> list[str]:
+    """A user message's text parts that are not the harness's own: what a user (or a prompt) wrote."""
     return [
-        str(b["text"]) for b in message_blocks(message) if b.get("type") == "text" and isinstance(b.get("text"), str)
+        part.text.strip() for part in message.parts if isinstance(part, TextPart) and not harness_written(part, harness)
     ]
 
 
-def prose_texts(message: Any, harness: Harness) -> list[str]:
-    """A user message's text blocks that are not the harness's own: what a user (or a prompt) wrote."""
-    return [text.strip() for text in message_texts(message) if not harness.injection.is_harness_text(text)]
-
-
-def _reply(exchange: ExchangeRecord) -> list[Any] | None:
-    body = exchange.response_body
-    content = body.get("content") if isinstance(body, dict) and body.get("type") == "message" else None
-    return content if isinstance(content, list) else None
-
-
-def _calls(message: Any) -> list[dict[str, Any]]:
-    return [b for b in message_blocks(message) if b.get("type") == "tool_use"]
+def _calls(message: Message) -> list[ToolCallPart]:
+    return [part for part in message.parts if isinstance(part, ToolCallPart)]
 
 
 @dataclass(frozen=True)
 class HistoryMessage:
     index: int
     sequence: int  # the exchange that first carried it (a user message) or answered it (an assistant message)
-    message: dict[str, Any]
+    message: Message
 
 
 @dataclass
 class Conversation:
-    """The harness's requests of one arm, the history they carried, its sub-agents' requests and the findings."""
+    """The harness's requests of one arm, the history they carried, its sub-agents' requests and the findings.
+    ``requests`` holds what each member's and sub-agent's request showed the model, by the exchange's sequence."""
 
     cwd: str
     harness: Harness
@@ -122,10 +96,15 @@ class Conversation:
     history: list[HistoryMessage] = field(default_factory=list)
     side: list[ExchangeRecord] = field(default_factory=list)  # sub-agents' requests: the harness's, not the memory's
     findings: list[TamperFinding] = field(default_factory=list)
+    requests: dict[int, Request] = field(default_factory=dict)
 
     @property
     def sequences(self) -> tuple[int, ...]:
         return tuple(member.sequence for member in self.members)
+
+    def request(self, exchange: ExchangeRecord) -> Request:
+        """What ``exchange`` (a member's or a sub-agent's request) showed the model."""
+        return self.requests[exchange.sequence]
 
 
 @dataclass
@@ -134,7 +113,7 @@ class _Reader:
     conversation: Conversation
     step: int = 0  # the prompt the conversation is on
     agent_prompts: set[str] = field(default_factory=set)  # prompts the model gave the harness's agent tool
-    side_roots: list[Any] = field(default_factory=list)
+    side_roots: list[Message] = field(default_factory=list)
 
     @property
     def history(self) -> list[HistoryMessage]:
@@ -145,14 +124,23 @@ class _Reader:
             TamperFinding(kind=kind, exchange=exchange.sequence, message=message, detail=detail[:400])
         )
 
-    def carries_prompt(self, message: Any, step: int) -> bool:
-        if step >= len(self.runner.prompts) or not isinstance(message, dict) or message.get("role") != "user":
+    def same(self, first: Message, repeated: Message) -> bool:
+        return same_message(first, repeated, self.runner.cwd, self.conversation.harness)
+
+    def carries_prompt(self, message: Message, step: int) -> bool:
+        if step >= len(self.runner.prompts) or message.role is not Role.USER:
             return False
         prose = prose_texts(message, self.conversation.harness)
         return prose == [self.runner.prompts[step].strip()] and not _results(message)
 
     def read(self, exchange: ExchangeRecord) -> None:
-        messages = request_messages(exchange)
+        try:
+            request = request_conversation(exchange)
+        except UnreadableRequest as unreadable:
+            self.find(TamperKind.FOREIGN_REQUEST, exchange, None, f"a request its dialect cannot read: {unreadable}")
+            return
+        self.conversation.requests[exchange.sequence] = request
+        messages = request.messages
         if not self.runner.running(datetime.fromisoformat(exchange.started_at)):
             self.find(
                 TamperKind.OUTSIDE_STEPS,
@@ -162,9 +150,7 @@ class _Reader:
             )
         elif not self.conversation.members:
             self._start(exchange, messages)
-        elif messages and same_message(
-            self.history[0].message, messages[0], self.runner.cwd, self.conversation.harness
-        ):
+        elif messages and self.same(self.history[0].message, messages[0]):
             self._continue(exchange, messages)
         elif messages and self._side(messages[0]):
             self.conversation.side.append(exchange)
@@ -176,21 +162,17 @@ class _Reader:
                 "a messages request that starts no conversation the runner or the harness began",
             )
 
-    def _side(self, first: Any) -> bool:
+    def _side(self, first: Message) -> bool:
         """A sub-agent's request: its first message is a prompt the model gave the agent tool (or its root's)."""
-        if any(same_message(root, first, self.runner.cwd, self.conversation.harness) for root in self.side_roots):
+        if any(self.same(root, first) for root in self.side_roots):
             return True
-        prose = (
-            prose_texts(first, self.conversation.harness)
-            if isinstance(first, dict) and first.get("role") == "user"
-            else []
-        )
+        prose = prose_texts(first, self.conversation.harness) if first.role is Role.USER else []
         if len(prose) == 1 and prose[0] in self.agent_prompts and not _results(first):
             self.side_roots.append(first)
             return True
         return False
 
-    def _start(self, exchange: ExchangeRecord, messages: list[Any]) -> None:
+    def _start(self, exchange: ExchangeRecord, messages: Sequence[Message]) -> None:
         if len(messages) == 1 and self.carries_prompt(messages[0], 0):
             self._accept(exchange, messages[0])
         else:
@@ -201,15 +183,12 @@ class _Reader:
                 "the first request does not carry the runner's first prompt alone",
             )
 
-    def _continue(self, exchange: ExchangeRecord, messages: list[Any]) -> None:
+    def _continue(self, exchange: ExchangeRecord, messages: Sequence[Message]) -> None:
         known, new = len(self.history), len(messages) - 1
-        cwd, harness = self.runner.cwd, self.conversation.harness
-        differs = [
-            i for i in range(min(new, known)) if not same_message(self.history[i].message, messages[i], cwd, harness)
-        ]
+        differs = [i for i in range(min(new, known)) if not self.same(self.history[i].message, messages[i])]
         if new < known:
-            retry = new == known - 1 and self.history[-1].message.get("role") == "user"
-            if retry and not differs and same_message(self.history[-1].message, messages[-1], cwd, harness):
+            retry = new == known - 1 and self.history[-1].message.role is Role.USER
+            if retry and not differs and self.same(self.history[-1].message, messages[-1]):
                 self._accept(exchange, None)  # the harness retrying a request that got no answer
             else:
                 self.find(
@@ -231,24 +210,20 @@ class _Reader:
             )
         self._turn(exchange, messages[-1], len(messages) - 1)
 
-    def _turn(self, exchange: ExchangeRecord, message: Any, index: int) -> None:
+    def _turn(self, exchange: ExchangeRecord, message: Message, index: int) -> None:
         """The request's new user message, after the history's last message."""
         last = self.history[-1].message
-        calls = {str(call.get("id")) for call in _calls(last)} if last.get("role") == "assistant" else set()
+        answered = last.role is Role.ASSISTANT
+        calls = {call.id for call in _calls(last)} if answered else set()
         if calls and _results(message) == calls and not prose_texts(message, self.conversation.harness):
             self._accept(exchange, message)
-        elif last.get("role") == "assistant" and not calls and self.carries_prompt(message, self.step + 1):
+        elif answered and not calls and self.carries_prompt(message, self.step + 1):
             self.step += 1
             self._accept(exchange, message)
-        elif (
-            last.get("role") == "assistant"
-            and not calls
-            and self.agent_prompts
-            and _notice(message, self.conversation.harness)
-        ):
+        elif answered and not calls and self.agent_prompts and _notice(message, self.conversation.harness):
             self._accept(exchange, message)  # a harness notice about a sub-agent it runs in the background
         else:
-            after = self.step + 1 >= len(self.runner.prompts) and last.get("role") == "assistant" and not calls
+            after = self.step + 1 >= len(self.runner.prompts) and answered and not calls
             self.find(
                 TamperKind.UNSENT_TURN,
                 exchange,
@@ -256,39 +231,44 @@ class _Reader:
                 "a user turn the runner did not send" + (" after the arm's last answer" if after else ""),
             )
 
-    def _accept(self, exchange: ExchangeRecord, message: Any) -> None:
+    def _accept(self, exchange: ExchangeRecord, message: Message | None) -> None:
         self.conversation.members.append(exchange)
         if message is not None:
             self.history.append(HistoryMessage(len(self.history), exchange.sequence, message))
-        reply = _reply(exchange)
-        if reply is not None:
-            answer = {"role": "assistant", "content": reply}
+        answer = answer_message(exchange)
+        if answer is not None:
             self.history.append(HistoryMessage(len(self.history), exchange.sequence, answer))
             self.agent_prompts.update(
-                str(call["input"]["prompt"]).strip()
+                str(call.arguments["prompt"]).strip()
                 for call in _calls(answer)
-                if call.get("name") in self.conversation.harness.subagent_tools
-                and isinstance(call.get("input"), dict)
-                and "prompt" in call["input"]
+                if call.qualified_name in self.conversation.harness.subagent_tools
+                and isinstance(call.arguments, dict)
+                and "prompt" in call.arguments
             )
 
 
-def _results(message: Any) -> set[str]:
-    return {str(b.get("tool_use_id")) for b in message_blocks(message) if b.get("type") == "tool_result"}
+def _results(message: Message) -> set[str]:
+    return {part.id for part in message.parts if isinstance(part, ToolResultPart)}
 
 
-def _notice(message: Any, harness: Harness) -> bool:
+def _notice(message: Message, harness: Harness) -> bool:
     """A user message of harness reminders alone (what the harness sends when a background sub-agent reports)."""
     texts = message_texts(message)
     return bool(texts) and not prose_texts(message, harness) and not _results(message)
 
 
 def harness_conversation(exchanges: Iterable[ExchangeRecord], runner: RunnerRecord) -> Conversation:
-    """The harness's conversation among ``exchanges``, chained from the runner's own record of the arm."""
-    reader = _Reader(runner, Conversation(cwd=runner.cwd, harness=harness_named(runner.harness)))
+    """The harness's conversation among ``exchanges``, chained from the runner's own record of the arm. Each
+    exchange is read through the dialect the gateway recorded it in; a request to the model in a dialect the
+    arm's harness does not speak is no request of its conversation."""
+    harness = harness_named(runner.harness)
+    reader = _Reader(runner, Conversation(cwd=runner.cwd, harness=harness))
     for exchange in sorted(exchanges, key=lambda e: e.sequence):
-        if is_messages_request(exchange):
+        if is_model_request(exchange, harness.dialect):
             reader.read(exchange)
+        elif is_model_request(exchange, exchange.dialect):
+            detail = f"a request in the {exchange.dialect} dialect, which the arm's harness does not speak"
+            reader.find(TamperKind.FOREIGN_REQUEST, exchange, None, detail)
     return reader.conversation
 
 

@@ -25,7 +25,7 @@ from dataclasses import replace
 from pydantic import Field
 
 from ..contracts import ContractModel
-from ..gateway.dialects.anthropic import offered_tools
+from ..gateway.policy import offered_tools
 from ..harness.transcript import Channel, StepSource, Transcript
 from .chain import Conversation, model_requests
 from .delivered import delivering_steps
@@ -144,9 +144,11 @@ def foreign_channels(conversation: Conversation, memory: MemoryDeclaration) -> t
     declared = memory.tool_prefixes
     offered: dict[str, int] = {}
     for exchange in model_requests(conversation):
-        body = exchange.request_body
-        for name in sorted(offered_tools(body)) if isinstance(body, dict) else ():
-            if name.startswith(_MCP) and not (declared and name.startswith(declared)):
+        request = conversation.request(exchange)
+        announced = conversation.harness.offered_tools(request.tools, request.system)
+        for name in sorted(offered_tools(request) | announced):
+            # a server's namespace (``mcp__<server>``) offers its tools: it is the declared server's, too
+            if name.startswith(_MCP) and not (declared and f"{name}__".startswith(declared)):
                 offered.setdefault(name, exchange.sequence)
     found += [f"exchange {sequence}: MCP tool {name} offered" for name, sequence in offered.items()]
     found += [

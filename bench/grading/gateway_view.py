@@ -27,10 +27,12 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..gateway.exchange import ExchangeRecord
+from ..gateway.neutral import Conversation as Request
+from ..gateway.neutral import Role, TextPart, ToolCallPart, ToolResultPart
 from ..harness.transcript import Channel
-from .chain import Conversation, message_blocks, message_texts, request_messages
-from .repeats import content_text, same_call
+from .chain import Conversation
+from .hook_places import placed_hooks
+from .repeats import result_text, same_call
 
 __all__ = [
     "GatewayToolCall",
@@ -88,15 +90,15 @@ def tool_results(conversation: Conversation) -> tuple[GatewayToolResult, ...]:
     names = {call.id: call.name for call in tool_calls(conversation)}
     found: list[GatewayToolResult] = []
     for held in conversation.history:
-        if held.message.get("role") == "assistant":
+        if held.message.role is Role.ASSISTANT:
             continue
-        for block in message_blocks(held.message):
-            if block.get("type") == "tool_result":
-                call = str(block.get("tool_use_id"))
-                output, reminders = conversation.harness.injection.split_tool_output(content_text(block.get("content")))
-                error = block.get("is_error") is True
+        for part in held.message.parts:
+            if isinstance(part, ToolResultPart):
+                output, reminders = conversation.harness.injection.split_tool_output(result_text(part))
                 found.append(
-                    GatewayToolResult(held.sequence, held.index, call, names.get(call, ""), output, reminders, error)
+                    GatewayToolResult(
+                        held.sequence, held.index, part.id, names.get(part.id, ""), output, reminders, part.is_error
+                    )
                 )
     return tuple(found)
 
@@ -104,35 +106,38 @@ def tool_results(conversation: Conversation) -> tuple[GatewayToolResult, ...]:
 def tool_calls(conversation: Conversation) -> tuple[GatewayToolCall, ...]:
     """Every tool call the model's answers in the conversation made, in order, with its input as the model gave it
     and as the harness ran it (as a later request repeated it when one did: with its tools' defaults filled in, as
-    the session file records it; :mod:`.repeats`)."""
-    repeated: dict[str, dict[str, Any]] = {}
+    the session file records it; :mod:`.repeats`). A call is named as the harness's hooks and transcript name it
+    (an MCP tool ``mcp__<server>__<tool>``, :attr:`~bench.gateway.neutral.ToolCallPart.qualified_name`)."""
+    repeated: dict[str, ToolCallPart] = {}
     for exchange in conversation.members:
-        for message in request_messages(exchange):
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                repeated.update({str(b.get("id")): b for b in message_blocks(message) if b.get("type") == "tool_use"})
+        for message in conversation.request(exchange).messages:
+            if message.role is Role.ASSISTANT:
+                repeated.update({part.id: part for part in message.parts if isinstance(part, ToolCallPart)})
     calls: list[GatewayToolCall] = []
     for held in conversation.history:
-        if held.message.get("role") != "assistant":
+        if held.message.role is not Role.ASSISTANT:
             continue
-        for block in message_blocks(held.message):
-            if block.get("type") == "tool_use":
-                call, name = str(block.get("id")), str(block.get("name"))
-                again = repeated.get(call)
+        for part in held.message.parts:
+            if isinstance(part, ToolCallPart):
+                name = part.qualified_name
+                again = repeated.get(part.id)
                 ran = (
-                    again.get("input")
-                    if again is not None and same_call(block, again, conversation.cwd, conversation.harness)
-                    else conversation.harness.ran_input(name, block.get("input"), conversation.cwd)
+                    again.arguments
+                    if again is not None and same_call(part, again, conversation.cwd, conversation.harness)
+                    else conversation.harness.ran_input(name, part.arguments, conversation.cwd)
                 )
-                calls.append(GatewayToolCall(held.sequence, held.index, call, name, block.get("input"), ran))
+                calls.append(GatewayToolCall(held.sequence, held.index, part.id, name, part.arguments, ran))
     return tuple(calls)
 
 
 def _usermessage_blocks(conversation: Conversation) -> Iterator[tuple[int, int, str]]:
-    """(sequence, message index, text) of every user-message text block outside tool results."""
+    """(sequence, message index, text) of every user-message text part outside tool results, the client's placed
+    instructions aside (they are read by their place: :mod:`.hook_places`)."""
     for held in conversation.history:
-        if held.message.get("role") == "user":
-            for text in message_texts(held.message):
-                yield held.sequence, held.index, text
+        if held.message.role is Role.USER:
+            for part in held.message.parts:
+                if isinstance(part, TextPart) and not part.instruction:
+                    yield held.sequence, held.index, part.text
 
 
 def hook_contexts(conversation: Conversation) -> tuple[ReceivedContext, ...]:
@@ -153,6 +158,8 @@ def hook_contexts(conversation: Conversation) -> tuple[ReceivedContext, ...]:
             block = injection.hook_block(reminder)
             if block is not None and injection.tool_hook(block.hook, result.tool):
                 add(result.sequence, result.message, block.hook, block.text)
+    for placed in placed_hooks(conversation):
+        add(placed.sequence, placed.message, placed.block.hook, placed.block.text)
     return tuple(sorted(seen.values(), key=lambda c: (c.sequence, c.message)))
 
 
@@ -184,32 +191,40 @@ def user_texts(conversation: Conversation) -> tuple[str, ...]:
     return tuple(text for _, text in user_prompts(conversation))
 
 
-def _request_texts(exchange: ExchangeRecord) -> list[str]:
-    """Every non-assistant text of one request: its system prompt, its user messages' text and tool results."""
-    body = exchange.request_body
-    system = body.get("system") if isinstance(body, dict) else None
-    texts = [system] if isinstance(system, str) else [content_text(system)] if system else []
-    for message in request_messages(exchange):
-        if isinstance(message, dict) and message.get("role") != "assistant":
-            texts += [
-                content_text(b.get("content")) if b.get("type") == "tool_result" else str(b.get("text", ""))
-                for b in message_blocks(message)
-            ]
+def _request_texts(request: Request) -> list[str]:
+    """Every non-assistant text of one request: its system prompt, its user messages' texts and tool results."""
+    texts = ["\n".join(request.system)] if request.system else []
+    for message in request.messages:
+        if message.role is Role.USER:
+            for part in message.parts:
+                texts += (
+                    [part.text]
+                    if isinstance(part, TextPart)
+                    else [result_text(part)]
+                    if isinstance(part, ToolResultPart)
+                    else []
+                )
     return texts
 
 
 def received_texts(conversation: Conversation) -> tuple[str, ...]:
     """Every non-assistant text a model of the arm was sent by the harness: the conversation's system prompts, its
-    history's user text blocks and tool results, and everything its sub-agents were sent."""
+    history's user texts (the harness's placed instructions included) and tool results, and everything its
+    sub-agents were sent."""
     texts: list[str] = []
     for exchange in conversation.members:
-        body = exchange.request_body
-        system = body.get("system") if isinstance(body, dict) else None
-        texts += [system] if isinstance(system, str) else [content_text(system)] if system else []
-    texts += [text for _, _, text in _usermessage_blocks(conversation)]
+        system = conversation.request(exchange).system
+        texts += ["\n".join(system)] if system else []
+    texts += [
+        part.text
+        for held in conversation.history
+        if held.message.role is Role.USER
+        for part in held.message.parts
+        if isinstance(part, TextPart)
+    ]
     texts += [result.output + "".join(result.reminders) for result in tool_results(conversation)]
     for exchange in conversation.side:
-        texts += _request_texts(exchange)
+        texts += _request_texts(conversation.request(exchange))
     return tuple(texts)
 
 

@@ -1,9 +1,11 @@
 """How the harness repeats what was said: the changes an honest run shows between two copies of one message.
 
 The harness sends every earlier message again in each request, and at a resume rebuilds them from its session
-file. What changes on the way is known and narrow (measured on Claude Code 2.1.197):
+file. Both copies are read in the gateway's neutral model (:mod:`bench.gateway.neutral`), so what no dialect shows
+the model (``cache_control`` markers, which move from turn to turn; a Responses item's own id and status) never
+differs. What changes on the way is known and narrow (measured on Claude Code 2.1.197; Codex CLI 0.169.0 resends
+its items as they were):
 
-- ``cache_control`` markers move from turn to turn (they say where to cache, not what the model is shown);
 - a tool call's input gains its tools' defaults (Edit: ``"replace_all": false``): keys whose values are not text;
 - a call's input as the harness runs it (:meth:`~bench.harness.base.Harness.ran_input`: its own normalizations);
 - at a resume, the harness's own blocks that followed a tool result as text blocks of the same message are merged
@@ -17,19 +19,26 @@ Anything else is a difference: a message repeated otherwise was rewritten on the
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
-from ..gateway.conversation import without_cache_control
+from ..gateway.neutral import Message, Role, TextPart, ToolCallPart, ToolResultPart
 from ..harness import Harness
 
-__all__ = ["content_text", "repeats_answer", "same_call", "same_message"]
+__all__ = ["harness_written", "repeats_answer", "result_text", "same_call", "same_message"]
 
 
-def same_call(given: dict[str, Any], repeated: dict[str, Any], cwd: str, harness: Harness) -> bool:
+def harness_written(part: TextPart, harness: Harness) -> bool:
+    """Whether a user-side text part is the harness's own: an instruction the client placed among the turns (no user
+    or tool writes one), or a text in the harness's own format."""
+    return part.instruction or harness.injection.is_harness_text(part.text)
+
+
+def same_call(given: ToolCallPart, repeated: ToolCallPart, cwd: str, harness: Harness) -> bool:
     """A tool call the model gave and the harness repeated: same id, name and values, defaults added only."""
-    if any(given.get(key) != repeated.get(key) for key in ("type", "id", "name")):
+    if (given.id, given.qualified_name) != (repeated.id, repeated.qualified_name):
         return False
-    mine, theirs = harness.ran_input(str(given.get("name")), given.get("input"), cwd), repeated.get("input")
+    mine, theirs = harness.ran_input(given.qualified_name, given.arguments, cwd), repeated.arguments
     if not isinstance(mine, dict) or not isinstance(theirs, dict):
         return bool(mine == theirs)
     added = [theirs[key] for key in theirs.keys() - mine.keys()]
@@ -38,66 +47,54 @@ def same_call(given: dict[str, Any], repeated: dict[str, Any], cwd: str, harness
     )
 
 
-def repeats_answer(content: Any, repeated: Any, cwd: str, harness: Harness) -> bool:
-    """Whether ``repeated`` (a request's message) is the assistant ``content`` (a model's answer) as repeated."""
-    if not isinstance(content, list) or not isinstance(repeated, dict) or repeated.get("role") != "assistant":
-        return False
-    theirs = without_cache_control(repeated.get("content"))
-    if not isinstance(theirs, list) or len(theirs) != len(content):
+def repeats_answer(content: Sequence[Any], repeated: Message, cwd: str, harness: Harness) -> bool:
+    """Whether ``repeated`` (a request's message) is the assistant ``content`` (a model's answer's parts) as
+    repeated."""
+    if repeated.role is not Role.ASSISTANT or len(repeated.parts) != len(content):
         return False
     return all(
         same_call(mine, other, cwd, harness)
-        if isinstance(mine, dict) and mine.get("type") == "tool_use" and isinstance(other, dict)
-        else without_cache_control(mine) == other
-        for mine, other in zip(content, theirs, strict=True)
+        if isinstance(mine, ToolCallPart) and isinstance(other, ToolCallPart)
+        else mine == other
+        for mine, other in zip(content, repeated.parts, strict=True)
     )
 
 
-def content_text(content: Any) -> str:
-    """The text of a tool result's content: a string, or its text blocks joined by newlines."""
-    if isinstance(content, str):
-        return content
-    blocks = content if isinstance(content, list) else []
-    return "\n".join(b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
+def result_text(result: ToolResultPart) -> str:
+    """The text of a tool result: its texts joined by newlines."""
+    return "\n".join(result.content)
 
 
-def _canonical_user(message: Any, harness: Harness) -> tuple[list[tuple[str, str, bool]], list[str], list[Any]] | None:
-    """A user message as (tool results: id, output, error), (text blocks and appended harness blocks), other
-    blocks."""
-    content = without_cache_control(message.get("content")) if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return [], [content.strip()], []
-    if not isinstance(content, list):
-        return None
+def _canonical_user(message: Message, harness: Harness) -> tuple[list[tuple[str, str, bool]], list[tuple[str, bool]]]:
+    """A user message as (tool results: id, output, error) and (its texts and the harness blocks appended to a
+    result's output, each with whether it is the harness's own)."""
     results: list[tuple[str, str, bool]] = []
-    texts: list[str] = []
-    other: list[Any] = []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "tool_result":
-            output, reminders = harness.injection.split_tool_output(content_text(block.get("content")))
-            results.append((str(block.get("tool_use_id")), output.rstrip(), block.get("is_error") is True))
-            texts += [reminder.strip() for reminder in reminders]
-        elif isinstance(block, dict) and block.get("type") == "text":
-            texts.append(str(block.get("text")).strip())
-        else:
-            other.append(block)
-    return results, texts, other
+    texts: list[tuple[str, bool]] = []
+    own = harness.injection.is_harness_text
+    for part in message.parts:
+        if isinstance(part, ToolResultPart):
+            output, reminders = harness.injection.split_tool_output(result_text(part))
+            results.append((part.id, output.rstrip(), part.is_error))
+            texts += [(reminder.strip(), own(reminder.strip())) for reminder in reminders]
+        elif isinstance(part, TextPart):
+            text = part.text.strip()
+            texts.append((text, part.instruction or own(text)))
+    return results, texts
 
 
-def same_message(first: Any, repeated: Any, cwd: str, harness: Harness) -> bool:
+def same_message(first: Message, repeated: Message, cwd: str, harness: Harness) -> bool:
     """Whether ``repeated`` is ``first`` as the harness repeats it. ``first`` is a user message as first carried,
-    or an assistant message holding the model's own answer (its content as the response gave it)."""
-    if not isinstance(first, dict) or not isinstance(repeated, dict) or first.get("role") != repeated.get("role"):
+    or an assistant message holding the model's own answer (its parts as the response gave them)."""
+    if first.role is not repeated.role:
         return False
-    if first.get("role") == "assistant":
-        return repeats_answer(without_cache_control(first.get("content")), repeated, cwd, harness)
-    if without_cache_control(first) == without_cache_control(repeated):
+    if first.role is Role.ASSISTANT:
+        return repeats_answer(first.parts, repeated, cwd, harness)
+    if first == repeated:
         return True
     mine, theirs = _canonical_user(first, harness), _canonical_user(repeated, harness)
-    if mine is None or theirs is None or (mine[0], mine[2]) != (theirs[0], theirs[2]):
+    if mine[0] != theirs[0]:
         return False
-    own = harness.injection.is_harness_text
-    if [text for text in mine[1] if not own(text)] != [text for text in theirs[1] if not own(text)]:
+    if [text for text, own in mine[1] if not own] != [text for text, own in theirs[1] if not own]:
         return False
     # The harness may drop its own blocks when it rebuilds a message, never add one.
-    return not Counter(text for text in theirs[1] if own(text)) - Counter(mine[1])
+    return not Counter(text for text, own in theirs[1] if own) - Counter(text for text, _ in mine[1])

@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..contracts import canonical_json
-from ..harness.transcript import Channel, StepSource, Transcript
+from ..gateway.neutral import ToolCallPart
+from ..harness.transcript import Channel, StepSource, Transcript, call_input
 from .chain import Conversation
 from .delivered import hook_of
 from .findings import TamperFinding, TamperKind
@@ -74,8 +75,13 @@ def _call_findings(transcript: Transcript, conversation: Conversation) -> list[T
     findings = []
     for step, call in recorded:
         model = made.pop(call.id, None)
-        given = {"type": "tool_use", "id": call.id, "name": call.name, "input": call.input}
-        made_call = {**given, "name": model.name, "input": model.input} if model is not None else None
+        given = ToolCallPart.model_construct(id=call.id, name=call.name, arguments=call.input)
+        # the model's call as the transcript holds one: a free-form tool's text input under ``input``
+        made_call = (
+            None
+            if model is None
+            else ToolCallPart.model_construct(id=call.id, name=model.name, arguments=call_input(model.input))
+        )
         if made_call is None or not same_call(made_call, given, conversation.cwd, conversation.harness):
             detail = f"tool call {call.id} {call.name} {canonical_json(call.input).decode()}"
             findings.append(

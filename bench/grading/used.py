@@ -25,11 +25,11 @@ from collections.abc import Iterator, Sequence
 from pydantic import JsonValue
 
 from ..contracts import ContractModel
+from ..gateway.neutral import Role
 from ..harness.transcript import Channel
 from .chain import Conversation, message_texts
 from .gateway_view import ReceivedContext, tool_calls, tool_results
 from .memory import MemoryDeclaration
-from .repeats import content_text
 
 __all__ = ["UseEvidence", "UseGrade", "grade_use"]
 
@@ -72,9 +72,8 @@ def _acts_on(given: JsonValue, marker: str) -> bool:
 
 def _elsewhere(conversation: Conversation, received: Sequence[ReceivedContext]) -> list[tuple[int, str]]:
     """Everything the model was sent that is not the memory's context, by message (-1: the system prompt)."""
-    first = conversation.members[0].request_body if conversation.members else None
-    system = first.get("system") if isinstance(first, dict) else None
-    texts: list[tuple[int, str]] = [(-1, content_text(system) if not isinstance(system, str) else system)]
+    system = conversation.request(conversation.members[0]).system if conversation.members else ()
+    texts: list[tuple[int, str]] = [(-1, "\n".join(system))]
     credited: dict[int, list[str]] = {}
     for context in received:
         credited.setdefault(context.message, []).append(context.text)
@@ -85,7 +84,7 @@ def _elsewhere(conversation: Conversation, received: Sequence[ReceivedContext]) 
         return text
 
     for held in conversation.history:
-        if held.message.get("role") == "user":
+        if held.message.role is Role.USER:
             texts += [(held.index, without_credited(held.index, text)) for text in message_texts(held.message)]
     memory_results = {(c.message, c.hook) for c in received if c.channel is Channel.MEMORY_TOOL_RETRIEVAL}
     for result in tool_results(conversation):

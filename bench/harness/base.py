@@ -241,6 +241,12 @@ class InjectionFormat(ABC):
     def tool_hook(self, hook: str, tool: str) -> bool:
         """Whether context of ``hook`` placed after a result of ``tool`` is that call's own (its post-tool hook)."""
 
+    def placed_hook(self, text: str, trigger: str | None, after_prompt: bool) -> InjectedBlock | None:
+        """The hook context an instruction the harness placed among the turns carries (an unmarked harness's hook
+        context), read by its place: ``trigger`` the tool (as the model named it) of the newest call still awaiting
+        its result, else ``after_prompt`` whether it follows the user's prompt. A marked harness places none."""
+        return None
+
 
 class Harness(ABC):
     """One coding-agent CLI. Implementations are stateless; :func:`bench.harness.harness_named` returns one."""

@@ -25,6 +25,7 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "Transcript",
+    "call_input",
 ]
 
 
@@ -67,6 +68,12 @@ class ToolCall(ContractModel):
     id: str
     name: str
     input: dict[str, JsonValue]
+
+
+def call_input(arguments: JsonValue) -> dict[str, JsonValue]:
+    """A call's arguments as :attr:`ToolCall.input` holds them: an object as it is; anything else (a free-form
+    tool's text input) under ``input``."""
+    return arguments if isinstance(arguments, dict) else {"input": arguments}
 
 
 class ToolResult(ContractModel):

@@ -15,6 +15,7 @@ from cli_captures import captured, conversation, exchanges, runner
 from scenario import ANCHORED_FILE, FOLLOW_UP, PROMPT, RECALL_PHRASE
 
 from bench.gateway import ExchangeRecord
+from bench.gateway.neutral import Role
 from bench.grading import RunnerRecord, TamperKind, harness_conversation, hook_contexts, received_texts
 from bench.grading.gateway_view import tool_calls
 from tests.grading.exchanges import messages_exchange
@@ -50,7 +51,7 @@ def _final_messages(records: tuple[ExchangeRecord, ...]) -> list[Any]:
 def test_the_captured_arms_are_the_harness_s_own_with_no_finding() -> None:
     for arm in ("with-hooks", "without-hooks"):
         held = conversation(arm)
-        assert held.findings == [] and held.members and held.history[0].message["role"] == "user"
+        assert held.findings == [] and held.members and held.history[0].message.role is Role.USER
     # the resume rebuilt message 2 (the hook's block merged into the tool result): the harness's own repetition
     assert len(conversation(HOOKED).history) == 8
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from cli_captures import MEMORY, captured, conversation
 from hypothesis import given
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from scenario import RECALL_PHRASE
 
 from bench.gateway import ExchangeRecord
+from bench.gateway.neutral import Message, Role, ToolCallPart
 from bench.grading import Channel, TamperKind, grade_delivery, tamper
 from bench.grading.grade import hook_errors
 from bench.grading.memory import InstalledHook
@@ -129,27 +131,34 @@ def test_only_installed_hooks_deliver() -> None:
     assert not none_installed.delivered and none_installed.tampered == ()
 
 
+def _repeated(block: dict[str, Any]) -> Message:
+    """An assistant message of a request carrying ``block``, read as grading reads it."""
+    return Message(role=Role.ASSISTANT, parts=(_call(block),))
+
+
+def _call(block: dict[str, Any]) -> ToolCallPart:
+    return ToolCallPart(id=block["id"], name=block["name"], arguments=block["input"])
+
+
 def test_the_harness_repeating_a_call_with_its_tools_defaults_still_continues_the_conversation() -> None:
     call = {"type": "tool_use", "id": "t1", "name": "Edit", "input": {"file_path": "/w/a.py", "old_string": "a"}}
     with_default = {**call, "input": {**call["input"], "replace_all": False}}  # type: ignore[dict-item]
-    assert repeats_answer([call], {"role": "assistant", "content": [with_default]}, "/w", CLAUDE)
+    assert repeats_answer([_call(call)], _repeated(with_default), "/w", CLAUDE)
     planted = {**call, "input": {**call["input"], "note": "quartz ledger convention"}}  # type: ignore[dict-item]
-    assert not repeats_answer([call], {"role": "assistant", "content": [planted]}, "/w", CLAUDE)
+    assert not repeats_answer([_call(call)], _repeated(planted), "/w", CLAUDE)
     changed = {**call, "input": {**call["input"], "old_string": "b"}}  # type: ignore[dict-item]
-    assert not repeats_answer([call], {"role": "assistant", "content": [changed]}, "/w", CLAUDE)
+    assert not repeats_answer([_call(call)], _repeated(changed), "/w", CLAUDE)
 
 
 def test_the_harness_dropping_a_cd_into_its_working_directory_is_its_own_repetition() -> None:
     given = {"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "cd /w && python3 -m pytest"}}
     dropped = {**given, "input": {"command": "python3 -m pytest"}}
-    assert repeats_answer([given], {"role": "assistant", "content": [dropped]}, "/w", CLAUDE)
-    assert not repeats_answer([given], {"role": "assistant", "content": [dropped]}, "/elsewhere", CLAUDE)
+    assert repeats_answer([_call(given)], _repeated(dropped), "/w", CLAUDE)
+    assert not repeats_answer([_call(given)], _repeated(dropped), "/elsewhere", CLAUDE)
     other = {**given, "input": {"command": "python3 -m pytest -k x"}}
-    assert not repeats_answer([given], {"role": "assistant", "content": [other]}, "/w", CLAUDE)
+    assert not repeats_answer([_call(given)], _repeated(other), "/w", CLAUDE)
     quoted = {**given, "input": {"command": 'cd "/w" && ls'}}  # the harness keeps every other spelling
-    assert not repeats_answer(
-        [quoted], {"role": "assistant", "content": [{**given, "input": {"command": "ls"}}]}, "/w", CLAUDE
-    )
+    assert not repeats_answer([_call(quoted)], _repeated({**given, "input": {"command": "ls"}}), "/w", CLAUDE)
 
 
 def test_a_tool_call_naming_the_memorys_state_is_reported_as_its_own_channel() -> None:

@@ -88,22 +88,61 @@ def test_the_check_sees_a_harness_name_in_code_and_not_in_a_docstring(source: st
     assert len(_hits('"""A module docstring may say Claude Code."""\n' + source)) == 1
 
 
+def _imports(path: Path, source: str | None = None) -> list[tuple[int, str]]:
+    """(line, absolute module) of every import of a module at ``path`` (its text, or ``source`` in its place)."""
+    package = ".".join(path.relative_to(BENCH.parent).with_suffix("").parts[:-1])
+    found = []
+    for node in ast.walk(ast.parse(path.read_text() if source is None else source)):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+            found.append((node.lineno, f"{base}.{node.module}" if node.module else base))
+        elif isinstance(node, ast.ImportFrom):
+            found.append((node.lineno, node.module or ""))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+    return found
+
+
 def test_the_harness_layer_imports_only_the_contracts_the_errors_and_itself() -> None:
     """So that every other layer (gateway, agent, grading, sandbox, publish) may import it."""
     allowed = ("bench.contracts", "bench.errors", "bench.harness")
-    found = []
-    for path in sorted((BENCH / "harness").rglob("*.py")):
-        package = ".".join(path.relative_to(BENCH.parent).with_suffix("").parts[:-1])
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level:
-                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                module = f"{base}.{node.module}" if node.module else base
-            elif isinstance(node, ast.ImportFrom):
-                module = node.module or ""
-            elif isinstance(node, ast.Import):
-                module = node.names[0].name
-            else:
-                continue
-            if module.startswith("bench") and not module.startswith(allowed):
-                found.append(f"{path.relative_to(BENCH.parent)}:{node.lineno}: {module}")
+    found = [
+        f"{path.relative_to(BENCH.parent)}:{line}: {module}"
+        for path in sorted((BENCH / "harness").rglob("*.py"))
+        for line, module in _imports(path)
+        if module.startswith("bench") and not module.startswith(allowed)
+    ]
     assert not found, found
+
+
+# Grading reads the gateway's neutral conversation (bench.gateway.recorded reads each exchange in the dialect it was
+# recorded in) and asks the arm's harness through its base contract: never a dialect, never one harness's package.
+_GRADING_REFUSED = re.compile(r"^bench\.gateway\.dialects(\.|$)|^bench\.harness\.(?!base$|transcript$)")
+
+
+def _grading_refusals(path: Path, source: str | None = None) -> list[str]:
+    return [
+        f"{path.relative_to(BENCH.parent)}:{line}: {module}"
+        for line, module in _imports(path, source)
+        if _GRADING_REFUSED.match(module)
+    ]
+
+
+def test_grading_imports_no_gateway_dialect_and_no_harness_of_its_own() -> None:
+    found = [hit for path in sorted((BENCH / "grading").rglob("*.py")) for hit in _grading_refusals(path)]
+    assert not found, "read bench.gateway.recorded's neutral conversation and ask the harness instead:\n" + "\n".join(
+        found
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from ..gateway.dialects.anthropic import offered_tools\n",
+        "from ..gateway.dialects import dialect_of\n",
+        "from ..harness.codex.injected import injected_parts\n",
+        "import bench.harness.claude_code.injection\n",
+    ],
+)
+def test_the_grading_check_sees_a_dialect_or_a_harness_s_own_module(source: str) -> None:
+    assert len(_grading_refusals(BENCH / "grading" / "chain.py", source)) == 1

@@ -64,7 +64,10 @@ def _block_texts(content: Any) -> list[str]:
 def _part(block: dict[str, Any], assistant: bool) -> TextPart | ToolCallPart | ToolResultPart | None:
     kind = block.get("type")
     if kind == "tool_result" and not assistant:
-        return ToolResultPart(id=str(block.get("tool_use_id", "")), content=tuple(_block_texts(block.get("content"))))
+        content = tuple(_block_texts(block.get("content")))
+        return ToolResultPart(
+            id=str(block.get("tool_use_id", "")), content=content, is_error=block.get("is_error") is True
+        )
     if kind == "tool_use" and assistant and isinstance(block.get("name"), str):
         call = {"id": str(block.get("id", "")), "name": block["name"], "arguments": block.get("input")}
         return ToolCallPart.model_construct(**call)  # parsed JSON already: not re-validated at any depth
@@ -199,6 +202,10 @@ class AnthropicMessages(Dialect):
             ),
             tools=frozenset(str(t["name"]) for t in defined),
         )
+
+    def reply(self, answer: Any) -> Message | None:
+        content = answer.get("content") if isinstance(answer, dict) and answer.get("type") == "message" else None
+        return _message({"role": "assistant", "content": content}) if isinstance(content, list) else None
 
     def output_bound(self, body: dict[str, Any]) -> int | None:
         bound = body.get("max_tokens")

@@ -21,7 +21,7 @@ from ...contracts.api_dialect import ApiDialect
 from ..conversation import MessageChain
 from ..errors import UnreadableRequest
 from ..metering import TokenUsage
-from ..neutral import Conversation, HarnessHooks, NeutralReply, reply_seed
+from ..neutral import Conversation, HarnessHooks, Message, NeutralReply, reply_seed
 from ..policy import Policy
 from ..stream import StreamEvent
 
@@ -70,6 +70,12 @@ class Dialect(ABC):
     @abstractmethod
     def parse(self, body: dict[str, Any]) -> Conversation:
         """The conversation of a request body; :class:`UnreadableRequest` when it cannot be read as one."""
+
+    @abstractmethod
+    def reply(self, answer: Any) -> Message | None:
+        """The model's answer in a whole answer body (a :meth:`render` result, or a provider's), as the assistant
+        message a next request repeats; None when the body is no answer of the model (an error body) or cannot be
+        read as one."""
 
     @abstractmethod
     def output_bound(self, body: dict[str, Any]) -> int | None:

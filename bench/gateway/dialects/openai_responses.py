@@ -30,10 +30,10 @@ from typing import Any
 from ...contracts.api_dialect import ApiDialect
 from ..conversation import MessageChain
 from ..metering import TokenUsage
-from ..neutral import Conversation, NeutralReply, ToolCallPart
+from ..neutral import Conversation, Message, NeutralReply, ToolCallPart
 from ..stream import StreamEvent
 from .base import Dialect, ErrorKind, Rejection, estimate_tokens
-from .responses_items import parse_input, tool_names
+from .responses_items import parse_input, parse_output, tool_names
 from .responses_stream import assemble_response, response_events
 
 __all__ = ["OpenAiResponses", "responses_usage"]
@@ -121,6 +121,10 @@ class OpenAiResponses(Dialect):
     def parse(self, body: dict[str, Any]) -> Conversation:
         system, messages, found = parse_input(body.get("instructions"), body.get("input"))
         return Conversation(system=system, messages=messages, tools=tool_names(body.get("tools"), "tools") | found)
+
+    def reply(self, answer: Any) -> Message | None:
+        output = answer.get("output") if isinstance(answer, dict) and answer.get("object") == "response" else None
+        return parse_output(output) if isinstance(output, list) else None
 
     def output_bound(self, body: dict[str, Any]) -> int | None:
         bound = body.get("max_output_tokens")

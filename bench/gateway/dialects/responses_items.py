@@ -15,7 +15,7 @@ from typing import Any
 from ..neutral import Message, Role, TextPart, ToolCallPart, ToolResultPart
 from .base import UnreadableRequest
 
-__all__ = ["parse_input", "tool_names"]
+__all__ = ["parse_input", "parse_output", "tool_names"]
 
 ContentParts = list[TextPart | ToolCallPart | ToolResultPart]
 
@@ -110,7 +110,8 @@ def _side(item: dict[str, Any], where: str) -> tuple[Role, ContentParts, frozens
         role = _field(item, "role", where)
         if role != "assistant" and role not in _CLIENT_ROLES:
             raise UnreadableRequest(f"{where}.role: {role!r} is not a message role of the Responses API")
-        texts = [TextPart(text=text) for text in _texts(item.get("content"), f"{where}.content")]
+        placed = role in _PREAMBLE_ROLES  # after the opening ones: the client's instruction, not the user's words
+        texts = [TextPart(text=text, instruction=placed) for text in _texts(item.get("content"), f"{where}.content")]
         return (Role.ASSISTANT if role == "assistant" else Role.USER), list(texts), frozenset()
     if kind in _CALLS:
         return Role.ASSISTANT, [_call(item, kind, where)], frozenset()
@@ -157,3 +158,15 @@ def parse_input(instructions: Any, value: Any) -> tuple[tuple[str, ...], tuple[M
         else:
             messages.append((role, parts))
     return tuple(system), tuple(Message(role=r, parts=tuple(p)) for r, p in messages), frozenset(found)
+
+
+def parse_output(value: Any) -> Message | None:
+    """A response's ``output`` items as the one assistant message a next request repeats them as; None when an item
+    cannot be read or is not the model's own."""
+    try:
+        sides = [_side(item, f"output[{index}]") for index, item in enumerate(_items(value))]
+    except UnreadableRequest:
+        return None
+    if any(role is not Role.ASSISTANT for role, _, _ in sides):
+        return None
+    return Message(role=Role.ASSISTANT, parts=tuple(part for _, parts, _ in sides for part in parts))

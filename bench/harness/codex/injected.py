@@ -30,6 +30,7 @@ __all__ = [
     "agents_text",
     "builtin_memory_on",
     "deferred_namespaces",
+    "hook_name",
     "injected_parts",
     "namespaces_announced",
 ]
@@ -41,6 +42,9 @@ _AGENTS = re.compile(
 _ENVIRONMENT = "<environment_context>"
 _DEFERRED = re.compile(r"<tools>\nDeferred tool namespaces:\n(?P<lines>(?:- [^\n]*\n)*)</tools>")
 _MEMORY = "## Memory"
+# The tool name the CLI gives its hooks for a tool the model calls by another name (docs/harnesses.md: PostToolUse
+# ``tool_name`` is ``Bash`` for ``exec_command``); every other tool is named as the model calls it.
+_HOOK_TOOLS = {"exec_command": "Bash"}
 CALLS = frozenset({"function_call", "custom_tool_call", "tool_search_call"})
 OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
 
@@ -104,6 +108,15 @@ def _static(items: Sequence[Mapping[str, Any]]) -> Iterator[InjectedPart]:
             text = agents_text(parts[0])
             if text is not None:
                 yield InjectedPart(Channel.STATIC_CONTEXT, text, index)
+
+
+def hook_name(trigger: str | None, after_prompt: bool) -> str:
+    """The hook whose context sits at a place, as the CLI's hooks and matchers name it: after a call of ``trigger``
+    (the tool as the model called it) ``PostToolUse:<tool>`` (PreToolUse context lands at the same place and reads
+    as it), after the prompt ``UserPromptSubmit``, elsewhere ``SessionStart``."""
+    if trigger is not None:
+        return f"PostToolUse:{_HOOK_TOOLS.get(trigger, trigger)}"
+    return "UserPromptSubmit" if after_prompt else "SessionStart"
 
 
 class HookPlace:

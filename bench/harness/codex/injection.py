@@ -3,8 +3,8 @@
 The user-level instructions file arrives wrapped: ``# AGENTS.md instructions`` (`` for <cwd>`` when project files
 join it), a blank line, ``<INSTRUCTIONS>``, the text, ``</INSTRUCTIONS>``, as the first part of the message that
 also carries the ``<environment_context>``. Hook context carries no mark at all: it is a developer message holding
-the hook's raw text, told apart only by its role and place in the request, which no single text shows; it is read
-from the request's items (:func:`.injected.injected_parts`) and from the rollout, never from a text here.
+the hook's raw text, told apart only by its role and place in the request, which no single text shows: grading
+reads it by its place (:meth:`placed_hook`), the rollout reader by its record, never from a text alone.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from typing import ClassVar
 from ..base import InjectedBlock, InjectionFormat, LoadedFile
 from ..transcript import Channel
 from .config import INSTRUCTIONS_PATH
-from .injected import agents_text
+from .injected import agents_text, hook_name
 
-__all__ = ["CodexInjection"]
+__all__ = ["INSTRUCTIONS_FILE", "CodexInjection"]
 
 # The container user's home (bench.sandbox.layout.USER_HOME, a layer above; a test holds them equal).
 CONTAINER_HOME = PurePosixPath("/home/dev")
+INSTRUCTIONS_FILE = str(CONTAINER_HOME / INSTRUCTIONS_PATH)  # the wrapper names no path: the one file it reads
 _HARNESS_TEXTS = ("# AGENTS.md instructions", "<environment_context>", "<skills_instructions>", "<permissions ")
 _CHANNELS = {
     "UserPromptSubmit": Channel.PROMPT_TIME_RETRIEVAL,
@@ -43,11 +44,13 @@ class CodexInjection(InjectionFormat):
 
     def loaded_files(self, text: str) -> tuple[LoadedFile, ...]:
         loaded = agents_text(text)
-        path = str(CONTAINER_HOME / INSTRUCTIONS_PATH)  # the wrapper names no path: the one file it reads
-        return () if loaded is None else (LoadedFile(path=path, text=loaded),)
+        return () if loaded is None else (LoadedFile(path=INSTRUCTIONS_FILE, text=loaded),)
 
     def hook_channel(self, hook: str) -> Channel:
         return _CHANNELS.get(hook.split(":", 1)[0], Channel.OTHER)
 
     def tool_hook(self, hook: str, tool: str) -> bool:
         return hook in ("PostToolUse", f"PostToolUse:{tool}")
+
+    def placed_hook(self, text: str, trigger: str | None, after_prompt: bool) -> InjectedBlock | None:
+        return InjectedBlock(hook=hook_name(trigger, after_prompt), text=text)

@@ -12,15 +12,16 @@ resumption) for a session-start hook. Record types this reader does not know are
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ...contracts.strict_json import parse_json, parse_json_object
 from ...contracts.usage import TokenUsage
 from ...errors import ContractError
-from ..transcript import Channel, Step, StepSource, ToolCall, ToolResult, Transcript
+from ..transcript import Channel, ServerStatus, Step, StepSource, ToolCall, ToolResult, Transcript
 from .argv import thread_id_of
-from .injected import CALLS, OUTPUTS, HookPlace
+from .injected import CALLS, OUTPUTS, HookPlace, agents_text, hook_name, namespaces_announced
+from .injection import INSTRUCTIONS_FILE
 
 __all__ = ["HARNESS", "parse_rollout"]
 
@@ -28,6 +29,7 @@ HARNESS = "codex"
 _BOOKKEEPING = frozenset({"event_msg", "world_state", "turn_context", "compacted"})
 # The CLI's labels of a message part (content_item_kinds); any other kind is the harness's own context (SYSTEM).
 _PROMPT_KIND, _AGENTS_KIND, _HOOK_KIND = "user.text", "agents_md.instructions", "hooks.additional_context"
+_MCP = "mcp__"
 
 
 def _step(source: StepSource, origin: str, text: str = "", channel: Channel | None = None, **fields: Any) -> Step:
@@ -64,10 +66,14 @@ def _call(item: dict[str, Any]) -> ToolCall:
 
 
 class _History:
-    """Reads response items in order; a hook context's channel is read from its place (:class:`.HookPlace`)."""
+    """Reads response items in order; a hook context's channel and hook are read from its place
+    (:class:`.HookPlace`), named as grading names the context it finds at that place in a request
+    (:func:`.injected.hook_name`): an injected step's origin is ``response_item:<kind>:<hook or file>``."""
 
     def __init__(self) -> None:
         self.place = HookPlace()
+        self.tools: dict[str, str] = {}  # call id -> the tool as the model called it
+        self.servers: dict[str, None] = {}  # the MCP servers the settings announced, in order
 
     def item(self, item: dict[str, Any]) -> Iterator[Step]:
         yield from self._drafts(item)
@@ -79,9 +85,14 @@ class _History:
         if kind == "message" and item.get("role") == "assistant":
             yield _step(StepSource.AGENT, origin, _text(item.get("content")), message_id=item.get("id"))
         elif kind == "message":
+            if item.get("role") == "developer":
+                spaces = namespaces_announced(_text([part]) for part in item.get("content") or [])
+                self.servers.update(dict.fromkeys(s.removeprefix(_MCP) for s in spaces if s.startswith(_MCP)))
             yield from self._injected(item)
         elif kind in CALLS:
-            yield _step(StepSource.AGENT, origin, tool_calls=(_call(item),), message_id=item.get("id"))
+            call = _call(item)
+            self.tools[call.id] = call.name
+            yield _step(StepSource.AGENT, origin, tool_calls=(call,), message_id=item.get("id"))
         elif kind in OUTPUTS:
             output = item.get("output", item.get("tools"))
             text = output if isinstance(output, str) else _text(output) or json.dumps(output)
@@ -102,9 +113,15 @@ class _History:
             origin, text = f"response_item:{kind}", _text([part])
             if kind == _HOOK_KIND:
                 channel, trigger = self.place.channel()
-                yield _step(StepSource.INJECTED, origin, text, channel, trigger_tool_use_id=trigger)
+                hook = hook_name(
+                    self.tools.get(trigger, trigger) if trigger else None,
+                    trigger is None and channel is Channel.PROMPT_TIME_RETRIEVAL,
+                )
+                yield _step(StepSource.INJECTED, f"{origin}:{hook}", text, channel, trigger_tool_use_id=trigger)
             elif kind == _AGENTS_KIND:
-                yield _step(StepSource.INJECTED, origin, text, Channel.STATIC_CONTEXT)
+                loaded = agents_text(text)  # the file's contents, as grading reads them in a request
+                file = f"{origin}:{INSTRUCTIONS_FILE}"
+                yield _step(StepSource.INJECTED, file, text if loaded is None else loaded, Channel.STATIC_CONTEXT)
             else:
                 yield _step(StepSource.USER if kind == _PROMPT_KIND else StepSource.SYSTEM, origin, text)
 
@@ -171,4 +188,13 @@ def parse_rollout(rollout: bytes, name: str, streams: Sequence[bytes] = ()) -> T
         finished_at=max(stamps) if stamps else None,
         unknown_record_types=tuple(sorted(unknown)),
         runs=len(streams),
+        servers=_servers(history.servers, len(streams)),
     )
+
+
+def _servers(announced: Iterable[str], runs: int) -> tuple[ServerStatus, ...]:
+    """Each announced MCP server, connected in every run. The CLI records no server status, but every server is
+    ``required`` (config.py): one that fails its handshake ends the run with exit 1 before its output names the thread
+    (docs/harnesses.md), and each run's output was checked to name it. A server the settings never announced is
+    missing, which grading reports as the attachment failing."""
+    return tuple(ServerStatus(step=run, name=name, status="connected") for run in range(runs) for name in announced)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.errors import ContractError
+from bench.grading.delivered import hook_of
 from bench.harness.codex.rollout import parse_rollout
 from bench.harness.transcript import Channel, StepSource
 
@@ -27,12 +28,26 @@ def test_the_recorded_rollout_reads_step_by_step() -> None:
     assert names == ["apply_patch", "exec_command", "mcp__notes__envdump"]
     injected = [(s.channel, s.text, s.trigger_tool_use_id) for s in transcript.by_source(StepSource.INJECTED)]
     assert injected == [
-        (Channel.STATIC_CONTEXT, "# AGENTS.md instructions\n\n<INSTRUCTIONS>\nPrefer tabs.\n</INSTRUCTIONS>", None),
+        (Channel.STATIC_CONTEXT, "Prefer tabs.", None),  # the file's contents, as grading reads them in a request
         (Channel.PROMPT_TIME_RETRIEVAL, "HOOK-CONTEXT-UserPromptSubmit-", None),
         (Channel.ANCHOR_TRIGGERED_RECALL, "HOOK-CONTEXT-PostToolUse-apply_patch", "call_000003"),
         (Channel.ANCHOR_TRIGGERED_RECALL, "HOOK-CONTEXT-PostToolUse-Bash", "call_000006"),
         (Channel.PROMPT_TIME_RETRIEVAL, "HOOK-CONTEXT-UserPromptSubmit-", None),
         (Channel.ANCHOR_TRIGGERED_RECALL, "HOOK-CONTEXT-PostToolUse-mcp__notes__envdump", "call_000003"),
+    ]
+    # each named as grading names the context at that place in a request: the hook (its tool as hooks name it), the file
+    assert [hook_of(s) for s in transcript.by_source(StepSource.INJECTED)] == [
+        "/home/dev/.codex/AGENTS.md",
+        "UserPromptSubmit",
+        "PostToolUse:apply_patch",
+        "PostToolUse:Bash",
+        "UserPromptSubmit",
+        "PostToolUse:mcp__notes__envdump",
+    ]
+    # no status is recorded: every server the settings announce is connected in each run (required = true)
+    assert [(s.step, s.name, s.status) for s in transcript.servers] == [
+        (0, "notes", "connected"),
+        (1, "notes", "connected"),
     ]
     assert transcript.usage.input_tokens == 555 and transcript.usage.output_tokens == 35
     assert transcript.duration_ms == 662 and transcript.unknown_record_types == ()
