@@ -267,6 +267,9 @@ class Harness(ABC):
     native_settings: ClassVar[bool] = False
     # Its tool names for each neutral tool kind a hook picks (:class:`HookTool`), as its hook matchers name them
     hook_tools: ClassVar[Mapping[HookTool, tuple[str, ...]]]
+    # Regular expressions of its own texts that read as a host path but name none (publication passes over a
+    # host-path match lying wholly inside one)
+    path_lookalikes: ClassVar[tuple[str, ...]] = ()
     # The recipe label of its agent image; the default harness's keeps the one it had before harnesses were named
     image_label: ClassVar[str] = "agent"
 

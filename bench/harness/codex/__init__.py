@@ -63,6 +63,9 @@ class Codex(Harness):
         HookTool.SHELL: (SHELL_HOOK_NAME,),
     }
     image_label: ClassVar[str] = IMAGE_LABEL
+    # Its requests' turn-metadata header names the root agent "/root" (its agent hierarchy, no directory), and its
+    # environment context closes the workspace roots with a </root> tag (docs/harnesses.md)
+    path_lookalikes: ClassVar[tuple[str, ...]] = (r'agent_name\\?":\\?"/root\\?"', r"</root>")
 
     @property
     def version(self) -> str:
