@@ -123,6 +123,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--harness",
+        choices=HARNESS_NAMES,
         metavar="NAME",
         help=f"the coding agent every arm runs, one of {', '.join(HARNESS_NAMES)} (default: the suite's `harness`); "
         "the suite must declare a model for it",
@@ -137,13 +138,6 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
 
 def _preflight(request: SuiteRequest) -> Suite:
     """Everything that can be refused without a container: the suite, its templates, its preregistrations."""
-    if request.harness is not None and request.harness not in HARNESS_NAMES:
-        raise UsageError(
-            f"--harness {request.harness}: no such harness; known harnesses: {', '.join(HARNESS_NAMES)}",
-            field="--harness",
-            expected=list(HARNESS_NAMES),
-            actual=request.harness,
-        )
     suite = open_suite(request.base / request.suite)
     refuse_unwritten(suite, request.suite)
     manifest = suite.manifest

@@ -85,8 +85,7 @@ class HookEvent(StrEnum):
 
 
 class HookTool(StrEnum):
-    """A kind of tool a tool event's hook picks, in words every harness renders as its own tool names
-    (:attr:`Harness.hook_tools`): a declaration's ``matcher`` would name one harness's tools only."""
+    """A kind of tool a hook picks, in words each harness renders as its own tool names (:attr:`Harness.hook_tools`)."""
 
     READ = "read"  # reading a file
     EDIT = "edit"  # changing part of a file
@@ -267,8 +266,7 @@ class Harness(ABC):
     native_settings: ClassVar[bool] = False
     # Its tool names for each neutral tool kind a hook picks (:class:`HookTool`), as its hook matchers name them
     hook_tools: ClassVar[Mapping[HookTool, tuple[str, ...]]]
-    # Regular expressions of its own texts that read as a host path but name none (publication passes over a
-    # host-path match lying wholly inside one)
+    # Regular expressions of its own texts that read as a host path but name none (bench/leaks.py passes over them)
     path_lookalikes: ClassVar[tuple[str, ...]] = ()
     # The recipe label of its agent image; the default harness's keeps the one it had before harnesses were named
     image_label: ClassVar[str] = "agent"
@@ -353,19 +351,16 @@ class Harness(ABC):
         return self.resolved(request).hooks
 
     def resolved(self, request: AttachmentRequest) -> AttachmentRequest:
-        """``request`` with each hook's neutral ``tools`` rendered as this harness's ``matcher`` (its tool names,
-        each once, in :attr:`hook_tools` order), as :meth:`render` writes them."""
-        if not any(hook.tools for hook in request.hooks):
-            return request
+        """``request`` with each hook's neutral ``tools`` rendered as this harness's ``matcher`` (its tool names, each
+        once, in :attr:`hook_tools` order), as :meth:`render` writes them."""
+
+        def matcher(tools: Collection[HookTool]) -> str:
+            return "|".join(dict.fromkeys(name for kind in HookTool if kind in tools for name in self.hook_tools[kind]))
+
         hooks = tuple(
-            hook.model_copy(update={"matcher": self._matcher(hook.tools), "tools": ()}) if hook.tools else hook
-            for hook in request.hooks
+            h.model_copy(update={"matcher": matcher(h.tools), "tools": ()}) if h.tools else h for h in request.hooks
         )
         return request.model_copy(update={"hooks": hooks})
-
-    def _matcher(self, tools: Collection[HookTool]) -> str:
-        names = (name for kind in HookTool if kind in tools for name in self.hook_tools[kind])
-        return "|".join(dict.fromkeys(names))
 
     def require_renderable(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         """Refuse a policy's tool calls (name and input, as the policy writes them) this harness's client cannot

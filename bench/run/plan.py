@@ -127,9 +127,7 @@ def suite_plan(
     memory: Sequence[str] = (),
     harness: str | None = None,
 ) -> Plan:
-    """The plan of the suite at ``base/suite``; paths in params stay relative to ``base`` (no host paths).
-    ``memory`` selects among the suite's declared memory systems (default: all of them); ``harness`` names the
-    harness every arm runs (default: the suite's own)."""
+    """The plan of ``base/suite`` (params' paths relative to ``base``): ``memory`` (all) under ``harness`` (its own)."""
     opened = open_suite(base / suite)
     selected = _selected(opened, memory)
     runs_under = suite_harness(opened, selected, harness)
@@ -137,8 +135,7 @@ def suite_plan(
     with store.batch():
         fixture_tree = tree_from_directory(store, base / root / opened.manifest.fixture.path)
         surfaces = fixture_inputs(store, base / root / opened.manifest.fixture.path, opened.fixture)
-    plan = PlanBuilder()
-    pools = pool_invocations(plan, store, opened, base / root / opened.manifest.fixture.path)
+    pools = pool_invocations(plan := PlanBuilder(), store, opened, base / root / opened.manifest.fixture.path)
     run = SuiteRun(
         store=store,
         suite=opened,

@@ -98,9 +98,9 @@ def test_an_unknown_harness_on_the_command_line_is_one_line_naming_the_known_one
     plain = bench_command(tmp_path / "project", "demo", "--harness", "gemini-cli")
     assert plain.returncode == 2 and plain.stdout == ""
     (line,) = plain.stderr.strip().splitlines()
-    assert "--harness gemini-cli: no such harness; known harnesses: claude-code, codex" in line
+    assert "argument --harness: invalid choice: 'gemini-cli' (choose from 'claude-code', 'codex')" in line
     as_json = bench_command(tmp_path / "project", "--json", "demo", "--harness", "gemini-cli")
     (only,) = as_json.stdout.splitlines()
     error = json.loads(only)["error"]
-    assert error["field"] == "--harness" and error["expected"] == ["claude-code", "codex"]
+    assert error["code"] == "usage" and "'claude-code', 'codex'" in error["message"]
     assert as_json.returncode == plain.returncode
