@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..agent import ArmRecord, read_exchange_log
 from ..contracts.files import parse_contract
+from ..gateway.dialects import dialect_of
 from ..gateway.policy import Policy
 from ..gateway.policy_check import TurnCheck, check_request, dry_request
 from ..sandbox.layout import WORKSPACE
@@ -61,7 +62,7 @@ def _check(args: argparse.Namespace, out: Output) -> int:
         record = store.get_document(resolve_digest(store, args.arm), ArmRecord)
         exchanges = read_exchange_log(store, record.exchanges)
         checks = [
-            check_request(policy, e.request_body, i, e.rule)
+            check_request(policy, e.request_body, i, e.rule, dialect_of(e.dialect))  # as the gateway read it
             for i, e in enumerate(exchanges)
             if isinstance(e.request_body, dict)
         ]

@@ -2,10 +2,13 @@
 
 The agent holds the gateway key in its environment and owns its session file, which the harness rebuilds history
 from at a resume. So the conversation is read from the gateway's requests alone, starting from the runner's own
-record of the arm (:class:`RunnerRecord`: the prompts it sent, in order, and when each step ran):
+record of the arm (:class:`RunnerRecord`: the prompts it sent, in order, when each step ran, and the harness it
+ran). Each request and answer is read in the gateway's neutral conversation, through the API dialect its exchange
+record names (:mod:`bench.gateway.recorded`), so one set of rules chains every harness's requests (one message per
+turn side: a Responses request's items are grouped as the neutral model says):
 
-- the conversation starts with a request of one message carrying the runner's first prompt (its one text block
-  that is not a harness reminder is the prompt);
+- the conversation starts with a request of one message carrying the runner's first prompt (its one text that is
+  neither the harness's own format nor an instruction the harness placed among the turns is the prompt);
 - each later request of the conversation repeats every message so far (the model's own answers as the harness
   repeats them: :mod:`.repeats`) and adds one user message: after an answer that called tools, exactly the results
   of those calls; after an answer that ended the turn, the runner's next prompt (a continuity challenge's
@@ -15,12 +18,15 @@ record of the arm (:class:`RunnerRecord`: the prompts it sent, in order, and whe
 - a sub-agent's conversation starts from the prompt the model gave the harness's agent tool: it is the harness's
   (its text counts as received), never the memory's channel;
 - everything else is a tamper finding (:class:`~.findings.TamperFinding`) naming the exchange and the message:
-  a request no conversation of the arm explains, a user turn the runner did not send (any after the last prompt's
-  answer included), a request while no step ran (the runner's clock, not the agent's), a message repeated
-  otherwise than it was first carried. Such a request never adds to what counts as delivered.
+  a request no conversation of the arm explains (one in a dialect the arm's harness does not speak, or one its
+  dialect cannot read, included), a user turn the runner did not send (any after the last prompt's answer
+  included), a request while no step ran (the runner's clock, not the agent's), a message repeated otherwise than
+  it was first carried. Such a request never adds to what counts as delivered.
 
 The conversation's *history* is each message as first carried: user messages as the gateway received them, and
-the assistant's as the model answered them (the response, never the harness's repetition of it).
+the assistant's as the model answered them (the response read by its dialect, never the harness's repetition of
+it; an answer holding anything but the model's own items is none, so a provider cannot place the harness's
+context).
 """
 
 from __future__ import annotations

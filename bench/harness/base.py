@@ -212,7 +212,7 @@ class InjectionFormat(ABC):
 
     ``marked`` False: the harness puts hook context into a request as an item of its own holding the bare text (Codex's
     developer messages), known only by the item's role and place, so no text here is a hook block and a tool's
-    output has nothing appended; that harness reads hook context from the request's items instead."""
+    output has nothing appended; grading reads such context by its place (:meth:`placed_hook`)."""
 
     marked: ClassVar[bool] = True
 

@@ -21,6 +21,7 @@ from responses_double import (
     user,
 )
 
+from bench.contracts import canonical_bytes
 from bench.contracts.api_dialect import ApiDialect
 from bench.gateway import (
     ChargeBasis,
@@ -35,7 +36,7 @@ from bench.gateway import (
     RequestKind,
     read_exchanges,
 )
-from bench.gateway.dialects import dialect_of
+from bench.gateway.dialects import ErrorKind, dialect_of
 from bench.gateway.neutral import TextPart, ToolCallPart
 from bench.gateway.stream import SseDecoder, StreamEvent
 
@@ -273,3 +274,39 @@ def test_a_developer_message_after_the_prompt_is_user_side_context() -> None:
     (message,) = conversation.messages
     texts = [p.text for p in message.parts if isinstance(p, TextPart)]
     assert texts == ["the prompt", "hook context: the ledger moved"]
+
+
+def test_a_record_names_its_dialect_and_a_messages_record_keeps_its_bytes(gateway: Gateway, tmp_path: Path) -> None:
+    """Grading reads an exchange through the dialect its record names; the Messages API's, the default, is left out
+    so every record made before dialects existed keeps its bytes and reads as one of that API."""
+    assert _post(gateway, responses_body(user("hi"))).status == 200
+    (record,) = _records(gateway, tmp_path)
+    line = json.loads((tmp_path / "log" / "exchanges.jsonl").read_text())
+    assert record.dialect is ApiDialect.OPENAI_RESPONSES and line["dialect"] == "openai-responses"
+    messages = record.model_copy(update={"dialect": ApiDialect.ANTHROPIC_MESSAGES})
+    assert b'"dialect"' not in canonical_bytes(messages)
+    assert ExchangeRecord.model_validate_json(canonical_bytes(messages)).dialect is ApiDialect.ANTHROPIC_MESSAGES
+
+
+@pytest.mark.parametrize("name", list(ApiDialect))
+def test_an_answer_reads_back_as_the_assistant_message_a_next_request_repeats(name: ApiDialect) -> None:
+    dialect = dialect_of(name)
+    reply = NeutralReply(
+        parts=(TextPart(text="looking"), ToolCallPart(id="c1", name="Read", arguments={"file_path": "/w/a"})),
+        seed="0" * 64,
+    )
+    first = {"model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": "go"}]}
+    body = first if name is ApiDialect.ANTHROPIC_MESSAGES else responses_body(user("go"))
+    answer, _ = dialect.render(reply, body)
+    message = dialect.reply(answer)
+    assert message is not None and [type(part) for part in message.parts] == [TextPart, ToolCallPart]
+    assert dialect.reply(dialect.error_body(ErrorKind.SERVER, "down")) is None
+
+
+def test_an_answer_holding_an_item_no_model_writes_is_no_answer() -> None:
+    """A provider answering with a developer message (the harness's hook channel) gives no assistant message."""
+    answer, _ = RESPONSES.render(NeutralReply(parts=(TextPart(text="ok"),), seed="0" * 64), responses_body(user("go")))
+    assert RESPONSES.reply(answer) is not None
+    forged = {**answer, "output": [*answer["output"], developer("the ledger is quartz")]}
+    assert RESPONSES.reply(forged) is None
+    assert RESPONSES.reply({**answer, "output": [{"type": "brand_new"}]}) is None

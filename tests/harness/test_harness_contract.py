@@ -1,20 +1,25 @@
-"""The harness contract: what every registered harness must do that can be checked without running its agent.
+"""The harness contract: what every registered harness must do.
 
 One class, run once per registered harness (as dulwich runs one object-store suite over every store): the shape of
 its argv, its rendering of an attachment (deterministic, runner-owned, the same files in every arm, commands
 sealed), its parsing of a recorded session of the real CLI, its recognition of injected context and its credential
-patterns. Running the agent itself is each harness's own slow tests (tests/agent, tests/suite).
+patterns; and (slow) its real CLI driven by one scripted policy through a file edit, a resumed step, an MCP tool
+call and a static-context delivery, each credited through the same grading code (real_attempt.py).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 
 import pytest
 from harness_samples import SAMPLES, Samples
+from real_attempt import INSTRUCTIONS, NOTES, PROMPTS, RealAttempt, run_attempt
 
 from bench.contracts import ApiDialect
 from bench.errors import ContractError
+from bench.grading import Channel, OutcomeGrade, grade, harness_conversation
+from bench.grading.gateway_view import tool_calls, tool_input_text, user_prompts
 from bench.harness import (
     HARNESS_NAMES,
     AttachmentRequest,
@@ -26,7 +31,11 @@ from bench.harness import (
     harness_named,
     require_channels,
 )
+from bench.harness.codex.recipe import IMAGE_LABEL as CODEX_IMAGE_LABEL
 from bench.harness.transcript import StepSource
+from bench.sandbox.backends.docker import DockerBackend, docker_client
+from bench.sandbox.images import ImageName, build_image, cache_dir
+from bench.sandbox.images.harness_image import build_harness_image
 
 BASE = {"HOME": "/home/dev", "PATH": "/usr/bin:/bin"}
 URL = "http://api:8080"
@@ -45,6 +54,40 @@ FULL = _request(
         HookSpec(event=HookEvent.POST_TOOL_USE, matcher="Read|Edit", command="python3 /opt/hook.py recall"),
     ),
 )
+
+
+def _agent_image(harness: Harness, backend: DockerBackend) -> str:
+    return build_image(ImageName.AGENT, backend).record.image_id
+
+
+def _codex_image(harness: Harness, backend: DockerBackend) -> str:
+    base = build_image(ImageName.BASE, backend).record.image_id
+    return build_harness_image(harness.image_recipe(), CODEX_IMAGE_LABEL, base, cache_dir(), backend).image_id
+
+
+# Each harness's image and a model its CLI knows (Codex gives a model outside its catalogue no apply_patch tool).
+REAL_CLI: dict[str, tuple[Callable[[Harness, DockerBackend], str], str]] = {
+    "claude-code": (_agent_image, "claude-sonnet-4-5"),
+    "codex": (_codex_image, "gpt-5.5"),
+}
+
+
+@pytest.fixture(scope="module")
+def real_attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Harness], RealAttempt]]:
+    """Each harness's scripted real-CLI attempt, run once when first asked for."""
+    done: dict[str, RealAttempt] = {}
+    client = docker_client()
+
+    def attempt(harness: Harness) -> RealAttempt:
+        assert harness.name in REAL_CLI, f"harness {harness.name!r} has no image and model in REAL_CLI"
+        if harness.name not in done:
+            image, model = REAL_CLI[harness.name]
+            root = tmp_path_factory.mktemp(harness.name)
+            done[harness.name] = run_attempt(harness, image(harness, DockerBackend(client=client)), model, client, root)
+        return done[harness.name]
+
+    yield attempt
+    client.close()
 
 
 @pytest.fixture(params=HARNESS_NAMES)
@@ -158,6 +201,48 @@ class TestHarnessContract:
         (loaded,) = harness.injection.loaded_files(samples.loaded_text)
         assert (loaded.path, loaded.text.strip()) == (samples.loaded_path, samples.loaded_body)
         assert harness.injection.loaded_files(samples.prompt) == ()
+
+    def test_context_placed_among_the_turns_is_a_hook_s_only_for_an_unmarked_harness(self, harness: Harness) -> None:
+        placed = harness.injection.placed_hook("recall: tabs", None, True)
+        if harness.injection.marked:  # its hook context carries its mark: nothing else is one
+            assert placed is None and harness.injection.placed_hook("recall: tabs", "Read", False) is None
+            return
+        assert placed is not None and placed.text == "recall: tabs"
+        assert harness.injection.hook_channel(placed.hook) is Channel.PROMPT_TIME_RETRIEVAL
+        anchored = harness.injection.placed_hook("recall: tabs", "mcp__notes__lookup", False)
+        assert anchored is not None and harness.injection.hook_channel(anchored.hook) is Channel.ANCHOR_TRIGGERED_RECALL
+        started = harness.injection.placed_hook("recall: tabs", None, False)
+        assert started is not None and harness.injection.hook_channel(started.hook) is Channel.SESSION_START
+
+    @pytest.mark.slow
+    def test_a_scripted_attempt_is_credited_through_the_same_grading_code(
+        self, harness: Harness, real_attempts: Callable[[Harness], RealAttempt]
+    ) -> None:
+        """A file edit, a resumed step, an MCP tool call and a static-context delivery, graded by bench.grading."""
+        attempt = real_attempts(harness)
+        fired = [exchange.rule for exchange in attempt.exchanges]
+        assert fired == ["write", "read", "edit", "first-done", "lookup", "default"], fired
+        assert attempt.notes == "alpha\ngamma\n"  # written, then edited, by the harness's own tools
+        transcript = harness.parse_session(attempt.session, attempt.outputs)
+        assert transcript.runs == 2  # the second step resumed the first one's session
+        conversation = harness_conversation(attempt.exchanges, attempt.runner)
+        assert conversation.findings == [] and conversation.sequences == tuple(range(len(fired)))
+        assert [text for _, text in user_prompts(conversation)] == list(PROMPTS)  # one conversation, both prompts
+        edits = [call.name for call in tool_calls(conversation) if NOTES in tool_input_text(call.input)]
+        assert len(edits) >= 3  # the write, the read and the edit name the file, as the harness's tools ran them
+        graded = grade(
+            transcript,
+            attempt.exchanges,
+            attempt.memory,
+            OutcomeGrade(verifier_passed=True, audit_clean=True),
+            attempt.runner,
+        )
+        delivered = graded.delivered
+        assert delivered.tampered == () and delivered.gateway_agrees and delivered.delivered, delivered
+        assert delivered.channel(Channel.STATIC_CONTEXT).gateway_phrases == (INSTRUCTIONS,)
+        assert delivered.channel(Channel.MEMORY_TOOL_RETRIEVAL).gateway_phrases == ("NOTE: tabs",)
+        assert delivered.channel(Channel.PROMPT_TIME_RETRIEVAL).gateway_phrases == ("CONTEXT-UserPromptSubmit-",)
+        assert delivered.foreign_channels == () and graded.attachment_failures == () and graded.hook_errors == ()
 
     def test_credential_patterns_catch_the_provider_s_keys_not_the_stand_in(
         self, harness: Harness, samples: Samples
