@@ -76,6 +76,19 @@ LEAK_PATTERNS: tuple[tuple[Check, str, re.Pattern[bytes]], ...] = (
 )
 
 
+# Each harness's own texts that the host-path patterns would read as a path but that name none (its agent
+# hierarchy's root, an XML tag); only a host-path match lying wholly inside one is passed over.
+_LOOKALIKES = tuple(re.compile(text.encode()) for harness in all_harnesses() for text in harness.path_lookalikes)
+
+
+def _lookalike(haystack: bytes, start: int, end: int) -> bool:
+    return any(
+        found.start() <= start and end <= found.end()
+        for pattern in _LOOKALIKES
+        for found in pattern.finditer(haystack, max(0, start - 64), end + 64)
+    )
+
+
 @dataclass(frozen=True, order=True)
 class FileFinding:
     """One check's finding against one file: a leak (secret, host or runner path) in a file published or restored,
@@ -102,6 +115,8 @@ def check_leaks(path: str, data: bytes) -> list[FileFinding]:
     for where, haystack in (("name", path.encode("utf-8")), ("content", data)):
         for check, what, pattern in LEAK_PATTERNS:
             for match in pattern.finditer(haystack):
+                if check is Check.HOST_PATH and _lookalike(haystack, match.start(), match.end()):
+                    continue
                 # A secret is never echoed back (its first characters say which); a path is shown as found.
                 found = match.group(0).decode("utf-8", "replace")
                 shown = f"{found[:6]}..." if check is Check.SECRET else found[:_SHOWN]

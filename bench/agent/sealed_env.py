@@ -31,7 +31,13 @@ def attachment_request(declared: Attachment | None) -> AttachmentRequest:
     if declared is None:
         return AttachmentRequest(base_env=dict(BASE_ENV), base_url=base_url())
     hooks = tuple(
-        HookSpec(event=event, matcher=hook.matcher, command=hook.command, timeout_seconds=hook.timeout_seconds)
+        HookSpec(
+            event=event,
+            matcher=hook.matcher,
+            tools=hook.tools,
+            command=hook.command,
+            timeout_seconds=hook.timeout_seconds,
+        )
         for event, declared_hooks in declared.hooks.items()
         for hook in declared_hooks
     )

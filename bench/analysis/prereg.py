@@ -26,7 +26,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from ..contracts import ContractModel, Digest, DigestValue, Document, canonical_bytes, canonical_json
 from ..contracts.files import read_contract
@@ -149,12 +149,21 @@ class ObservedInputs(ContractModel):
     verifier: DigestValue  # the verifier's bytes
     oracle: DigestValue | None  # the oracle's bytes; None when the challenge has none
     model: Annotated[str, Field(min_length=1)]
+    models: dict[str, Annotated[str, Field(min_length=1)]] = Field(default_factory=dict)  # other harnesses' models
     model_access: FieldDigests  # ``gateway_mode`` and the policy's bytes, or every field of the forward settings
     memory_systems: FieldDigests  # name -> digest of its declaration
     grading: FieldDigests  # ``phrases``, ``anchored_paths``, ``identifiers``: what grading looks for
     fixture: (
         DigestValue  # the fixture manifest, the graph arm restored, the pool sizes run and the oracle scored against
     )
+
+    @model_serializer(mode="wrap")
+    def _without_unused(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Left out while empty: a preregistration frozen before suites named models per harness keeps its digest."""
+        dumped: dict[str, Any] = handler(self)
+        if not dumped.get("models"):
+            dumped.pop("models", None)
+        return dumped
 
 
 class FrozenInputs(ObservedInputs):

@@ -46,5 +46,6 @@ def _demo(args: argparse.Namespace, out: Output) -> int:
         published=args.published,
         executor=args.executor,
         wait=args.wait,
+        harness=args.harness,
     )
     return run_suite(args, out, request, NEXT)

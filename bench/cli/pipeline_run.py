@@ -35,6 +35,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ..analysis.prereg import load_preregistrations
 from ..contracts import TreeDigest
 from ..errors import ContractError, StageError, UsageError
+from ..harness import HARNESS_NAMES
 from ..pipeline.executor_choice import parse_executor
 from ..pipeline.failure import PipelineStopped, read_failure
 from ..pipeline.plan import Plan
@@ -54,7 +55,7 @@ from ..run.run_record import RunRecord, record_run
 from ..run_lease import run_lease
 from ..sandbox import default_backend
 from ..sandbox.images import ImageName, build_image
-from ..sandbox.images.build import build_layer
+from ..sandbox.images.build import build_agent, build_layer
 from ..scaffold.unwritten import refuse_unwritten
 from ..stop_signals import STOP_SIGNALS, Interrupted, end_child
 from ..store import Store, export_tree
@@ -81,6 +82,7 @@ class SuiteRequest:
     published: Path | None  # where the bundle is exported; None: the project's published/<suite>
     executor: str = "local"  # where invocations run (bench.pipeline.executor_choice.parse_executor)
     wait: bool = True  # for another run of the project to finish (False: refuse, naming it)
+    harness: str | None = None  # the harness every arm runs (`--harness`); None: the suite's own
 
 
 def positive_int(text: str) -> int:
@@ -121,6 +123,13 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         "over a store every node opens (--store s3://...); the images are then archived into the store",
     )
     parser.add_argument(
+        "--harness",
+        choices=HARNESS_NAMES,
+        metavar="NAME",
+        help=f"the coding agent every arm runs, one of {', '.join(HARNESS_NAMES)} (default: the suite's `harness`); "
+        "the suite must declare a model for it",
+    )
+    parser.add_argument(
         "--no-wait",
         dest="wait",
         action="store_false",
@@ -133,6 +142,7 @@ def _preflight(request: SuiteRequest) -> Suite:
     suite = open_suite(request.base / request.suite)
     refuse_unwritten(suite, request.suite)
     manifest = suite.manifest
+    manifest.model_for(request.harness or manifest.harness)  # a harness the suite has no model for: refused now
     declared = [system.name for system in manifest.memory_systems]
     unknown = [name for name in request.memory if name not in declared]
     if unknown:
@@ -174,6 +184,8 @@ def _variables(request: SuiteRequest, store: Store) -> dict[str, str]:
         variables["attempts"] = str(request.attempts)
     if request.memory:
         variables["memory"] = ",".join(request.memory)
+    if request.harness is not None:
+        variables["harness"] = request.harness
     return variables
 
 
@@ -181,17 +193,21 @@ def _verb(built: bool) -> str:
     return "built" if built else "reused"
 
 
-def _images(out: Output, suite: Suite, memory: tuple[str, ...], archive: Store | None) -> None:
-    """The images the plan pins, built (or found) here so that the wait is announced before the stages start;
-    with ``archive`` (a cluster run) the agent image and the layers are kept in the store for every node."""
-    for name in (ImageName.BASE, ImageName.AGENT):
-        out.progress(f"image {name.value}: building unless built (the first build takes a few minutes)")
-        result = build_image(name, store=archive if name is ImageName.AGENT else None)
-        out.progress(f"image {name.value}: {result.record.image_id[:19]} ({_verb(result.built)})")
+def _images(out: Output, suite: Suite, request: SuiteRequest, archive: Store | None) -> None:
+    """The images the plan pins, built (or found) here so that the wait is announced before the stages start: the
+    agent image of the harness the suite runs under, each memory system's layer on it; with ``archive`` (a cluster
+    run) the agent image and the layers are kept in the store for every node."""
+    harness = request.harness or suite.manifest.harness
+    out.progress(f"image {ImageName.BASE.value}: building unless built (the first build takes a few minutes)")
+    base = build_image(ImageName.BASE)
+    out.progress(f"image {ImageName.BASE.value}: {base.record.image_id[:19]} ({_verb(base.built)})")
+    out.progress(f"image agent of {harness}: building unless built (the first build takes a few minutes)")
+    agent = build_agent(harness, store=archive)
+    out.progress(f"image agent of {harness}: {agent.record.image_id[:19]} ({_verb(agent.built)})")
     for system in suite.manifest.memory_systems:
-        if system.attachment.image is not None and (not memory or system.name in memory):
+        if system.attachment.image is not None and (not request.memory or system.name in request.memory):
             out.progress(f"image layer of {system.name}: building unless built")
-            layer = build_layer(system.attachment.image, store=archive)
+            layer = build_layer(system.attachment.image, store=archive, harness=harness)
             out.progress(f"image layer of {system.name}: {layer.record.image_id[:19]} ({_verb(layer.built)})")
 
 
@@ -343,7 +359,7 @@ def _run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, nex
     suite = _preflight(request)
     suite_id = suite.manifest.suite_id
     store = open_store(args, create=True)
-    _images(out, suite, request.memory, store if request.executor != "local" else None)
+    _images(out, suite, request, store if request.executor != "local" else None)
     variables = _variables(request, store)
     with contextlib.chdir(request.base):  # the plan the pipeline process will build, checked here first
         _, plan = plan_variables(variables)

@@ -46,6 +46,7 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         published=args.published,
         executor=args.executor,
         wait=args.wait,
+        harness=args.harness,
     )
     suite = request.suite.as_posix()
     return run_suite(

@@ -8,7 +8,7 @@ package names a harness's files, formats or environment variables (``tests/harne
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ContractError
 from .base import (
@@ -20,6 +20,7 @@ from .base import (
     HarnessName,
     HookEvent,
     HookSpec,
+    HookTool,
     ImageRecipe,
     InjectedBlock,
     InjectionFormat,
@@ -42,6 +43,7 @@ __all__ = [
     "HarnessName",
     "HookEvent",
     "HookSpec",
+    "HookTool",
     "ImageRecipe",
     "InjectedBlock",
     "InjectionFormat",
@@ -57,6 +59,11 @@ __all__ = [
 ]
 
 DEFAULT_HARNESS = "claude-code"
+if TYPE_CHECKING:
+    # Never run: the statements name every registered package, so a stage's code digest (bench/stages/code.py
+    # reads import statements) covers the harness code it runs, which the registry imports by name.
+    from . import claude_code, codex  # noqa: F401
+
 # name -> (module, class): imported on first use, so naming one harness never imports another's code.
 _REGISTRY: dict[str, tuple[str, str]] = {
     "claude-code": ("bench.harness.claude_code", "ClaudeCode"),

@@ -49,6 +49,7 @@ __all__ = [
     "HarnessName",
     "HookEvent",
     "HookSpec",
+    "HookTool",
     "ImageRecipe",
     "InjectedBlock",
     "InjectionFormat",
@@ -83,11 +84,23 @@ class HookEvent(StrEnum):
     STOP = "Stop"
 
 
+class HookTool(StrEnum):
+    """A kind of tool a hook picks, in words each harness renders as its own tool names (:attr:`Harness.hook_tools`)."""
+
+    READ = "read"  # reading a file
+    EDIT = "edit"  # changing part of a file
+    WRITE = "write"  # writing a whole file
+    SHELL = "shell"  # running a command
+
+
 class HookSpec(ContractModel):
-    """One hook as a memory system declares it; :meth:`Harness.render` seals its command (:mod:`.sealing`)."""
+    """One hook as a memory system declares it; :meth:`Harness.render` seals its command (:mod:`.sealing`).
+    ``tools`` picks the tools of a tool event in neutral words; :meth:`Harness.resolved` renders them as the
+    harness's ``matcher``."""
 
     event: HookEvent | str  # a harness may know more events than the shared ones
     matcher: str | None = None  # a tool-name pattern for tool events; None: every tool
+    tools: tuple[HookTool, ...] = ()
     command: Annotated[str, StringConstraints(min_length=1)]
     timeout_seconds: int | None = Field(default=None, gt=0)
 
@@ -251,6 +264,12 @@ class Harness(ABC):
     subagent_tools: ClassVar[frozenset[str]] = frozenset()
     # Whether a declaration's ``settings`` (the older form: a settings file in this harness's own format) is read
     native_settings: ClassVar[bool] = False
+    # Its tool names for each neutral tool kind a hook picks (:class:`HookTool`), as its hook matchers name them
+    hook_tools: ClassVar[Mapping[HookTool, tuple[str, ...]]]
+    # Regular expressions of its own texts that read as a host path but name none (bench/leaks.py passes over them)
+    path_lookalikes: ClassVar[tuple[str, ...]] = ()
+    # The recipe label of its agent image; the default harness's keeps the one it had before harnesses were named
+    image_label: ClassVar[str] = "agent"
 
     @property
     def version(self) -> str:
@@ -329,7 +348,24 @@ class Harness(ABC):
 
     def installed_hooks(self, request: AttachmentRequest) -> tuple[HookSpec, ...]:
         """The hooks the runner installs for ``request`` (grading counts only their context as injected)."""
-        return request.hooks
+        return self.resolved(request).hooks
+
+    def resolved(self, request: AttachmentRequest) -> AttachmentRequest:
+        """``request`` with each hook's neutral ``tools`` rendered as this harness's ``matcher`` (its tool names, each
+        once, in :attr:`hook_tools` order), as :meth:`render` writes them."""
+
+        def matcher(tools: Collection[HookTool]) -> str:
+            return "|".join(dict.fromkeys(name for kind in HookTool if kind in tools for name in self.hook_tools[kind]))
+
+        hooks = tuple(
+            h.model_copy(update={"matcher": matcher(h.tools), "tools": ()}) if h.tools else h for h in request.hooks
+        )
+        return request.model_copy(update={"hooks": hooks})
+
+    def require_renderable(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        """Refuse a policy's tool calls (name and input, as the policy writes them) this harness's client cannot
+        run; by default every call runs as written (the policy's tool names are the client's own)."""
+        return None
 
     def ran_input(self, tool: str, given: Any, cwd: str) -> Any:
         """A tool call's input as the harness runs and repeats it, from the input the model gave (its own

@@ -171,7 +171,7 @@ def _key(run: SuiteRun, challenge: str, system: MemorySystem, gates: _Gates, dis
     return ComparabilityKey(
         challenge=challenge,
         fixture=DigestValue(run.fixture),  # the key names its parts by value: nothing follows them
-        model=suite.model,
+        model=run.model,
         gateway_mode=suite.gateway_mode,
         policy=None if gates.policy is None else DigestValue(gates.policy),
         control_condition=CONTROL_CONDITION,
@@ -236,7 +236,7 @@ def _attempt_params(run: SuiteRun, name: str, attempt: int) -> PairedAttemptPara
         oracle=manifest.challenge(name).oracle,
         challenge_id=name,
         attempt=attempt,
-        model=manifest.model,
+        model=run.model,
         image_id=run.image_id,
         suite_dir=str(run.root),
         graph_arm=manifest.fixture.graph_arm,
@@ -244,7 +244,7 @@ def _attempt_params(run: SuiteRun, name: str, attempt: int) -> PairedAttemptPara
         layers=run.layers,
         gateway_mode=manifest.gateway_mode,
         forward=manifest.forward,
-        harness=manifest.harness,
+        harness=run.harness.name,
     )
 
 

@@ -95,6 +95,8 @@ def plan_variables(variables: Mapping[str, str]) -> tuple[str, Plan]:
         overrides["attempts"] = _attempts(variables["attempts"])
     if variables.get("memory"):
         overrides["memory"] = tuple(name for name in variables["memory"].split(",") if name)
+    if variables.get("harness"):
+        overrides["harness"] = variables["harness"]
     opened = runtime(store).open_store()
     if variables.get("suite"):
         spec = {"builder": "suite", "args": {"suite": variables["suite"]}}

@@ -24,10 +24,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..agent.sealed_env import needed_channels
 from ..contracts import ImageId
-from ..errors import SandboxError, UsageError
-from ..harness import harness_named, require_channels, require_native_settings
+from ..errors import UsageError
+from ..harness import Harness
 from ..packaging.corpus import corpus, corpus_params
 from ..packaging.redact import RedactParams, redact
 from ..packaging.surfaces import fixture_inputs
@@ -35,8 +34,7 @@ from ..pipeline.builder import Link, PlanBuilder
 from ..pipeline.plan import Plan
 from ..provision.code import resolve_provisioner, store_code
 from ..publish.bundle import ATTEMPT_PAGES, REPORT_PATH, SUMMARY_PATH
-from ..sandbox.images.build import build_layer
-from ..sandbox.images.registry import ImageName, find_image
+from ..sandbox.images.build import build_agent, build_layer
 from ..sandbox.workspace_identity import IdentityParams, workspace_identity
 from ..stages import NoParams
 from ..store import Store, tree_from_directory
@@ -44,6 +42,7 @@ from ..suite.suite import Suite, open_suite
 from .analyze import AnalyzeParams, analyze
 from .bundle import bundle
 from .challenge_plan import plan_challenge
+from .plan_harness import suite_harness
 from .pools import pool_invocations
 from .publish import publish_stage
 from .report import ReportParams, report
@@ -52,11 +51,9 @@ from .suite_run import Published, SuiteRun
 __all__ = ["suite_plan"]
 
 
-def _agent_image() -> ImageId:
-    record = find_image(ImageName.AGENT)
-    if record is None:
-        raise SandboxError("no agent image is built; run `stele-bench image build agent` (the demo does it for you)")
-    return ImageId(record.image_id)
+def _agent_image(harness: Harness) -> ImageId:
+    """``harness``'s agent image, built unless built (the first build of a harness's image takes minutes)."""
+    return ImageId(build_agent(harness.name).record.image_id)
 
 
 def _selected(suite: Suite, memory: Sequence[str]) -> tuple[str, ...]:
@@ -74,26 +71,18 @@ def _selected(suite: Suite, memory: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(memory))
 
 
-def _layers(suite: Suite, selected: tuple[str, ...]) -> dict[str, ImageId]:
-    """Find every provisioner, and build (or reuse) every declared image layer, before anything runs."""
+def _layers(suite: Suite, selected: tuple[str, ...], harness: Harness) -> dict[str, ImageId]:
+    """Find every provisioner, and build (or reuse) every declared image layer on ``harness``'s agent image, before
+    anything runs."""
     layers: dict[str, ImageId] = {}
     for system in suite.manifest.memory_systems:
         if selected and system.name not in selected:
             continue
         resolve_provisioner(system, suite.root)
         if system.attachment.image is not None:
-            layers[system.name] = ImageId(build_layer(system.attachment.image).record.image_id)
+            built = build_layer(system.attachment.image, harness=harness.name)
+            layers[system.name] = ImageId(built.record.image_id)
     return layers
-
-
-def _require_harness_channels(opened: Suite, selected: tuple[str, ...]) -> None:
-    """Refuse, before anything is built, a selected system that needs a channel the suite's harness lacks."""
-    harness = harness_named(opened.manifest.harness)
-    for system in opened.manifest.memory_systems:
-        if not selected or system.name in selected:
-            who = f"memory system {system.name!r}"
-            require_native_settings(harness, system.attachment.settings is not None, who)
-            require_channels(harness, needed_channels(harness, system.attachment), who)
 
 
 def _publication(plan: PlanBuilder, run: SuiteRun, published: Published) -> None:
@@ -136,18 +125,17 @@ def suite_plan(
     attempts: int | None = None,
     build_sequence: int = 1,
     memory: Sequence[str] = (),
+    harness: str | None = None,
 ) -> Plan:
-    """The plan of the suite at ``base/suite``; paths in params stay relative to ``base`` (no host paths).
-    ``memory`` selects among the suite's declared memory systems (default: all of them)."""
+    """The plan of ``base/suite`` (params' paths relative to ``base``): ``memory`` (all) under ``harness`` (its own)."""
     opened = open_suite(base / suite)
     selected = _selected(opened, memory)
-    _require_harness_channels(opened, selected)
+    runs_under = suite_harness(opened, selected, harness)
     root = Path(suite)
     with store.batch():
         fixture_tree = tree_from_directory(store, base / root / opened.manifest.fixture.path)
         surfaces = fixture_inputs(store, base / root / opened.manifest.fixture.path, opened.fixture)
-    plan = PlanBuilder()
-    pools = pool_invocations(plan, store, opened, base / root / opened.manifest.fixture.path)
+    pools = pool_invocations(plan := PlanBuilder(), store, opened, base / root / opened.manifest.fixture.path)
     run = SuiteRun(
         store=store,
         suite=opened,
@@ -155,9 +143,9 @@ def suite_plan(
         preregistrations=base / "manifests" / opened.manifest.suite_id,
         attempts=attempts or opened.manifest.attempts,
         build_sequence=build_sequence,
-        image_id=_agent_image(),
+        image_id=_agent_image(runs_under),
         fixture=fixture_tree,
-        layers=_layers(opened, selected),
+        layers=_layers(opened, selected, runs_under),
         provisioners={
             system.name: store_code(store, system, opened.root)
             for system in opened.manifest.memory_systems
@@ -165,6 +153,7 @@ def suite_plan(
         },
         selected=selected,
         pools=pools,
+        harness_name=runs_under.name,
     )
     project = opened.manifest.project
     corpus_run = plan.add(

@@ -112,6 +112,7 @@ def observed_inputs(suite: Suite, loaded: LoadedChallenge) -> ObservedInputs:
         verifier=DigestValue.of(read_asset(loaded.directory, manifest.verifier.asset)),
         oracle=None if oracle is None else DigestValue.of(oracle),
         model=suite.manifest.model,
+        models=dict(suite.manifest.models),
         model_access=_model_access(suite, loaded),
         memory_systems={system.name: DigestValue(system.digest) for system in suite.manifest.memory_systems},
         grading=field_digests(suite.memory(manifest.challenge_id).model_dump(mode="json", include=_GRADED)),

@@ -35,10 +35,16 @@ class SuiteRun:
     provisioners: dict[str, Digest]  # memory system name -> its provisioner's code (a ProvisionerCode)
     selected: tuple[str, ...] = ()  # the memory systems to run (`run --memory`); empty: every declared one
     pools: dict[int, Link | None] = field(default_factory=dict)  # pool size -> its distractor-pool tree (0: none)
+    harness_name: str | None = None  # the harness every arm runs (`run --harness`); None: the suite's own
 
     @property
     def harness(self) -> Harness:
-        return harness_named(self.suite.manifest.harness)
+        return harness_named(self.harness_name or self.suite.manifest.harness)
+
+    @property
+    def model(self) -> str:
+        """The model the suite declares for the harness run (:meth:`~bench.suite.suite.SuiteManifest.model_for`)."""
+        return self.suite.manifest.model_for(self.harness.name)
 
     @property
     def systems(self) -> tuple[MemorySystem, ...]:

@@ -41,6 +41,7 @@ from pydantic import (
 )
 
 from ..contracts import ContractModel, Digest, EnvName, PortablePath, Sha256, canonical_json
+from ..harness.base import HookTool
 
 __all__ = [
     "CONTROL",
@@ -166,11 +167,30 @@ class ImageLayer(ContractModel):
 
 
 class Hook(ContractModel):
-    """One command the harness runs on an event; for tool events, ``matcher`` picks the tools (all when unset)."""
+    """One command the harness runs on an event; for tool events, ``tools`` picks the tools in neutral words
+    (``read``, ``edit``, ``write``, ``shell``: each harness renders them as its own tool names) or ``matcher`` in one
+    harness's own names; every tool when neither is given."""
 
     command: Annotated[str, StringConstraints(min_length=1, max_length=4096)]
     matcher: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = None
+    tools: tuple[HookTool, ...] = ()
     timeout_seconds: int | None = Field(default=None, gt=0, le=3600)
+
+    @model_validator(mode="after")
+    def _one_way_to_pick(self) -> Self:
+        if self.tools and self.matcher is not None:
+            raise ValueError("a hook picks its tools by `tools` (neutral words) or by `matcher`, not both")
+        if len(set(self.tools)) != len(self.tools):
+            raise ValueError(f"`tools` names a tool kind twice: {[str(tool) for tool in self.tools]}")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _without_unused(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Left out while unset: a hook declared before ``tools`` existed keeps its digest."""
+        dumped: dict[str, Any] = handler(self)
+        if not dumped.get("tools"):
+            dumped.pop("tools", None)
+        return dumped
 
 
 HookEventName = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Za-z]{1,31}$")]

@@ -157,15 +157,39 @@ class SuiteManifest(Document):
     baseline: SystemName | None = None
     # The coding agent every arm runs (:mod:`bench.harness`); a suite that names none runs the default.
     harness: HarnessName = DEFAULT_HARNESS
+    # The model of each other harness the suite may run under (`run --harness`): ``model`` is ``harness``'s, and
+    # a model is one of its harness's own (another harness's catalogue name can change how that harness behaves).
+    models: dict[HarnessName, Annotated[str, StringConstraints(min_length=1)]] = Field(default_factory=dict)
 
     @model_serializer(mode="wrap")
     def _default_harness_unnamed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """The default harness is left out: a suite written before harnesses were named keeps its digest."""
-        return default_unnamed(handler(self))
+        """The default harness and empty ``models`` are left out: a suite written before harnesses were named keeps
+        its digest."""
+        dumped = default_unnamed(handler(self))
+        if not dumped.get("models"):
+            dumped.pop("models", None)
+        return dumped
+
+    def model_for(self, harness: str) -> str:
+        """The model a run under ``harness`` asks for; a harness the suite declares no model for is refused."""
+        if harness == self.harness:
+            return self.model
+        if harness not in self.models:
+            raise ContractError(
+                f"suite {self.suite_id!r} declares no model for harness {harness!r} (its `model` is harness "
+                f'{self.harness!r}\'s); add one to the suite\'s `models`, e.g. "models": {{"{harness}": "MODEL"}}',
+                field="models",
+                expected=sorted({self.harness, *self.models}),
+                actual=harness,
+            )
+        return self.models[harness]
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
-        harness_named(self.harness)  # an unknown one is refused, naming the known ones
+        for harness in (self.harness, *self.models):
+            harness_named(harness)  # an unknown one is refused, naming the known ones
+        if self.harness in self.models:
+            raise ValueError(f"`models` names the suite's own harness {self.harness!r}: its model is `model`")
         ids = [challenge.challenge_id for challenge in self.challenges]
         repeated = sorted({i for i in ids if ids.count(i) > 1})
         if repeated:
@@ -183,8 +207,10 @@ class SuiteManifest(Document):
             )
         if self.baseline is not None and self.baseline not in names:
             raise ValueError(f"baseline {self.baseline!r} is not among the declared memory systems {names}")
-        if self.forward is not None and self.model not in self.forward.prices:
-            raise ValueError(f"forward.prices has no price for the model {self.model!r}; spending must be metered")
+        if self.forward is not None:
+            for model in (self.model, *self.models.values()):
+                if model not in self.forward.prices:
+                    raise ValueError(f"forward.prices has no price for the model {model!r}; spending must be metered")
         return self
 
     def memory_system(self, name: str) -> MemorySystem:

@@ -59,21 +59,28 @@ def test_a_suite_naming_an_unknown_harness_is_refused_naming_the_known_ones() ->
 def test_the_channels_each_bundled_system_needs() -> None:
     systems = {system.name: system for system in load_suite(EXAMPLE).memory_systems}
     claude = harness_named("claude-code")
-    assert needed_channels(claude, systems["reference"].attachment) == {MemoryChannel.HOOKS}  # in its settings
+    assert needed_channels(claude, systems["reference"].attachment) == {MemoryChannel.HOOKS}
     assert needed_channels(claude, systems["server-memory"].attachment) == {MemoryChannel.MCP_SERVERS}
-    assert needed_channels(claude, systems["static-notes"].attachment) == frozenset()  # a mount of its state
+    assert needed_channels(claude, systems["static-notes"].attachment) == {MemoryChannel.INSTRUCTIONS_FILE}
     with pytest.raises(ContractError, match=r"memory system 'reference' needs the hooks channel.*'no-hooks'"):
         require_channels(
             NoHooks(), needed_channels(NoHooks(), systems["reference"].attachment), "memory system 'reference'"
         )
 
 
-def _suite_under(harness: type[ClaudeCode], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A copy of the example suite naming ``harness``, registered for the test."""
+def _suite_under(
+    harness: type[ClaudeCode], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings: bool = False
+) -> Path:
+    """A copy of the example suite naming ``harness``, registered for the test; with ``settings``, the reference
+    system's hooks declared in the older, Claude-shaped settings form."""
     monkeypatch.setitem(bench.harness._REGISTRY, harness.name, (__name__, harness.__name__))
     suite = tmp_path / "suite"
     shutil.copytree(EXAMPLE, suite, ignore=shutil.ignore_patterns("__pycache__"))
     declared = json.loads((suite / "suite.json").read_text())
+    if settings:
+        attachment = declared["memory_systems"][0]["attachment"]
+        command = attachment.pop("hooks")["UserPromptSubmit"][0]["command"]
+        attachment["settings"] = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": command}]}]}}
     (suite / "suite.json").write_text(json.dumps({**declared, "harness": harness.name}))
     return suite
 
@@ -93,6 +100,6 @@ def test_the_plan_refuses_a_system_whose_channel_the_suite_s_harness_lacks(
 def test_the_older_settings_form_is_refused_under_a_harness_that_does_not_read_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _suite_under(OwnSettings, tmp_path, monkeypatch)
+    _suite_under(OwnSettings, tmp_path, monkeypatch, settings=True)
     with pytest.raises(ContractError, match=r"memory system 'reference' declares `settings`.*'own-settings'"):
         suite_plan(tmp_path, Store(tmp_path / "store"), "suite")

@@ -193,10 +193,19 @@ def test_hook_program_is_standard_library_only(installed, tmp_path: Path) -> Non
 
 
 def test_the_declared_attachment_mounts_what_restore_reported_and_it_runs(tmp_path: Path) -> None:
-    """The example suite declares the reference memory's settings and mounts; restore reports both locations."""
+    """The example suite declares the reference memory's hooks (neutrally, the commands hook_settings gives) and
+    mounts; restore reports both locations."""
     suite = REPO / "challenges" / "example"
     system = load_suite(suite).memory_system("reference")
-    assert system.attachment.settings == hook_settings()
+    declared = {
+        event: [(h.command, h.timeout_seconds) for h in hooks] for event, hooks in system.attachment.hooks.items()
+    }
+    wired = {
+        event: [(entry["command"], entry["timeout"]) for group in groups for entry in group["hooks"]]
+        for event, groups in hook_settings()["hooks"].items()
+    }
+    assert system.attachment.settings is None and declared == wired
+    assert [str(tool) for tool in system.attachment.hooks["PostToolUse"][0].tools] == ["read", "edit", "write"]
     assert {m.location: m.target for m in system.attachment.mounts} == {
         "state": str(STATE_PATH),
         "hook": str(HOOK_PATH),

@@ -19,6 +19,7 @@ from bench.analysis.prereg import PreregistrationMoved, Supersession, load_prere
 from bench.contracts import canonical_bytes
 from bench.contracts.files import read_contract
 from bench.errors import ContractError
+from bench.memory import hook_settings
 from bench.run.prereg import correction_moves, current_preregistration, freeze, record_correction
 from bench.suite.suite import open_suite
 from tests.analysis.attempt_factory import arm, attempt, key, record_digest
@@ -36,14 +37,22 @@ def suite_copy(tmp_path: Path) -> Path:
 def test_the_committed_preregistrations_match_the_bundled_suite() -> None:
     """v2 records the static baseline and names it; v3 the distractor pool (and what it moved: the fixture, whose
     frozen form now holds the pool, the pool size and the oracles, and the reference memory's restore timeout);
-    the low-memory control's v3 records its policy running the tests (a cd into the workspace the harness drops),
-    and its v4 the pool; the last (v4, the control's v5) the fourth system, memory-keeper, and each policy's search twin
-    for its tool. Each earlier version stays as it was frozen, superseded by the next."""
+    and its v4 the pool; the next (v4, the control's v5) the fourth system, memory-keeper, and each policy's search
+    twin for its tool; the last the systems in harness-neutral terms and a model per harness. Each earlier version
+    stays as it was frozen, superseded by the next."""
     suite = open_suite(REPO / "challenges" / "example")
     versions = load_preregistrations(REPO / "manifests" / "example")
     for loaded in suite.challenges:
         prereg = current_preregistration(suite, loaded, REPO / "manifests" / "example", attempts=2)
-        v1, v2, *later, keeper = versions[loaded.manifest.challenge_id]
+        v1, v2, *later, keeper, neutral = versions[loaded.manifest.challenge_id]
+        assert (
+            neutral == prereg and neutral.supersedes == keeper.digest and neutral.frozen.models == {"codex": "gpt-5.5"}
+        )
+        assert correction_moves(keeper, neutral) == [
+            "memory_systems.reference",
+            "memory_systems.static-notes",
+            "models.codex",
+        ]
         if loaded.manifest.challenge_id == "rule-letter-case":
             policy, v3 = later
             assert policy.supersedes == v2.digest and correction_moves(v2, policy) == ["model_access.policy"]
@@ -52,13 +61,13 @@ def test_the_committed_preregistrations_match_the_bundled_suite() -> None:
             (v3,) = later
             previous = v2
         assert v3.supersedes == previous.digest
-        assert prereg.version == 3 + len(later) and prereg.frozen.model == suite.manifest.model
+        assert prereg.version == 4 + len(later) and prereg.frozen.model == suite.manifest.model
         assert v2.supersedes == v1.digest and v1.frozen.analysis.baseline is None
         assert correction_moves(v1, v2) == ["memory_systems.static-notes", "analysis.baseline"]
         assert "500 distractor documents" in (v3.correction or "")
         assert correction_moves(previous, v3) == ["fixture", "memory_systems.reference"]
         # The fourth system, and each policy's search twin for its tool.
-        assert keeper == prereg and keeper.supersedes == v3.digest and "mcp-memory-keeper" in (keeper.correction or "")
+        assert keeper.supersedes == v3.digest and "mcp-memory-keeper" in (keeper.correction or "")
         assert correction_moves(v3, keeper) == ["memory_systems.memory-keeper", "model_access.policy"]
         assert v3.frozen.analysis.baseline == suite.manifest.baseline == "static-notes"
         assert v3.frozen.analysis.minimum_detectable_effect is not None
@@ -256,6 +265,17 @@ def _without_memory_keeper(suite: Path, manifest: dict[str, Any]) -> None:
         entry["policy"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _before_neutral_terms(manifest: dict[str, Any]) -> None:
+    """``manifest`` as the example stood before its systems were declared neutrally and it named a model per
+    harness: the reference's hooks in Claude Code's settings form, the notes mounted at Claude Code's path."""
+    manifest.pop("models")
+    systems = {system["name"]: system for system in manifest["memory_systems"]}
+    attachment = systems["reference"]["attachment"]
+    attachment["settings"] = hook_settings()
+    del attachment["hooks"]
+    systems["static-notes"]["attachment"] = {"mounts": [{"location": "notes", "target": "/home/dev/.claude/CLAUDE.md"}]}
+
+
 def test_a_suite_that_never_states_a_pool_keeps_the_preregistration_it_was_frozen_with(
     suite_copy: Path, tmp_path: Path
 ) -> None:
@@ -275,6 +295,7 @@ def test_a_suite_that_never_states_a_pool_keeps_the_preregistration_it_was_froze
         entry.pop("oracle", None)
     manifest["memory_systems"][0]["timeouts"]["restore_seconds"] = 300
     _without_memory_keeper(suite_copy, manifest)  # it came after the pool
+    _before_neutral_terms(manifest)  # and so did the neutral declarations
     (suite_copy / "suite.json").write_text(json.dumps(manifest))
     before = tmp_path / "preregs"
     for challenge in ("harbor-holds", "transaction-memo", "spreadsheet-export", "rule-letter-case"):

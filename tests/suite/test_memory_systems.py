@@ -51,7 +51,8 @@ def test_the_example_declares_its_systems_with_their_attachments(suite: Suite) -
     assert (reference.condition, server.condition) == ("reference@1", "server-memory@2026.8.31")
     # The static baseline: the notes written down, as a file the harness loads by itself; nothing else attached.
     assert notes.condition == "static-notes@1" and suite.manifest.baseline == "static-notes"
-    assert [(m.location, m.target, m.writable) for m in notes.attachment.mounts] == [
+    assert notes.attachment.instructions == "notes" and not notes.attachment.mounts  # where the harness reads it
+    assert [(m.location, m.target, m.writable) for m in notes.placed(str(USER_MEMORY_PATH)).attachment.mounts] == [
         ("notes", str(USER_MEMORY_PATH), False)
     ]
     assert notes.attachment.settings is None and not notes.attachment.mcp_servers and notes.attachment.image is None

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any, ClassVar
 
@@ -17,6 +17,7 @@ from ..base import (
     CredentialPattern,
     Harness,
     HookSpec,
+    HookTool,
     ImageRecipe,
     InjectionFormat,
     MemoryChannel,
@@ -55,6 +56,12 @@ class ClaudeCode(Harness):
     injection: InjectionFormat = ClaudeInjection()
     subagent_tools: ClassVar[frozenset[str]] = frozenset({"Agent", "Task"})  # CLI 2.1.197 calls it Agent
     native_settings: ClassVar[bool] = True  # ~/.claude/settings.json, as the older declarations give it
+    hook_tools: ClassVar[Mapping[HookTool, tuple[str, ...]]] = {
+        HookTool.READ: ("Read",),
+        HookTool.EDIT: ("Edit", "MultiEdit"),
+        HookTool.WRITE: ("Write",),
+        HookTool.SHELL: ("Bash",),
+    }
 
     def image_recipe(self) -> ImageRecipe:
         return _RECIPE
@@ -76,7 +83,7 @@ class ClaudeCode(Harness):
         return agent_env(base_url)
 
     def render(self, request: AttachmentRequest) -> RenderedConfig:
-        return config.render(request)
+        return config.render(self.resolved(request))
 
     def managed_files(self, builtin_memory: bool) -> tuple[ConfigFile, ...]:
         return config.managed_files(builtin_memory)
@@ -89,7 +96,7 @@ class ClaudeCode(Harness):
         return parse_claude_session(session, outputs)
 
     def installed_hooks(self, request: AttachmentRequest) -> tuple[HookSpec, ...]:
-        return config.settings_hooks(request.native_settings) + request.hooks
+        return config.settings_hooks(request.native_settings) + self.resolved(request).hooks
 
     def ran_input(self, tool: str, given: Any, cwd: str) -> Any:
         """A Bash call's command loses one leading ``cd <cwd> && `` when ``<cwd>`` is the session's working

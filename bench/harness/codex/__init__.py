@@ -20,6 +20,7 @@ from ..base import (
     ConfigFile,
     CredentialPattern,
     Harness,
+    HookTool,
     ImageRecipe,
     InjectionFormat,
     MemoryChannel,
@@ -27,10 +28,10 @@ from ..base import (
 )
 from ..transcript import Transcript
 from . import config
-from .actions import codex_call, is_compaction, offered
+from .actions import NATIVE_TOOLS, SHELL_HOOK_NAME, codex_call, is_compaction, offered, require_renderable
 from .argv import AGENT_KEY, KEY_VARIABLE, agent_env, codex_argv, thread_id_of
 from .injection import CodexInjection
-from .recipe import CLI_VERSION, IMAGE_RECIPE
+from .recipe import CLI_VERSION, IMAGE_LABEL, IMAGE_RECIPE
 from .rollout import HARNESS, parse_rollout
 
 __all__ = ["CLI_VERSION", "Codex"]
@@ -54,6 +55,17 @@ class Codex(Harness):
     injection: InjectionFormat = CodexInjection()
     subagent_tools: ClassVar[frozenset[str]] = frozenset({"spawn_agent"})
     adapts_policy: ClassVar[bool] = True  # the policy's Read, Write, Edit, Bash run as Codex's own tools
+    # Hooks name a command ``Bash`` (a file is read with one too) and a patch ``apply_patch``
+    hook_tools: ClassVar[Mapping[HookTool, tuple[str, ...]]] = {
+        HookTool.READ: (SHELL_HOOK_NAME,),
+        HookTool.EDIT: (NATIVE_TOOLS["Edit"],),
+        HookTool.WRITE: (NATIVE_TOOLS["Write"],),
+        HookTool.SHELL: (SHELL_HOOK_NAME,),
+    }
+    image_label: ClassVar[str] = IMAGE_LABEL
+    # Its requests' turn-metadata header names the root agent "/root" (its agent hierarchy, no directory), and its
+    # environment context closes the workspace roots with a </root> tag (docs/harnesses.md)
+    path_lookalikes: ClassVar[tuple[str, ...]] = (r'agent_name\\?":\\?"/root\\?"', r"</root>")
 
     @property
     def version(self) -> str:
@@ -80,7 +92,7 @@ class Codex(Harness):
         return agent_env()  # the endpoint is in config.toml, rendered from the request's base_url
 
     def render(self, request: AttachmentRequest) -> RenderedConfig:
-        return config.render(request)
+        return config.render(self.resolved(request))
 
     def managed_files(self, builtin_memory: bool) -> tuple[ConfigFile, ...]:
         return ()  # the user-level config.toml is runner-owned and read-only; it turns the CLI's memory off
@@ -96,6 +108,9 @@ class Codex(Harness):
         if not isinstance(arguments, dict):  # a policy's tool input is an object; anything else is passed as is
             return ClientCall(name=name, arguments=arguments)
         return codex_call(name, arguments)
+
+    def require_renderable(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        require_renderable(calls)
 
     def offered_tools(self, defined: frozenset[str], system: Sequence[str]) -> frozenset[str]:
         return offered(defined, system)

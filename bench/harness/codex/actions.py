@@ -31,10 +31,11 @@ from ...errors import ContractError
 from ..base import ClientCall
 from .injected import namespaces_announced
 
-__all__ = ["NATIVE_TOOLS", "codex_call", "is_compaction", "offered", "require_renderable"]
+__all__ = ["NATIVE_TOOLS", "SHELL_HOOK_NAME", "codex_call", "is_compaction", "offered", "require_renderable"]
 
 MCP_PREFIX = "mcp__"
 SHELL, PATCH = "exec_command", "apply_patch"
+SHELL_HOOK_NAME = "Bash"  # hooks name an exec_command call by Claude Code's name for it (docs/harnesses.md)
 _METADATA = "x-codex-turn-metadata"
 # The Codex tool each policy tool name is carried by.
 NATIVE_TOOLS: Mapping[str, str] = {"Bash": SHELL, "Read": SHELL, "Write": PATCH, "Edit": PATCH}

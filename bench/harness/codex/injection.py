@@ -9,6 +9,7 @@ reads it by its place (:meth:`placed_hook`), the rollout reader by its record, n
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 from typing import ClassVar
 
@@ -23,6 +24,13 @@ __all__ = ["INSTRUCTIONS_FILE", "CodexInjection"]
 CONTAINER_HOME = PurePosixPath("/home/dev")
 INSTRUCTIONS_FILE = str(CONTAINER_HOME / INSTRUCTIONS_PATH)  # the wrapper names no path: the one file it reads
 _HARNESS_TEXTS = ("# AGENTS.md instructions", "<environment_context>", "<skills_instructions>", "<permissions ")
+# How the CLI frames a tool's output for the model (seen in real runs: an MCP tool's ``Wall time: 0.1005 seconds``,
+# exec_command's ``Chunk ID``/``Wall time``/``Process exited with code``/``Original token count``, apply_patch's
+# ``Exit code``/``Wall time``), each header line once at most, then ``Output:`` on a line of its own.
+_FRAMING = re.compile(
+    r"\A(?:Chunk ID: [0-9a-f]+\n)?(?:Exit code: -?[0-9]+\n)?Wall time: [0-9.]+ seconds\n"
+    r"(?:Process exited with code -?[0-9]+\n)?(?:Original token count: [0-9]+\n)?Output:\n"
+)
 _CHANNELS = {
     "UserPromptSubmit": Channel.PROMPT_TIME_RETRIEVAL,
     "PostToolUse": Channel.ANCHOR_TRIGGERED_RECALL,
@@ -40,7 +48,10 @@ class CodexInjection(InjectionFormat):
         return None  # unmarked: a hook's context is known by its item's role and place, not by its text
 
     def split_tool_output(self, text: str) -> tuple[str, tuple[str, ...]]:
-        return text, ()  # the CLI appends nothing to a tool's output: hook context is an item of its own
+        # The CLI appends nothing to a tool's output (hook context is an item of its own) but frames it: a header of
+        # its own lines (wall time, exit code, ...) before ``Output:``, which is no part of what the tool answered.
+        framed = _FRAMING.match(text)
+        return (text[framed.end() :] if framed else text), ()
 
     def loaded_files(self, text: str) -> tuple[LoadedFile, ...]:
         loaded = agents_text(text)

@@ -2,7 +2,7 @@
 their archives travel through the store to other nodes."""
 
 from .archive import ImageArchive, StoreImages, archive_image
-from .build import BuildResult, build_image, build_layer, cache_dir
+from .build import BuildResult, build_agent, build_image, build_layer, cache_dir
 from .registry import ImageName, ImageRecord, find_image, list_images, newest_image_id, require_image
 from .scan import ImageNotNeutral, ImageScan, require_neutral_image, scan_image
 
@@ -15,6 +15,7 @@ __all__ = [
     "ImageScan",
     "StoreImages",
     "archive_image",
+    "build_agent",
     "build_image",
     "build_layer",
     "cache_dir",

@@ -62,9 +62,11 @@ def _cli_sha256(binary: Path) -> Sha256:
         return Sha256(digests.sha256(binary))
 
 
-def agent_inputs(base_image_id: str, binary: Path, recipe: ImageRecipe) -> str:
+def agent_inputs(base_image_id: str, binary: Path, recipe: ImageRecipe, label: str = "agent") -> str:
+    """The inputs digest of the agent image of recipe ``label`` (the harness's :attr:`image_label`): the label is
+    hashed too, so two harnesses' images never share inputs."""
     data = {
-        "recipe": "agent",
+        "recipe": label,
         "version": RECIPE_VERSION,
         "base": base_image_id,
         "cli": _cli_sha256(binary),

@@ -1,10 +1,11 @@
 """Building the images: idempotent (an image whose recipe label and inputs digest match is reused) and timed.
 
 tiny and base are rootfs tarballs imported through the backend (``docker import`` on Docker); agent is a layer the
-backend builds on the base image's ID (``docker build``), and a memory system's image a layer on the agent image's
-(:func:`build_layer`, from the packages its declaration names). Without a backend given, the default one is used. The
-rootfs and CLI downloads are cached under :func:`cache_dir`, so even a rebuild after the engine lost its
-images fetches nothing. Every image returned has scanned clean of the harness's name (:mod:`.scan`).
+backend builds on the base image's ID (``docker build``), one per harness, each labelled with its harness's recipe
+label (:func:`build_agent`; ``agent`` is the default harness's), and a memory system's image a layer on the suite's
+harness's agent image (:func:`build_layer`, from the packages its declaration names). Without a backend given, the
+default one is used. The rootfs and CLI downloads are cached under :func:`cache_dir`, so even a rebuild after the
+engine lost its images fetches nothing. Every image returned has scanned clean of the harness's name (:mod:`.scan`).
 """
 
 from __future__ import annotations
@@ -16,21 +17,21 @@ from pathlib import Path
 
 from ...contracts import Digest, Sha256
 from ...errors import SandboxError
-from ...harness import DEFAULT_HARNESS, harness_named
+from ...harness import DEFAULT_HARNESS, Harness, harness_named
 from ...machine_cache import cache_root
 from ...store import Store
 from ...suite.memory_system import ImageLayer
 from ..backends import SandboxBackend
 from ..layout import BASE_ENV
-from .agent import agent_context, agent_inputs, fetch_cli
 from .archive import archive_image
 from .debian import DebianRecipe, base_rootfs, configured_mirror, host_codename
+from .harness_image import HarnessImage, build_harness_image
 from .layer import fetch_layer, layer_context, layer_inputs
 from .registry import INPUTS_LABEL, RECIPE_LABEL, ImageName, ImageRecord, list_images, using
 from .scan import require_neutral_image
 from .tiny import tiny_rootfs
 
-__all__ = ["BuildResult", "build_image", "build_layer", "cache_dir"]
+__all__ = ["BuildResult", "build_agent", "build_image", "build_layer", "cache_dir"]
 
 
 @dataclass(frozen=True)
@@ -80,18 +81,35 @@ def _import(listing: _Listing, name: ImageName, inputs: str, rootfs: bytes | Pat
     listing.changed()
 
 
-def _build_agent(listing: _Listing, cache: Path) -> str:
+def _build_agent(listing: _Listing, cache: Path, harness: Harness) -> HarnessImage:
+    """``harness``'s agent image, labelled with its own recipe label, built unless built."""
     base = _build(ImageName.BASE, listing).record  # the agent layer needs its base: built when missing
-    recipe = harness_named(DEFAULT_HARNESS).image_recipe()  # one agent image: the default harness's
-    binary = fetch_cli(cache, recipe)
-    inputs = agent_inputs(base.image_id, binary, recipe)
-    if listing.find(ImageName.AGENT, inputs) is None:
-        with tempfile.TemporaryDirectory(dir=cache, prefix="context-") as work:
-            context = agent_context(base.image_id, binary, recipe, Path(work) / "context.tar")
-            labels = _labels(ImageName.AGENT, inputs)
-            listing.backend.build_image(context, tag=f"sandbox-agent:{inputs[:12]}", labels=labels)
-            listing.changed()
-    return inputs
+    known = {record.image_id for record in listing.records()}
+    made = build_harness_image(harness.image_recipe(), harness.image_label, base.image_id, cache, listing.backend)
+    if made.image_id not in known:
+        listing.changed()
+    return made
+
+
+def build_agent(
+    harness: str = DEFAULT_HARNESS, backend: SandboxBackend | None = None, store: Store | None = None
+) -> BuildResult:
+    """The agent image of the harness named ``harness`` (each harness's own, by its recipe label), built unless an
+    image with the same inputs exists; with ``store``, archived there as :func:`build_image` does."""
+    with using(backend) as images:
+        started = time.monotonic()
+        listing = _Listing(images)
+        return _archived(_agent_result(listing, harness_named(harness), started), store, images, started)
+
+
+def _agent_result(listing: _Listing, harness: Harness, started: float) -> BuildResult:
+    cache = cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    before = {image.image_id for image in listing.backend.images(RECIPE_LABEL)}
+    made = _build_agent(listing, cache, harness)
+    info = listing.backend.image(made.image_id)
+    record = ImageRecord(ImageName.AGENT, made.image_id, made.inputs, info.size, info.created)
+    return BuildResult(record=record, built=made.image_id not in before, seconds=time.monotonic() - started)
 
 
 def build_image(name: ImageName, backend: SandboxBackend | None = None, store: Store | None = None) -> BuildResult:
@@ -127,7 +145,7 @@ def _build(name: ImageName, listing: _Listing) -> BuildResult:
         if listing.find(name, inputs) is None:
             _import(listing, name, inputs, base_rootfs(recipe, cache))
     elif name is ImageName.AGENT:
-        inputs = _build_agent(listing, cache)
+        inputs = _build_agent(listing, cache, harness_named(DEFAULT_HARNESS)).inputs
     else:
         raise SandboxError(
             "a layer image is built from a memory system's declared packages (build_layer), not by name; "
@@ -144,16 +162,21 @@ def _found(name: ImageName, inputs: str, listing: _Listing, before: set[str], st
     return BuildResult(record=record, built=record.image_id not in before, seconds=time.monotonic() - started)
 
 
-def build_layer(layer: ImageLayer, backend: SandboxBackend | None = None, store: Store | None = None) -> BuildResult:
-    """The agent image plus ``layer``'s packages, built unless an image with the same inputs exists; with
-    ``store``, archived there as :func:`build_image` does."""
+def build_layer(
+    layer: ImageLayer,
+    backend: SandboxBackend | None = None,
+    store: Store | None = None,
+    harness: str = DEFAULT_HARNESS,
+) -> BuildResult:
+    """The agent image of the harness named ``harness`` plus ``layer``'s packages, built unless an image with the
+    same inputs exists; with ``store``, archived there as :func:`build_image` does."""
     with using(backend) as images:
         cache = cache_dir()
         cache.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         listing = _Listing(images)
         before = listing.ids(ImageName.LAYER)
-        agent = _build(ImageName.AGENT, listing).record.image_id
+        agent = _build_agent(listing, cache, harness_named(harness)).image_id
         fetched = fetch_layer(cache, layer)
         inputs = layer_inputs(agent, layer, fetched)
         if listing.find(ImageName.LAYER, inputs) is None:

@@ -47,7 +47,7 @@ def build_harness_image(
     scanned clean like every image."""
     with using(backend) as images:
         binary = fetch_cli(cache, recipe)
-        inputs = agent_inputs(base_image_id, binary, recipe)
+        inputs = agent_inputs(base_image_id, binary, recipe, label)
         if find_harness_image(label, inputs, images) is None:
             with tempfile.TemporaryDirectory(dir=cache, prefix="context-") as work:
                 context = agent_context(base_image_id, binary, recipe, Path(work) / "context.tar")
