@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..agent.sealed_env import needed_channels
 from ..contracts.files import parse_contract
 from ..errors import ContractError
-from ..gateway.config import Mode
+from ..gateway import Mode
 from ..gateway.policy import Policy, ToolUseReply
 from ..harness import Harness, harness_named, require_channels, require_native_settings
 from ..sandbox.layout import WORKSPACE

@@ -41,7 +41,7 @@ from pydantic import (
 )
 
 from ..contracts import ContractModel, Digest, EnvName, PortablePath, Sha256, canonical_json
-from ..harness.base import HookTool
+from ..harness import HookTool
 
 __all__ = [
     "CONTROL",
