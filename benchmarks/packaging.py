@@ -86,10 +86,10 @@ def _rev_parse(repository: Path, ref: str) -> str:
 
 def _package(args: list[str]) -> Callable[[], object]:
     """corpus then redact of ``args[0]`` at commit ``args[1]`` into a fresh store at ``args[2]``."""
+    from bench.builder import StageContext, execute
+    from bench.builder.code import code_manifest
     from bench.packaging import corpus, corpus_params, redact
     from bench.packaging.redact import RedactParams
-    from bench.stages import StageContext, execute
-    from bench.stages.code import code_manifest
     from bench.store import Store
 
     repository, commit, where = args
@@ -149,9 +149,9 @@ def _challenge(store: Store) -> Ref[ChallengeManifest]:
 
 def _redacted_tree(store: Path, repository: str, commit: str) -> str:
     """Package once (untimed) into ``store`` and return the redacted tree certify is given."""
+    from bench.builder import StageContext, execute
     from bench.packaging import corpus, corpus_params, redact
     from bench.packaging.redact import RedactParams
-    from bench.stages import StageContext, execute
     from bench.store import Store
 
     context = StageContext(Store(store))

@@ -336,6 +336,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "verify",
     ],
     "bench.run": [],
+    "bench.stages": [],
     "bench.sandbox": [
         "AuditReceipt",
         "CalibrationReport",
@@ -423,7 +424,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "require_neutral_image",
         "scan_image",
     ],
-    "bench.stages": [
+    "bench.builder": [
         "ActionOutcome",
         "Catalogue",
         "LOCATOR",

@@ -30,6 +30,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
+from ..builder import SUPPLIED, Ports, StageContext, StageKind, stage
 from ..contracts import BlobDigest, ContractModel, ImageId, PortablePath, Ref, TreeDigest
 from ..errors import StageError
 from ..fence.fence_record import FenceRecord
@@ -46,7 +47,6 @@ from ..sandbox.backends import SandboxBackend
 from ..sandbox.calibrate import CalibrationReport, require_calibrated
 from ..sandbox.layout import RUNNER_SCRATCH
 from ..sandbox.spec import SpecDiffReceipt
-from ..stages import SUPPLIED, Ports, StageContext, StageKind, stage
 from ..store import Store
 from ..store.tarstream import export_tree
 from ..suite.challenge import ChallengeManifest

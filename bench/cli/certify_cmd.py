@@ -6,11 +6,11 @@ import argparse
 import os
 from pathlib import Path
 
+from ..builder.engine import execute
 from ..contracts import TreeDigest
 from ..packaging import UNCHECKED_CORPUS_VARIABLE, CertificationReport, CertifyInputs, CertifyParams, Verdict, certify
 from ..packaging.surfaces import challenge_inputs, fixture_inputs
 from ..provision.fixture import load_fixture
-from ..stages.engine import execute
 from ..suite import load_challenge
 from .digests import digest_argument, resolve_digest
 from .locate import store_runtime

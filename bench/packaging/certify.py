@@ -25,10 +25,10 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Annotated, Literal
 
+from ..builder import SUPPLIED, Ports, StageContext, StageKind, stage
 from ..contracts import BlobDigest, ContractModel, Digest, Document, PortablePath, Ref, TreeDigest
 from ..contracts.files import collection_paused
 from ..errors import StageError
-from ..stages import SUPPLIED, Ports, StageContext, StageKind, stage
 from ..store import EntryKind, Store, walk_tree
 from ..suite import ChallengeManifest
 from .blobscan import scan_blobs

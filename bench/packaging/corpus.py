@@ -25,11 +25,11 @@ from typing import Annotated, Literal
 from dulwich.objects import Blob, Commit, Tree, object_class
 from pydantic import StringConstraints
 
+from ..builder import LOCATOR, NoInputs, Ports, StageContext, StageKind, stage
 from ..contracts import BlobDigest, ContractModel, Document, GitObjectId, PortablePath, Ref, TreeDigest
 from ..contracts.checked_files import read_bounded
 from ..contracts.checked_files import resolved as resolved_path
 from ..errors import ContractError, SourceError
-from ..stages import LOCATOR, NoInputs, Ports, StageContext, StageKind, stage
 from ..store import EntryKind, FileEntry, Store, tree_from_entries
 from .gitsource import GitSource, open_source, resolve_commit
 from .symlinks import check_symlinks

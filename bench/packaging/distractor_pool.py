@@ -8,11 +8,11 @@ and certification reads it as the ``distractors`` surface.
 
 from __future__ import annotations
 
+from ..builder import Ports, StageContext, StageKind, stage
 from ..contracts import ContractModel, PortablePath, TreeDigest
 from ..errors import ContractError
 from ..provision.fixture import DistractorPool
 from ..provision.pool import pool_documents
-from ..stages import Ports, StageContext, StageKind, stage
 from ..store import EntryKind, FileEntry, Store, tree_from_entries, walk_tree
 
 __all__ = ["PoolInputs", "PoolOutputs", "PoolParams", "distractor_pool"]

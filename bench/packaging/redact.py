@@ -19,9 +19,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from ..builder import Ports, StageContext, StageKind, TreeReads, stage
 from ..contracts import ContractModel, Digest, Document, PortablePath, Ref, TreeDigest
 from ..errors import ContractError
-from ..stages import Ports, StageContext, StageKind, TreeReads, stage
 from ..store import EntryKind, Store, TreeEntry, TreeObject, read_tree, walk_tree
 from .patterns import auto_loaded_match
 

@@ -32,9 +32,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal, Protocol
 
+from ..builder.code import PACKAGE, code_manifest
 from ..contracts import BlobDigest, Document, PortablePath, Ref, Sha256
 from ..errors import ContractError
-from ..stages.code import PACKAGE, code_manifest
 from ..store import Store
 
 __all__ = [

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis import AdmissionDecision
+from ..builder import Stage
 from ..contracts import Digest, PortablePath
 from ..errors import BenchError
-from ..stages import Stage
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult
 from .bundle import ADMISSIONS, OBJECTS, RECORDS, BundleError, parse_document

@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..builder.engine import cached_results
 from ..contracts import Digest, PortablePath, canonical_bytes
 from ..contracts.strict_json import parse_json
 from ..errors import ContractError, StageError
-from ..stages.engine import cached_results
 from ..store import EntryKind, Store, read_tree
 from ..store.actions import ActionKey, ActionResult
 from ..store.references import document_references

@@ -28,12 +28,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from ..builder import Stage, StageContext
+from ..builder.catalogue import Catalogue
+from ..builder.lineage import rederivable, rerun
 from ..contracts import Digest, PortablePath
 from ..contracts.files import collection_paused
 from ..errors import BenchError
-from ..stages import Stage, StageContext
-from ..stages.catalogue import Catalogue
-from ..stages.lineage import rederivable, rerun
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult
 from ..store.references import references

@@ -24,6 +24,7 @@ from ..agent.replay_tools import ToolReplay
 from ..analysis.admission import AdmissionDecision, ReasonCode, decide
 from ..analysis.attempt_record import ArmResult, PairedAttempt
 from ..analysis.prereg import UndeliveredRule
+from ..builder import Ports, StageContext, StageKind, stage
 from ..contracts import ContractModel, Ref
 from ..errors import ContractError
 from ..fence.fence_record import FenceOutcome, FenceRecord
@@ -31,7 +32,6 @@ from ..packaging.certify import CertificationReport, Verdict
 from ..provision.receipt import PairVerdict
 from ..sandbox.audit import AuditReceipt
 from ..sandbox.calibrate import CalibrationReport, CalibrationVerdict
-from ..stages import Ports, StageContext, StageKind, stage
 from .ending import not_completed
 
 __all__ = ["AdmitInputs", "AdmitOutputs", "AdmitParams", "admit", "exclusion"]

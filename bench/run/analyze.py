@@ -18,9 +18,9 @@ from ..analysis import (
     exclusion_counts,
     summarize,
 )
+from ..builder import SUPPLIED, Ports, StageContext, StageKind, stage
 from ..contracts import BlobDigest, ContractModel, Digest, Ref
 from ..publish.bundle import MANIFESTS, parse_document
-from ..stages import SUPPLIED, Ports, StageContext, StageKind, stage
 from ..store import Store
 
 __all__ = ["AnalyzeInputs", "AnalyzeOutputs", "AnalyzeParams", "Verdicts", "analyze", "verdicts"]

@@ -20,6 +20,8 @@ from ..analysis import admission as analysis_admission
 from ..analysis import attempt_record as analysis_records
 from ..analysis import prereg as analysis_prereg
 from ..analysis import summary as analysis_summary
+from ..builder import Catalogue
+from ..builder.context import ServiceFactory, StageContext
 from ..contracts.registry import ContractRegistry
 from ..fence import caps as fence_caps
 from ..fence import config as fence_config
@@ -33,7 +35,6 @@ from ..packaging.distractor_pool import distractor_pool
 from ..packaging.plan import packaging_plan
 from ..packaging.redact import redact
 from ..pipeline import plan as pipeline_plan
-from ..pipeline.directory_plan import directory_summaries
 from ..pipeline.plans import PlanBuilderFunction
 from ..pipeline.runtime import Runtime
 from ..provision import code as provision_code
@@ -49,9 +50,7 @@ from ..sandbox.images.archive import StoreImages
 from ..sandbox.prebuild import prebuild_stage
 from ..sandbox.verify import verify_stage
 from ..sandbox.workspace_identity import workspace_identity
-from ..stages import Catalogue
 from ..stages import tree_summary as stages_tree_summary
-from ..stages.context import ServiceFactory, StageContext
 from ..stages.directory_tree import directory_tree
 from ..stages.tree_summary import tree_summary
 from ..store import Store
@@ -63,6 +62,7 @@ from . import grade as run_grade
 from .admit import admit
 from .analyze import analyze
 from .bundle import bundle
+from .directory_plan import directory_summaries
 from .grade import grade_stage
 from .paired_record import paired_record
 from .plan import suite_plan

@@ -22,6 +22,7 @@ from ..agent.arm_record import ArmRecord, ConditionName, PromptKind
 from ..agent.recorder import read_exchange_log
 from ..analysis.attempt_record import ArmEnding, ArmResult, Outcome
 from ..analysis.prereg import Budget
+from ..builder import Ports, StageContext, StageKind, stage
 from ..contracts import ContractModel, Document, Ref
 from ..contracts.usage import TokenUsage
 from ..errors import StageError
@@ -31,7 +32,6 @@ from ..harness import harness_named
 from ..sandbox.audit import AuditReceipt
 from ..sandbox.backends import ProcessOutcome
 from ..sandbox.verify import VerifierResult
-from ..stages import Ports, StageContext, StageKind, stage
 from ..store import Store
 from .ending import arm_ending
 

@@ -16,10 +16,10 @@ from ..agent.retrieval_score import RetrievalScore
 from ..analysis.attempt_record import ArmEnding, Build, ComparabilityKey, Completion, PairedAttempt
 from ..analysis.prereg import Budget
 from ..analysis.retrieval import RetrievalResult
+from ..builder import Ports, StageContext, StageKind, stage
 from ..contracts import ContractModel, Ref
 from ..errors import StageError
 from ..fence import CheckVerdict, read_record
-from ..stages import Ports, StageContext, StageKind, stage
 from ..suite.memory_system import CONTROL
 from .grade import ArmGrade, arm_result
 

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..agent.sealed_env import needed_channels
+from ..builder import NoParams
 from ..contracts import ImageId
 from ..errors import SandboxError, UsageError
 from ..harness import harness_named, require_channels, require_native_settings
@@ -38,7 +39,6 @@ from ..publish.bundle import ATTEMPT_PAGES, REPORT_PATH, SUMMARY_PATH
 from ..sandbox.images.build import build_layer
 from ..sandbox.images.registry import ImageName, find_image
 from ..sandbox.workspace_identity import IdentityParams, workspace_identity
-from ..stages import NoParams
 from ..store import Store, tree_from_directory
 from ..suite.suite import Suite, open_suite
 from .analyze import AnalyzeParams, analyze

@@ -12,6 +12,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..builder import NoParams, Ports, StageContext, StageKind, stage
+from ..builder.engine import execute
 from ..contracts import Digest, PortablePath, TreeDigest
 from ..publish.bundle import (
     MANIFESTS,
@@ -29,8 +31,6 @@ from ..publish.lineage import lineage_files
 from ..publish.manifest import LINEAGE_PATH, PublicationManifest
 from ..publish.release import seal
 from ..sandbox.layout import RUNNER_SCRATCH
-from ..stages import NoParams, Ports, StageContext, StageKind, stage
-from ..stages.engine import execute
 from ..store import Store, export_tree, tree_from_directory
 from .analyze import AnalyzeParams, analyze
 from .report import ReportParams, report

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ..analysis import StatisticsSummary
+from ..builder import Ports, StageContext, StageKind, stage
 from ..contracts import BlobDigest, ContractModel, PortablePath, Ref
 from ..publish.bundle import ADMISSIONS, RECORDS
 from ..publish.render import render_report
-from ..stages import Ports, StageContext, StageKind, stage
 from .analyze import Verdicts, verdicts
 
 __all__ = ["ReportInputs", "ReportOutputs", "ReportParams", "report"]

@@ -10,12 +10,12 @@ from __future__ import annotations
 from ..agent.arm_record import ArmRecord
 from ..agent.recorder import read_exchange_log
 from ..analysis import AdmissionDecision
+from ..builder import Ports, StageContext, StageKind, stage
 from ..contracts import BlobDigest, ContractModel, Ref
 from ..grading import MemoryDeclaration, Transcript
 from ..grading.chain import harness_conversation
 from ..grading.delivery import received_contexts
 from ..publish.viewer import ArmView, attempt_page
-from ..stages import Ports, StageContext, StageKind, stage
 from ..suite.memory_system import CONTROL
 from .grade import ArmGrade, arm_result
 

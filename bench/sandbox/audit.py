@@ -18,8 +18,8 @@ import enum
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
+from ..builder import Ports, StageContext, StageKind, TreeReads, stage
 from ..contracts import ContractModel, Digest, Document, PortablePath, Ref, TreeDigest
-from ..stages import Ports, StageContext, StageKind, TreeReads, stage
 from ..store import EntryKind, Store, TreeEntry, read_tree
 from .bytecode import stale_bytecode
 

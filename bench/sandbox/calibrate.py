@@ -27,9 +27,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from ..builder import Ports, StageContext, StageKind, stage
 from ..contracts import ContractModel, Digest, Document, ImageId, PortablePath, Ref, Sha256, TreeDigest
 from ..errors import ContractError, SandboxError
-from ..stages import Ports, StageContext, StageKind, stage
 from ..store import Store
 from ..suite.challenge import ChallengeManifest, Oracle, load_challenge
 from .audit import audit_trees

@@ -17,10 +17,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..builder import Ports, StageContext, StageKind, stage
 from ..contracts import ContractModel, Digest, Document, ImageId, Ref, TreeDigest
 from ..errors import SandboxError
 from ..packaging.identity import scan_tree
-from ..stages import Ports, StageContext, StageKind, stage
 from ..suite.challenge import Environment, NetworkMode
 from .backends import ProcessOutcome, RunRequest, SandboxBackend
 from .spec import container_spec

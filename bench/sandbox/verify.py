@@ -17,9 +17,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..builder import Ports, StageContext, StageKind, stage
 from ..contracts import ContractModel, Digest, Document, ImageId, Ref, Sha256, TreeDigest
 from ..errors import ContractError
-from ..stages import Ports, StageContext, StageKind, stage
 from ..suite.challenge import Asset, ChallengeManifest, NetworkMode, ScriptRuntime, load_challenge, read_asset
 from .backends import ProcessOutcome, RunOutcome, RunRequest, SandboxBackend
 from .layout import ASSET_DIR, RUNNER_SCRATCH

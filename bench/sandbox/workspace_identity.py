@@ -23,10 +23,10 @@ from collections.abc import Iterator
 from dulwich.index import IndexEntry, Stage, write_index
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 
+from ..builder import Ports, StageContext, StageKind, TreeReads, stage
 from ..contracts import ContractModel, Digest, PortablePath, TreeDigest
 from ..errors import ContractError
 from ..packaging.markers import condition_terms, harness_terms
-from ..stages import Ports, StageContext, StageKind, TreeReads, stage
 from ..store import EntryKind, FileEntry, Store, TreeEntry, TreeObject, read_tree, tree_from_entries
 from ..suite.suite import BranchName, RemoteUrl
 from .layout import USER_GID, USER_NAME, USER_UID, WORKSPACE_MTIME

@@ -19,6 +19,8 @@ from pathlib import Path
 from bench.agent import ArmRecord, ArmRun, AttemptSetup, run_attempt
 from bench.agent.attempt import AttemptOutcome
 from bench.agent.paired_attempt import PairedAttemptParams
+from bench.builder import StageContext
+from bench.builder.engine import execute
 from bench.contracts import Digest, PortablePath, Sha256
 from bench.gateway import Mode, Policy
 from bench.grading import MemoryDeclaration, Transcript
@@ -36,8 +38,6 @@ from bench.sandbox.backends import SandboxBackend
 from bench.sandbox.calibrate import calibrate_start
 from bench.sandbox.layout import WORKSPACE
 from bench.sandbox.verify import VerifyParams, verify_stage
-from bench.stages import StageContext
-from bench.stages.engine import execute
 from bench.store import EntryKind, FileEntry, Store, export_tree, tree_from_entries
 from bench.suite.challenge import ChallengeManifest
 from bench.suite.memory_system import Attachment, MemorySystem, StateMount

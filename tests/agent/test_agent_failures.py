@@ -25,6 +25,8 @@ from bench.agent.recorder import StoreRecorder, read_exchange_log
 from bench.analysis.admission import ReasonCode
 from bench.analysis.attempt_record import ArmEnding, ArmResult, Outcome
 from bench.analysis.prereg import Budget
+from bench.builder import StageContext
+from bench.builder.engine import execute
 from bench.gateway import Mode
 from bench.gateway.errors import GatewayError
 from bench.gateway.exchange import ExchangeRecord
@@ -34,8 +36,6 @@ from bench.run.catalogue import services
 from bench.run.ending import Ending, arm_ending, not_completed
 from bench.sandbox.backends import ProcessOutcome, SandboxBackend
 from bench.sandbox.layout import WORKSPACE
-from bench.stages import StageContext
-from bench.stages.engine import execute
 from bench.store import Store, tree_from_directory, walk_tree
 
 pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes

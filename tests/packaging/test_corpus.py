@@ -9,6 +9,8 @@ import pytest
 from dulwich.objects import Blob, Commit, Tag, Tree
 from dulwich.repo import Repo
 
+from bench.builder import StageContext
+from bench.builder.engine import execute
 from bench.contracts import Digest
 from bench.packaging import (
     CommitNotFound,
@@ -22,8 +24,6 @@ from bench.packaging import (
 )
 from bench.packaging.gitsource import GitSourceCorrupt
 from bench.run.catalogue import services
-from bench.stages import StageContext
-from bench.stages.engine import execute
 from bench.store import EntryKind, Store, tree_from_directory, walk_tree
 from tests.packaging.gitrepos import EXECUTABLE, GITLINK, SYMLINK, RepoFactory, commit_tree
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from bench.builder import StageContext
+from bench.builder.engine import execute
 from bench.contracts import Digest, PortablePath
 from bench.errors import ContractError
 from bench.packaging import (
@@ -17,8 +19,6 @@ from bench.packaging import (
 )
 from bench.packaging.redact import DECLARED_REASON, EMPTIED_REASON
 from bench.run.catalogue import services
-from bench.stages import StageContext
-from bench.stages.engine import execute
 from bench.store import EntryKind, FileEntry, Store, tree_from_entries, walk_tree
 
 KEPT = {

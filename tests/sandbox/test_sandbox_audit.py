@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from bench.builder import StageContext
+from bench.builder.engine import execute
 from bench.contracts import PortablePath
 from bench.run.catalogue import services
 from bench.sandbox import MutationKind, RunRequest, audit_trees, container_spec
 from bench.sandbox.audit import audit_stage
 from bench.sandbox.backends.docker import DockerBackend
-from bench.stages import StageContext
-from bench.stages.engine import execute
 from bench.store import Store
 from bench.suite.challenge import Environment
 from tests.sandbox.sandbox_helpers import make_tree

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from bench.builder import StageContext
+from bench.builder.engine import execute
 from bench.errors import SandboxError
 from bench.run.catalogue import services
 from bench.sandbox import PrebuildParams, ProcessOutcome, prebuild, start_tree
 from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.prebuild import prebuild_stage
-from bench.stages import StageContext
-from bench.stages.engine import execute
 from bench.store import Store, walk_tree
 from bench.suite.challenge import Environment, NetworkMode
 from tests.sandbox.sandbox_helpers import make_tree

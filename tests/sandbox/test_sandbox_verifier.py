@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.builder import StageContext
+from bench.builder.engine import execute
 from bench.cli import main
 from bench.errors import ContractError, SandboxError
 from bench.run.catalogue import services
@@ -23,8 +25,6 @@ from bench.sandbox import (
 )
 from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.verify import VerifierResult, verify_stage
-from bench.stages import StageContext
-from bench.stages.engine import execute
 from bench.store import Store
 from bench.suite.challenge import load_challenge
 from tests.sandbox.sandbox_helpers import make_tree, write_challenge

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.builder import StageContext
+from bench.builder.engine import execute
 from bench.errors import ContractError
 from bench.pipeline.plan import Upstream
 from bench.run.catalogue import services
@@ -20,8 +22,6 @@ from bench.sandbox import RunRequest, audit_trees, container_spec
 from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.layout import USER_GID, USER_UID, WORKSPACE_MTIME
 from bench.sandbox.workspace_identity import IdentityParams, with_identity, workspace_identity
-from bench.stages import StageContext
-from bench.stages.engine import execute
 from bench.store import EntryKind, Store, walk_tree, write_tar
 from bench.suite.challenge import Environment
 from bench.suite.suite import WorkspaceIdentity, open_suite

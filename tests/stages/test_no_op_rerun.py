@@ -12,9 +12,9 @@ from test_uptodate import DIRECTORIES
 from test_uptodate import Plan as DirectoryRun
 
 from bench.cli.pipeline_run import _all_cached
-from bench.pipeline.directory_plan import directory_summaries
 from bench.pipeline.plan import Plan
 from bench.pipeline.runtime import Runtime
+from bench.run.directory_plan import directory_summaries
 
 REF = "published/summaries"
 

@@ -1,6 +1,6 @@
 """Lineage as a graph: every object and every action behind a digest, each exactly once.
 
-:func:`~bench.stages.lineage.lineage` gives the same walk as a tree, in which an input shared by many actions (the
+:func:`~bench.builder.lineage.lineage` gives the same walk as a tree, in which an input shared by many actions (the
 redacted corpus under every challenge, a start tree under every arm) is repeated under each: the published ref of
 the demo printed 11,291 lines for 133 distinct objects. Here a shared object is one node with many consumers, and
 the renderers (:mod:`bench.cli.lineage_formats`) print each node once.

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..builder.stage import NoParams
 from ..errors import ContractError
+from ..pipeline.builder import PlanBuilder
+from ..pipeline.plan import Plan
 from ..stages.directory_tree import DirectoryParams, directory_fingerprint, directory_tree
-from ..stages.stage import NoParams
 from ..stages.tree_summary import tree_summary
 from ..store import Store
-from .builder import PlanBuilder
-from .plan import Plan
 
 __all__ = ["directory_summaries"]
 
