@@ -7,9 +7,9 @@ from pathlib import Path
 
 from ..contracts import ImageId, TreeDigest
 from ..errors import SandboxError
-from ..sandbox import calibrate, default_backend, require_calibrated
-from ..sandbox.calibrate import DEFAULT_REPEATS
+from ..sandbox import default_backend
 from ..sandbox.images import ImageName, newest_image_id, require_image
+from ..stages.calibrate import DEFAULT_REPEATS, calibrate, require_calibrated
 from ..store import tree_from_directory
 from ..suite.challenge import load_challenge
 from .digests import digest_argument, resolve_digest

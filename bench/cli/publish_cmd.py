@@ -12,7 +12,7 @@ from ..publish.release import sign
 from ..publish.signing import SIGNATURE_NAME, load_private_key, load_public_key
 from ..publish.verify import Trust
 from ..run.catalogue import STAGES
-from ..run.publish import publish_directory
+from ..stages.publish import publish_directory
 from .numbers import confidence
 from .output import Output
 

@@ -41,7 +41,7 @@ class Grade(Document):
     hook_errors: tuple[str, ...] = ()  # "<hook>: <what it wrote>" for each hook that failed, in order
     # The memory's attachment failing, as the harness showed it: a declared MCP server not connected, an installed
     # hook that failed on every call, a declared file the harness never loaded. Such an arm is no measurement of
-    # the memory: it ends attachment-failed (bench.run.ending).
+    # the memory: it ends attachment-failed (bench.agent.arm_ending).
     attachment_failures: tuple[str, ...] = ()
     used: UseGrade
     outcome: OutcomeGrade

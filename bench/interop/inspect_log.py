@@ -36,7 +36,7 @@ from ..publish.bundle import parse_document
 from ..publish.manifest import LINEAGE_PATH
 from ..publish.provenance import read_lineage
 from ..results import BundleResults, results_of
-from ..run.grade import ArmGrade, arm_result
+from ..stages.grade import ArmGrade, arm_result
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult
 from ..suite.memory_system import CONTROL

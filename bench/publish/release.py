@@ -2,7 +2,7 @@
 
 The manifest is written last and only when every check passes, so a bundle with a ``MANIFEST.json`` is one
 that passed; ``check_bundle`` re-runs the same checks (plus coverage) on a published bundle, as CI does. What
-the bundle holds was laid out before (the ``bundle`` stage, or ``bench.run.publish.publish_directory``): sealing
+the bundle holds was laid out before (the ``bundle`` stage, or ``bench.stages.publish.publish_directory``): sealing
 derives nothing. Signing (:func:`sign`) is separate, and happens where the publisher's key is: never inside a stage,
 so a private key never enters the store.
 """

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..agent.paired_attempt import AttemptOutputs, PairedAttemptParams, paired_attempt
 from ..analysis.attempt_record import Build, ComparabilityKey
 from ..analysis.prereg import FrozenInputs, Preregistration
 from ..contracts import Digest, DigestValue, PortablePath
@@ -14,22 +13,23 @@ from ..packaging.certify import CertifyOutputs, CertifyParams, certify
 from ..packaging.redact import RedactOutputs
 from ..packaging.surfaces import ChallengeSurfaces, FixtureSurfaces, challenge_inputs
 from ..pipeline.builder import Handle, Link, PlanBuilder
-from ..sandbox.audit import AuditOutputs, AuditParams, audit_stage
-from ..sandbox.calibrate import CalibrateOutputs, CalibrateParams, calibrate_stage
 from ..sandbox.layout import WORKSPACE
-from ..sandbox.prebuild import PrebuildOutputs, PrebuildParams, prebuild_stage
-from ..sandbox.verify import VerifyParams, verify_stage
-from ..sandbox.workspace_identity import GIT_DIRECTORY
+from ..stages.admit import AdmitParams, admit
+from ..stages.audit import AuditOutputs, AuditParams, audit_stage
+from ..stages.calibrate import CalibrateOutputs, CalibrateParams, calibrate_stage
+from ..stages.grade import GradeOutputs, GradeParams, grade_stage
+from ..stages.paired_attempt import AttemptOutputs, PairedAttemptParams, paired_attempt
+from ..stages.paired_record import RecordParams, paired_record
+from ..stages.prebuild import PrebuildOutputs, PrebuildParams, prebuild_stage
+from ..stages.verify import VerifyParams, verify_stage
+from ..stages.view import ViewParams, page_label, view
+from ..stages.workspace_identity import GIT_DIRECTORY
 from ..suite.memory_system import CONTROL, MemorySystem
 from ..suite.suite import LoadedChallenge, Suite
-from .admit import AdmitParams, admit
 from .arm_memory import grading_memory, view_memory
-from .grade import GradeOutputs, GradeParams, grade_stage
-from .paired_record import RecordParams, paired_record
 from .pools import Variant
 from .prereg import current_preregistration
 from .suite_run import CONTROL_CONDITION, Published, SuiteRun, policy_mode
-from .view import ViewParams, page_label, view
 
 __all__ = ["plan_challenge"]
 

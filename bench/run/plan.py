@@ -38,15 +38,15 @@ from ..provision.code import resolve_provisioner, store_code
 from ..publish.bundle import ATTEMPT_PAGES, REPORT_PATH, SUMMARY_PATH
 from ..sandbox.images.build import build_layer
 from ..sandbox.images.registry import ImageName, find_image
-from ..sandbox.workspace_identity import IdentityParams, workspace_identity
+from ..stages.analyze import AnalyzeParams, analyze
+from ..stages.bundle import bundle
+from ..stages.publish import publish_stage
+from ..stages.report import ReportParams, report
+from ..stages.workspace_identity import IdentityParams, workspace_identity
 from ..store import Store, tree_from_directory
 from ..suite.suite import Suite, open_suite
-from .analyze import AnalyzeParams, analyze
-from .bundle import bundle
 from .challenge_plan import plan_challenge
 from .pools import pool_invocations
-from .publish import publish_stage
-from .report import ReportParams, report
 from .suite_run import Published, SuiteRun
 
 __all__ = ["suite_plan"]

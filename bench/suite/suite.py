@@ -84,7 +84,7 @@ class WorkspaceIdentity(ContractModel):
     """The repository the workspace presents itself as: one remote and its default branch, checked out.
 
     Both arms get the same ``.git``: one synthetic commit holding exactly the packaged tree, never the project's
-    history (:mod:`bench.sandbox.workspace_identity`). Memory systems that key their store by the repository then
+    history (:mod:`bench.stages.workspace_identity`). Memory systems that key their store by the repository then
     see one, and the same one in every arm.
     """
 

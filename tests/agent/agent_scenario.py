@@ -18,7 +18,6 @@ from pathlib import Path
 
 from bench.agent import ArmRecord, ArmRun, AttemptSetup, run_attempt
 from bench.agent.attempt import AttemptOutcome
-from bench.agent.paired_attempt import PairedAttemptParams
 from bench.builder import StageContext
 from bench.builder.engine import execute
 from bench.contracts import Digest, PortablePath, Sha256
@@ -32,12 +31,13 @@ from bench.provision import artifact_sha256
 from bench.provision.code import store_code
 from bench.provision.fixture import load_fixture
 from bench.run.catalogue import services
-from bench.run.grade import ArmGrade, GradeParams, grade_stage
-from bench.sandbox.audit import AuditParams, audit_stage
 from bench.sandbox.backends import SandboxBackend
-from bench.sandbox.calibrate import calibrate_start
 from bench.sandbox.layout import WORKSPACE
-from bench.sandbox.verify import VerifyParams, verify_stage
+from bench.stages.audit import AuditParams, audit_stage
+from bench.stages.calibrate import calibrate_start
+from bench.stages.grade import ArmGrade, GradeParams, grade_stage
+from bench.stages.paired_attempt import PairedAttemptParams
+from bench.stages.verify import VerifyParams, verify_stage
 from bench.store import EntryKind, FileEntry, Store, export_tree, tree_from_entries
 from bench.suite.challenge import ChallengeManifest
 from bench.suite.memory_system import Attachment, MemorySystem, StateMount

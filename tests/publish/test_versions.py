@@ -13,7 +13,7 @@ from bench.pipeline.doit_tasks import run_invocation
 from bench.pipeline.plan import Invocation
 from bench.publish.verify import Trust
 from bench.run.catalogue import runtime
-from bench.run.publish import publish_directory
+from bench.stages.publish import publish_directory
 from bench.store import Store, tree_from_directory
 from bench.store.versions import set_versioned_ref, version_index
 from tests.publish.bundle_factory import write_bundle

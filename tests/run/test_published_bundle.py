@@ -27,7 +27,7 @@ from bench.publish.release import seal
 from bench.publish.signing import public_key_path
 from bench.publish.verify import Trust
 from bench.publish.viewer import INJECTED_COLOUR
-from bench.run.grade import ArmGrade
+from bench.stages.grade import ArmGrade
 from tests.publish.png import colour_counts
 from tests.run.forge import forge, reseal
 

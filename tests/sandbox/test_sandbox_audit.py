@@ -8,9 +8,9 @@ from bench.builder import StageContext
 from bench.builder.engine import execute
 from bench.contracts import PortablePath
 from bench.run.catalogue import services
-from bench.sandbox import MutationKind, RunRequest, audit_trees, container_spec
-from bench.sandbox.audit import audit_stage
+from bench.sandbox import RunRequest, container_spec
 from bench.sandbox.backends.docker import DockerBackend
+from bench.stages.audit import MutationKind, audit_stage, audit_trees
 from bench.store import Store
 from bench.suite.challenge import Environment
 from tests.sandbox.sandbox_helpers import make_tree

@@ -9,9 +9,9 @@ from bench.builder import StageContext
 from bench.builder.engine import execute
 from bench.errors import SandboxError
 from bench.run.catalogue import services
-from bench.sandbox import PrebuildParams, ProcessOutcome, prebuild, start_tree
+from bench.sandbox import ProcessOutcome
 from bench.sandbox.backends.docker import DockerBackend
-from bench.sandbox.prebuild import prebuild_stage
+from bench.stages.prebuild import PrebuildParams, prebuild, prebuild_stage, start_tree
 from bench.store import Store, walk_tree
 from bench.suite.challenge import Environment, NetworkMode
 from tests.sandbox.sandbox_helpers import make_tree

@@ -13,18 +13,10 @@ from bench.builder.engine import execute
 from bench.cli import main
 from bench.errors import ContractError, SandboxError
 from bench.run.catalogue import services
-from bench.sandbox import (
-    CalibrationVerdict,
-    Mount,
-    ProcessOutcome,
-    RunRequest,
-    calibrate,
-    container_spec,
-    require_calibrated,
-    run_verifier,
-)
+from bench.sandbox import Mount, ProcessOutcome, RunRequest, container_spec
 from bench.sandbox.backends.docker import DockerBackend
-from bench.sandbox.verify import VerifierResult, verify_stage
+from bench.stages.calibrate import CalibrationVerdict, calibrate, require_calibrated
+from bench.stages.verify import VerifierResult, run_verifier, verify_stage
 from bench.store import Store
 from bench.suite.challenge import load_challenge
 from tests.sandbox.sandbox_helpers import make_tree, write_challenge

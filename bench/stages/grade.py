@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ..agent.arm_ending import arm_ending
 from ..agent.arm_record import ArmRecord, ConditionName, PromptKind
 from ..agent.recorder import read_exchange_log
 from ..analysis.attempt_record import ArmEnding, ArmResult, Outcome
@@ -29,11 +30,10 @@ from ..errors import StageError
 from ..grading import Grade, MemoryDeclaration, OutcomeGrade, Transcript, grade
 from ..grading.restored import RestoredState
 from ..harness import harness_named
-from ..sandbox.audit import AuditReceipt
 from ..sandbox.backends import ProcessOutcome
-from ..sandbox.verify import VerifierResult
 from ..store import Store
-from .ending import arm_ending
+from .audit import AuditReceipt
+from .verify import VerifierResult
 
 __all__ = ["PUBLIC_CONTRACTS", "ArmGrade", "GradeInputs", "GradeOutputs", "GradeParams", "arm_result", "grade_arm"]
 

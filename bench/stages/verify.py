@@ -20,10 +20,10 @@ from pydantic import Field
 from ..builder import Ports, StageContext, StageKind, stage
 from ..contracts import ContractModel, Digest, Document, ImageId, Ref, Sha256, TreeDigest
 from ..errors import ContractError
+from ..sandbox.backends import ProcessOutcome, RunOutcome, RunRequest, SandboxBackend
+from ..sandbox.layout import ASSET_DIR, RUNNER_SCRATCH
+from ..sandbox.spec import Mount, container_spec
 from ..suite.challenge import Asset, ChallengeManifest, NetworkMode, ScriptRuntime, load_challenge, read_asset
-from .backends import ProcessOutcome, RunOutcome, RunRequest, SandboxBackend
-from .layout import ASSET_DIR, RUNNER_SCRATCH
-from .spec import Mount, container_spec
 
 __all__ = [
     "NO_BYTECODE",

@@ -20,8 +20,8 @@ from typing import Literal
 
 from ..builder import Ports, StageContext, StageKind, TreeReads, stage
 from ..contracts import ContractModel, Digest, Document, PortablePath, Ref, TreeDigest
+from ..sandbox.bytecode import stale_bytecode
 from ..store import EntryKind, Store, TreeEntry, read_tree
-from .bytecode import stale_bytecode
 
 __all__ = [
     "AuditInputs",

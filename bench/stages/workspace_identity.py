@@ -27,9 +27,9 @@ from ..builder import Ports, StageContext, StageKind, TreeReads, stage
 from ..contracts import ContractModel, Digest, PortablePath, TreeDigest
 from ..errors import ContractError
 from ..packaging.markers import condition_terms, harness_terms
+from ..sandbox.layout import USER_GID, USER_NAME, USER_UID, WORKSPACE_MTIME
 from ..store import EntryKind, FileEntry, Store, TreeEntry, TreeObject, read_tree, tree_from_entries
 from ..suite.suite import BranchName, RemoteUrl
-from .layout import USER_GID, USER_NAME, USER_UID, WORKSPACE_MTIME
 
 __all__ = [
     "GIT_DIRECTORY",

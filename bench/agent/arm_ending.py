@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..agent.arm_record import ArmRecord
 from ..analysis.admission import ReasonCode
 from ..analysis.attempt_record import ArmEnding, ArmResult
 from ..analysis.prereg import Budget
 from ..gateway.metering import ArmStop
+from .arm_record import ArmRecord
 
 __all__ = ["Ending", "arm_ending", "not_completed"]
 

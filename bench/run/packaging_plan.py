@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..packaging.corpus import corpus, corpus_params
+from ..packaging.redact import RedactParams, redact
 from ..pipeline.builder import PlanBuilder
 from ..pipeline.plan import Plan
 from ..provision.fixture import load_fixture
 from ..store import Store
-from .corpus import corpus, corpus_params
-from .redact import RedactParams, redact
 
 __all__ = ["packaging_plan"]
 

@@ -30,10 +30,10 @@ from pydantic import Field
 from ..builder import Ports, StageContext, StageKind, stage
 from ..contracts import ContractModel, Digest, Document, ImageId, PortablePath, Ref, Sha256, TreeDigest
 from ..errors import ContractError, SandboxError
+from ..sandbox.backends import ProcessOutcome, SandboxBackend
 from ..store import Store
 from ..suite.challenge import ChallengeManifest, Oracle, load_challenge
 from .audit import audit_trees
-from .backends import ProcessOutcome, SandboxBackend
 from .prebuild import PrebuildParams, prebuild, start_tree
 from .verify import VerifierResult, run_owned_script, run_verifier
 

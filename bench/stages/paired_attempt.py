@@ -30,6 +30,12 @@ from typing import Annotated, Any
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
+from ..agent.arm import ArmRun
+from ..agent.arm_record import ArmRecord, PairRecord
+from ..agent.attempt import AttemptSetup, run_attempt
+from ..agent.rederive_injected import InjectedRederivation
+from ..agent.retrieval_score import RetrievalScore
+from ..agent.spec_check import check_spec_diffs
 from ..builder import SUPPLIED, Ports, StageContext, StageKind, stage
 from ..contracts import BlobDigest, ContractModel, ImageId, PortablePath, Ref, TreeDigest
 from ..errors import StageError
@@ -44,7 +50,6 @@ from ..provision.messages import ArtifactRef
 from ..provision.pool import seed_corpus
 from ..provision.receipt import SnapshotReceipt
 from ..sandbox.backends import SandboxBackend
-from ..sandbox.calibrate import CalibrationReport, require_calibrated
 from ..sandbox.layout import RUNNER_SCRATCH
 from ..sandbox.spec import SpecDiffReceipt
 from ..store import Store
@@ -52,12 +57,7 @@ from ..store.tarstream import export_tree
 from ..suite.challenge import ChallengeManifest
 from ..suite.forward import ForwardSettings
 from ..suite.memory_system import MemorySystem
-from .arm import ArmRun
-from .arm_record import ArmRecord, PairRecord
-from .attempt import AttemptSetup, run_attempt
-from .rederive_injected import InjectedRederivation
-from .retrieval_score import RetrievalScore
-from .spec_check import check_spec_diffs
+from .calibrate import CalibrationReport, require_calibrated
 
 __all__ = ["AttemptInputs", "AttemptOutputs", "PairedAttemptParams", "paired_attempt", "provider_failed"]
 

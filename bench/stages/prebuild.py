@@ -21,9 +21,9 @@ from ..builder import Ports, StageContext, StageKind, stage
 from ..contracts import ContractModel, Digest, Document, ImageId, Ref, TreeDigest
 from ..errors import SandboxError
 from ..packaging.identity import scan_tree
+from ..sandbox.backends import ProcessOutcome, RunRequest, SandboxBackend
+from ..sandbox.spec import container_spec
 from ..suite.challenge import Environment, NetworkMode
-from .backends import ProcessOutcome, RunRequest, SandboxBackend
-from .spec import container_spec
 
 __all__ = [
     "PrebuildInputs",

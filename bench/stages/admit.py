@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..agent.arm_ending import not_completed
 from ..agent.arm_record import PairRecord
 from ..agent.rederive_injected import InjectedRederivation
 from ..agent.replay_tools import ToolReplay
@@ -30,9 +31,8 @@ from ..errors import ContractError
 from ..fence.fence_record import FenceOutcome, FenceRecord
 from ..packaging.certify import CertificationReport, Verdict
 from ..provision.receipt import PairVerdict
-from ..sandbox.audit import AuditReceipt
-from ..sandbox.calibrate import CalibrationReport, CalibrationVerdict
-from .ending import not_completed
+from .audit import AuditReceipt
+from .calibrate import CalibrationReport, CalibrationVerdict
 
 __all__ = ["AdmitInputs", "AdmitOutputs", "AdmitParams", "admit", "exclusion"]
 
