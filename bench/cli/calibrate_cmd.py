@@ -9,7 +9,7 @@ from ..contracts import ImageId, TreeDigest
 from ..errors import SandboxError
 from ..sandbox import default_backend
 from ..sandbox.images import ImageName, newest_image_id, require_image
-from ..stages.calibrate import DEFAULT_REPEATS, calibrate, require_calibrated
+from ..stages.calibrate import DEFAULT_REPEATS, require_calibrated, run_calibration
 from ..store import tree_from_directory
 from ..suite.challenge import load_challenge
 from .digests import digest_argument, resolve_digest
@@ -49,7 +49,7 @@ def _calibrate(args: argparse.Namespace, out: Output) -> int:
             else tree_from_directory(store, args.workspace)
         )
         out.progress(f"calibrating {manifest.challenge_id} in {image_id[:19]}")
-        done = calibrate(backend, store, args.challenge, manifest, ImageId(image_id), redacted, args.repeats)
+        done = run_calibration(backend, store, args.challenge, manifest, ImageId(image_id), redacted, args.repeats)
     report, digest = done.report, store.put_document(done.report)
     data = {**report.model_dump(mode="json"), "report": str(digest), "runs": str(store.put_document(done.runs))}
     oracle = "not run" if report.oracle is None else " ".join(o.value for o in report.oracle.outcomes)

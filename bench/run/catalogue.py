@@ -46,19 +46,19 @@ from ..stages import grade as run_grade
 from ..stages import tree_summary as stages_tree_summary
 from ..stages.admit import admit
 from ..stages.analyze import analyze
-from ..stages.audit import audit_stage
+from ..stages.audit import audit
 from ..stages.bundle import bundle
-from ..stages.calibrate import calibrate_stage
+from ..stages.calibrate import calibrate
 from ..stages.directory_tree import directory_tree
 from ..stages.distractor_pool import distractor_pool
-from ..stages.grade import grade_stage
+from ..stages.grade import grade
 from ..stages.paired_attempt import paired_attempt
 from ..stages.paired_record import paired_record
-from ..stages.prebuild import prebuild_stage
-from ..stages.publish import publish_stage
+from ..stages.prebuild import prebuild
+from ..stages.publish import publish
 from ..stages.report import report
 from ..stages.tree_summary import tree_summary
-from ..stages.verify import verify_stage
+from ..stages.verify import verify
 from ..stages.view import view
 from ..stages.workspace_identity import workspace_identity
 from ..store import Store
@@ -81,16 +81,16 @@ STAGES = Catalogue(
         distractor_pool,
         certify,
         workspace_identity,
-        prebuild_stage,
-        calibrate_stage,
+        prebuild,
+        calibrate,
         paired_attempt,
-        verify_stage,
-        audit_stage,
-        grade_stage,
+        verify,
+        audit,
+        grade,
         paired_record,
         admit,
         bundle,
-        publish_stage,
+        publish,
         analyze,
         report,
         view,

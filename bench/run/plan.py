@@ -40,7 +40,7 @@ from ..sandbox.images.build import build_layer
 from ..sandbox.images.registry import ImageName, find_image
 from ..stages.analyze import AnalyzeParams, analyze
 from ..stages.bundle import bundle
-from ..stages.publish import publish_stage
+from ..stages.publish import publish
 from ..stages.report import ReportParams, report
 from ..stages.workspace_identity import IdentityParams, workspace_identity
 from ..store import Store, tree_from_directory
@@ -122,7 +122,7 @@ def _publication(plan: PlanBuilder, run: SuiteRun, published: Published) -> None
     bundled = plan.add("bundle", bundle, NoParams(), records=records, admissions=admissions, files=published.files)
     plan.add(
         "publish",
-        publish_stage,
+        publish,
         NoParams(),
         bundle=bundled["bundle"],
         refs={"published": f"published/{run.suite.manifest.suite_id}"},

@@ -30,7 +30,7 @@ __all__ = [
     "AuditReceipt",
     "Mutation",
     "MutationKind",
-    "audit_stage",
+    "audit",
     "audit_trees",
     "is_allowed",
 ]
@@ -172,7 +172,7 @@ class AuditOutputs(Ports):
 
 
 @stage("audit", version=3, kind=StageKind.DETERMINISTIC, trees=TreeReads.LISTINGS)
-def audit_stage(context: StageContext, inputs: AuditInputs, params: AuditParams) -> AuditOutputs:
+def audit(context: StageContext, inputs: AuditInputs, params: AuditParams) -> AuditOutputs:
     """The ``audit`` receipt of ``start`` against ``final``, kept in the runner-owned store."""
     receipt = audit_trees(context.store, inputs.start, inputs.final, params.allowed_output_paths)
     return AuditOutputs(audit=context.store.put_document(receipt))

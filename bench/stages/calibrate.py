@@ -34,7 +34,7 @@ from ..sandbox.backends import ProcessOutcome, SandboxBackend
 from ..store import Store
 from ..suite.challenge import ChallengeManifest, Oracle, load_challenge
 from .audit import audit_trees
-from .prebuild import PrebuildParams, prebuild, start_tree
+from .prebuild import PrebuildParams, run_prebuild, start_tree
 from .verify import VerifierResult, run_owned_script, run_verifier
 
 __all__ = [
@@ -48,9 +48,9 @@ __all__ = [
     "CalibrationVerdict",
     "VerifierRuns",
     "calibrate",
-    "calibrate_stage",
     "calibrate_start",
     "require_calibrated",
+    "run_calibration",
 ]
 
 DEFAULT_REPEATS = 5  # the preregistration's default (``CalibrationPlan``); one run would hide a flaky verifier
@@ -122,7 +122,7 @@ class Calibrated:
     runs: CalibrationRuns
 
 
-def calibrate(
+def run_calibration(
     backend: SandboxBackend,
     store: Store,
     challenge_dir: Path,
@@ -132,7 +132,9 @@ def calibrate(
     repeats: int = DEFAULT_REPEATS,
 ) -> Calibrated:
     """Prebuild ``redacted``, then :func:`calibrate_start` on the tree the arms would start from."""
-    start = start_tree(prebuild(backend, redacted, PrebuildParams(image_id=image_id, environment=manifest.environment)))
+    start = start_tree(
+        run_prebuild(backend, redacted, PrebuildParams(image_id=image_id, environment=manifest.environment))
+    )
     return calibrate_start(backend, store, challenge_dir, manifest, image_id, start, repeats, redacted)
 
 
@@ -278,7 +280,7 @@ class CalibrateOutputs(Ports):
 
 
 @stage("calibrate", version=4, kind=StageKind.OBSERVED)
-def calibrate_stage(context: StageContext, inputs: CalibrateInputs, params: CalibrateParams) -> CalibrateOutputs:
+def calibrate(context: StageContext, inputs: CalibrateInputs, params: CalibrateParams) -> CalibrateOutputs:
     """The ``calibration`` report on the ``start`` tree. A refused challenge is a recorded report."""
     directory = Path(params.challenge_dir)
     manifest = load_challenge(directory)

@@ -27,7 +27,8 @@ from ..builder import Ports, StageContext, StageKind, stage
 from ..contracts import ContractModel, Document, Ref
 from ..contracts.usage import TokenUsage
 from ..errors import StageError
-from ..grading import Grade, MemoryDeclaration, OutcomeGrade, Transcript, grade
+from ..grading import Grade, MemoryDeclaration, OutcomeGrade, Transcript
+from ..grading import grade as grade_transcript
 from ..grading.restored import RestoredState
 from ..harness import harness_named
 from ..sandbox.backends import ProcessOutcome
@@ -94,7 +95,7 @@ def grade_arm(
         verifier_passed=verifier.outcome is ProcessOutcome.SUCCEEDED, audit_clean=not audit.reward_forced_zero
     )
     exchanges = read_exchange_log(store, arm.exchanges)
-    graded = grade(transcript, exchanges, memory, outcome, arm.runner(), _restored(store, arm))
+    graded = grade_transcript(transcript, exchanges, memory, outcome, arm.runner(), _restored(store, arm))
     scored = arm.steps[arm.scored_step] if arm.steps else None
     return ArmGrade(
         arm=arm_digest,
@@ -152,7 +153,7 @@ class GradeOutputs(Ports):
 
 
 @stage("grade", version=6, kind=StageKind.DETERMINISTIC)
-def grade_stage(context: StageContext, inputs: GradeInputs, params: GradeParams) -> GradeOutputs:
+def grade(context: StageContext, inputs: GradeInputs, params: GradeParams) -> GradeOutputs:
     store = context.store
     verifier = store.get_document(inputs.verifier, VerifierResult)
     audit = store.get_document(inputs.audit, AuditReceipt)

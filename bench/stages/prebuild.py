@@ -31,7 +31,7 @@ __all__ = [
     "PrebuildParams",
     "PrebuildReceipt",
     "prebuild",
-    "prebuild_stage",
+    "run_prebuild",
     "start_tree",
 ]
 
@@ -60,7 +60,7 @@ class PrebuildParams(ContractModel):
     attempt: int = Field(default=1, ge=1)
 
 
-def prebuild(backend: SandboxBackend, redacted: Digest, params: PrebuildParams) -> PrebuildReceipt:
+def run_prebuild(backend: SandboxBackend, redacted: Digest, params: PrebuildParams) -> PrebuildReceipt:
     """Run the prebuild (if any) and say what the arms start from, or why the pair stops."""
     argv = params.environment.prebuild_argv
     receipt = PrebuildReceipt(
@@ -126,8 +126,8 @@ class PrebuildOutputs(Ports):
 
 
 @stage("prebuild", version=4, kind=StageKind.OBSERVED)
-def prebuild_stage(context: StageContext, inputs: PrebuildInputs, params: PrebuildParams) -> PrebuildOutputs:
+def prebuild(context: StageContext, inputs: PrebuildInputs, params: PrebuildParams) -> PrebuildOutputs:
     """The ``prebuild`` receipt, and the ``start`` tree when it built."""
-    receipt = prebuild(context.service(SandboxBackend), inputs.redacted, params)
+    receipt = run_prebuild(context.service(SandboxBackend), inputs.redacted, params)
     start = TreeDigest(receipt.start) if receipt.start is not None else None
     return PrebuildOutputs(prebuild=context.store.put_document(receipt), start=start)

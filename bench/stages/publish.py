@@ -35,7 +35,7 @@ from ..store import Store, export_tree, tree_from_directory
 from .analyze import AnalyzeParams, analyze
 from .report import ReportParams, report
 
-__all__ = ["PublishInputs", "PublishOutputs", "publish_directory", "publish_stage"]
+__all__ = ["PublishInputs", "PublishOutputs", "publish", "publish_directory"]
 
 
 class PublishInputs(Ports):
@@ -47,7 +47,7 @@ class PublishOutputs(Ports):
 
 
 @stage("publish", version=3, kind=StageKind.DETERMINISTIC)
-def publish_stage(context: StageContext, inputs: PublishInputs, params: NoParams) -> PublishOutputs:
+def publish(context: StageContext, inputs: PublishInputs, params: NoParams) -> PublishOutputs:
     """Every publication check passed, or the stage fails naming the findings."""
     with tempfile.TemporaryDirectory(prefix=RUNNER_SCRATCH["publication"]) as scratch:
         root = Path(scratch) / "bundle"

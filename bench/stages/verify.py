@@ -33,7 +33,7 @@ __all__ = [
     "VerifyParams",
     "run_owned_script",
     "run_verifier",
-    "verify_stage",
+    "verify",
 ]
 
 
@@ -123,7 +123,7 @@ class VerifyOutputs(Ports):
 
 
 @stage("verify", version=3, kind=StageKind.OBSERVED)
-def verify_stage(context: StageContext, inputs: VerifyInputs, params: VerifyParams) -> VerifyOutputs:
+def verify(context: StageContext, inputs: VerifyInputs, params: VerifyParams) -> VerifyOutputs:
     """The ``verifier`` result on the ``final`` tree."""
     directory = Path(params.challenge_dir)
     manifest = load_challenge(directory)

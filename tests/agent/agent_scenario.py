@@ -33,11 +33,11 @@ from bench.provision.fixture import load_fixture
 from bench.run.catalogue import services
 from bench.sandbox.backends import SandboxBackend
 from bench.sandbox.layout import WORKSPACE
-from bench.stages.audit import AuditParams, audit_stage
+from bench.stages.audit import AuditParams, audit
 from bench.stages.calibrate import calibrate_start
-from bench.stages.grade import ArmGrade, GradeParams, grade_stage
+from bench.stages.grade import ArmGrade, GradeParams, grade
 from bench.stages.paired_attempt import PairedAttemptParams
-from bench.stages.verify import VerifyParams, verify_stage
+from bench.stages.verify import VerifyParams, verify
 from bench.store import EntryKind, FileEntry, Store, export_tree, tree_from_entries
 from bench.suite.challenge import ChallengeManifest
 from bench.suite.memory_system import Attachment, MemorySystem, StateMount
@@ -318,16 +318,16 @@ def grade_arm_stages(inputs: Inputs, agent_image: str, start: Digest, arm: Diges
     store = inputs.store
     record = store.get_document(arm, ArmRecord)
     allowed = AuditParams(allowed_output_paths=(PortablePath("out"),))
-    audit = execute(StageContext(store, services()), audit_stage, {"start": start, "final": record.final}, allowed)
+    audited = execute(StageContext(store, services()), audit, {"start": start, "final": record.final}, allowed)
     pin = VerifyParams(
         challenge_dir=str(inputs.challenge_dir), verifier_sha256=challenge().verifier.asset.sha256, image_id=agent_image
     )
-    verified = execute(StageContext(store, services()), verify_stage, {"final": record.final}, pin)
+    verified = execute(StageContext(store, services()), verify, {"final": record.final}, pin)
     graded = execute(
         StageContext(store, services()),
-        grade_stage,
-        {"arm": arm, **verified.outputs, **audit.outputs},
+        grade,
+        {"arm": arm, **verified.outputs, **audited.outputs},
         GradeParams(memory=memory_declaration(store, inputs.fixture)),
     )
-    grade = store.get_document(graded.outputs["grade"], ArmGrade)
-    return Graded(record, grade, store.get_document(graded.outputs["transcript"], Transcript))
+    arm_grade = store.get_document(graded.outputs["grade"], ArmGrade)
+    return Graded(record, arm_grade, store.get_document(graded.outputs["transcript"], Transcript))
