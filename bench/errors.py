@@ -25,7 +25,7 @@ lives::
      |    +-- CommitNotFound            (bench.packaging.gitsource) a commit or ref is not in the repository
      |    +-- GitSourceCorrupt          (bench.packaging.gitsource) git objects or a bundle cannot be read
      +-- SandboxError                   the container engine (or the process backend) refused or failed
-     |    +-- ImageNotNeutral           (bench.sandbox.images.scan) an image's filesystem names the harness
+     |    +-- ImageNotNeutral           (bench.images.scan) an image's filesystem names the harness
      +-- ExecutorError                  the executor (a Ray cluster) cannot be reached, or lost an invocation
      +-- ProvisionerError               a memory provisioner misbehaved (carries a reason code)
      |    +-- ProvisionRefused          (bench.provision.errors) one refusal, with its RefusalReason

@@ -391,7 +391,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "NO_HOST_ADDRESS",
         "docker_client",
     ],
-    "bench.sandbox.images": [
+    "bench.images": [
         "BuildResult",
         "ImageArchive",
         "ImageName",

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from ..contracts import ImageId, TreeDigest
 from ..errors import SandboxError
+from ..images import ImageName, newest_image_id, require_image
 from ..sandbox import default_backend
-from ..sandbox.images import ImageName, newest_image_id, require_image
 from ..stages.calibrate import DEFAULT_REPEATS, require_calibrated, run_calibration
 from ..store import tree_from_directory
 from ..suite.challenge import load_challenge

@@ -34,6 +34,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ..analysis.prereg import load_preregistrations
 from ..contracts import TreeDigest, canonical_bytes
 from ..errors import ContractError, StageError, UsageError
+from ..images import ImageName, build_image
+from ..images.build import build_layer
 from ..pipeline.executor_choice import parse_executor
 from ..pipeline.failure import PipelineStopped, read_failure
 from ..pipeline.plan import Plan
@@ -52,8 +54,6 @@ from ..run.narrate import SuiteNarrator
 from ..run.run_record import RunRecord, record_run
 from ..run_lease import run_lease
 from ..sandbox import default_backend
-from ..sandbox.images import ImageName, build_image
-from ..sandbox.images.build import build_layer
 from ..scaffold.unwritten import refuse_unwritten
 from ..stop_signals import STOP_SIGNALS, Interrupted, end_child
 from ..store import Store, export_tree

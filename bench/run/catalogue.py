@@ -27,6 +27,8 @@ from ..fence import config as fence_config
 from ..fence import fence_record as fence_records
 from ..gateway import policy as gateway_policy
 from ..grading import restored as grading_restored
+from ..images import archive as sandbox_images
+from ..images.archive import StoreImages
 from ..packaging import PUBLIC_CONTRACTS as PACKAGING_CONTRACTS
 from ..packaging.certify import certify
 from ..packaging.corpus import corpus
@@ -40,8 +42,6 @@ from ..provision import messages as provision_messages
 from ..provision import receipt as provision_receipt
 from ..publish import manifest as publish_manifest
 from ..sandbox.backends import SandboxBackend, default_backend
-from ..sandbox.images import archive as sandbox_images
-from ..sandbox.images.archive import StoreImages
 from ..stages import grade as run_grade
 from ..stages import tree_summary as stages_tree_summary
 from ..stages.admit import admit

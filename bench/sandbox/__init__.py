@@ -1,8 +1,8 @@
-"""The sandbox runner: images, containers as data, workspaces as tar streams.
+"""The sandbox seam: containers as data, workspaces as tar streams, the backends that run them.
 
 Layout: ``backends/`` the backend interface (``base.py``), its Docker implementation (``docker/``, the only code
 importing the Docker SDK), a process implementation (``process.py``) and the leases a sweep respects; ``spec.py``
-the container spec with the one-respect and neutrality checks; ``images/`` the locally built images. The stages that
+the container spec with the one-respect and neutrality checks. Image recipes are :mod:`bench.images`. The stages that
 run in it (prebuild, verify, calibrate, audit, workspace-identity) live in :mod:`bench.stages`.
 """
 

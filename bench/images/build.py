@@ -14,14 +14,14 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ...contracts import Digest, Sha256
-from ...errors import SandboxError
-from ...harness import DEFAULT_HARNESS, harness_named
-from ...machine_cache import cache_root
-from ...store import Store
-from ...suite.memory_system import ImageLayer
-from ..backends import SandboxBackend
-from ..layout import BASE_ENV
+from ..contracts import Digest, Sha256
+from ..errors import SandboxError
+from ..harness import DEFAULT_HARNESS, harness_named
+from ..machine_cache import cache_root
+from ..sandbox.backends import SandboxBackend
+from ..sandbox.layout import BASE_ENV
+from ..store import Store
+from ..suite.memory_system import ImageLayer
 from .agent import agent_context, agent_inputs, fetch_cli
 from .archive import archive_image
 from .debian import DebianRecipe, base_rootfs, configured_mirror, host_codename

@@ -11,8 +11,8 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from ...errors import SandboxError
-from ..layout import USER_GID, USER_HOME, USER_NAME, USER_UID, WORKSPACE
+from ..errors import SandboxError
+from ..sandbox.layout import USER_GID, USER_HOME, USER_NAME, USER_UID, WORKSPACE
 
 __all__ = ["BUSYBOX", "tiny_rootfs"]
 

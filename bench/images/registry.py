@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from ...errors import SandboxError
-from ..backends import ImageInfo, SandboxBackend, default_backend
+from ..errors import SandboxError
+from ..sandbox.backends import ImageInfo, SandboxBackend, default_backend
 
 __all__ = [
     "INPUTS_LABEL",

@@ -35,10 +35,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...contracts import Sha256, canonical_json
-from ...digest_cache import FileDigests, file_digests
-from ...errors import SandboxError
-from ...suite.memory_system import ImageLayer
+from ..contracts import Sha256, canonical_json
+from ..digest_cache import FileDigests, file_digests
+from ..errors import SandboxError
+from ..suite.memory_system import ImageLayer
 from .registry import RECIPE_LABEL
 
 __all__ = [

@@ -14,9 +14,9 @@ import tempfile
 from pathlib import Path
 from typing import Literal
 
-from ...contracts import BlobDigest, Document, ImageId, Ref
-from ...store import Store
-from ..backends import ImageSource, SandboxBackend
+from ..contracts import BlobDigest, Document, ImageId, Ref
+from ..sandbox.backends import ImageSource, SandboxBackend
+from ..store import Store
 
 __all__ = ["PUBLIC_CONTRACTS", "ImageArchive", "StoreImages", "archive_image", "image_ref"]
 

@@ -11,9 +11,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import SandboxError
-from ...harness import ImageRecipe
-from ..backends import SandboxBackend
+from ..errors import SandboxError
+from ..harness import ImageRecipe
+from ..sandbox.backends import SandboxBackend
 from .agent import agent_context, agent_inputs, fetch_cli
 from .registry import INPUTS_LABEL, RECIPE_LABEL, using
 from .scan import require_neutral_image

@@ -15,9 +15,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...contracts import Sha256, canonical_json
-from ...errors import SandboxError
-from ..layout import USER_GID, USER_HOME, USER_NAME, USER_UID, WORKSPACE
+from ..contracts import Sha256, canonical_json
+from ..errors import SandboxError
+from ..sandbox.layout import USER_GID, USER_HOME, USER_NAME, USER_UID, WORKSPACE
 
 __all__ = ["DebianRecipe", "base_rootfs", "configured_mirror", "host_codename"]
 

@@ -14,10 +14,10 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from ...contracts import Sha256, canonical_json
-from ...digest_cache import file_digests
-from ...errors import SandboxError
-from ...harness import ImageRecipe
+from ..contracts import Sha256, canonical_json
+from ..digest_cache import file_digests
+from ..errors import SandboxError
+from ..harness import ImageRecipe
 
 __all__ = ["agent_context", "agent_inputs", "fetch_cli"]
 

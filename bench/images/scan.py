@@ -15,10 +15,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import SandboxError
-from ...packaging.identity import IdentityFinding, ScanTally, scan_tar
-from ...packaging.markers import CONDITION_TERMS, HARNESS_TERMS
-from ..backends import SandboxBackend
+from ..errors import SandboxError
+from ..packaging.identity import IdentityFinding, ScanTally, scan_tar
+from ..packaging.markers import CONDITION_TERMS, HARNESS_TERMS
+from ..sandbox.backends import SandboxBackend
 from .registry import using
 
 __all__ = ["ImageNotNeutral", "ImageScan", "require_neutral_image", "scan_image"]
