@@ -87,6 +87,20 @@ def test_no_package_imports_its_own_line_or_above() -> None:
     assert upward == []
 
 
+def test_the_sandbox_seam_imports_only_contracts_store_and_errors() -> None:
+    """The engine seam carries its own types (``NetworkMode``, ``SandboxEnvironment``): it names no suite, image
+    recipe or stage, so a backend can be written, and the seam read, without them."""
+    allowed = {"sandbox", "contracts", "store", "errors", *layers()[0]}
+    outside = sorted(
+        f"{module} -> {target}"
+        for module, targets in _arrows().items()
+        if _room(module) == "sandbox"
+        for target in targets
+        if _room(target) not in allowed
+    )
+    assert outside == []
+
+
 def _cycles(arrows: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan, iterative)."""
     index: dict[str, int] = {}
