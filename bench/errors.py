@@ -8,7 +8,7 @@ lives::
      |    +-- UsageError                the command line itself is wrong (an unknown option, a bad value)
      |    +-- PlanError                 a plan's link or source breaks a stage's declaration
      |    +-- PreregistrationMoved      (bench.analysis.prereg) a frozen input moved since it was preregistered
-     |    +-- BundleError               (bench.publish.bundle) a bundle file is not what publication expects
+     |    +-- BundleError               (bench.publish.bundle_layout) a bundle file is not what publication expects
      |    +-- MixedKeysError            (bench.publish.svg) two comparability keys on one trend line
      +-- ProjectNotFound                no stele-bench project where the command looked (no stele-bench.toml)
      +-- StoreError                     the object store cannot do what was asked

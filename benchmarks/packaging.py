@@ -87,7 +87,7 @@ def _rev_parse(repository: Path, ref: str) -> str:
 def _package(args: list[str]) -> Callable[[], object]:
     """corpus then redact of ``args[0]`` at commit ``args[1]`` into a fresh store at ``args[2]``."""
     from bench.builder import StageContext, execute
-    from bench.builder.code import code_manifest
+    from bench.builder.code_digest import code_manifest
     from bench.packaging import corpus, corpus_params, redact
     from bench.packaging.redact import RedactParams
     from bench.store import Store

@@ -2,7 +2,7 @@
 
 from .catalogue import Catalogue
 from .context import StageContext
-from .engine import ActionOutcome, execute
+from .execution import ActionOutcome, execute
 from .stage import (
     LOCATOR,
     SUPPLIED,

@@ -12,7 +12,7 @@ from ..errors import StageError
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult, producers
 from .catalogue import Catalogue
-from .code import store_code_manifest
+from .code_digest import store_code_manifest
 from .context import StageContext
 from .stage import Stage, StageKind, TreeReads
 

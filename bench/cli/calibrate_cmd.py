@@ -12,7 +12,7 @@ from ..sandbox import default_backend
 from ..stages.calibrate import DEFAULT_REPEATS, require_calibrated, run_calibration
 from ..store import tree_from_directory
 from ..suite.challenge import load_challenge
-from .digests import digest_argument, resolve_digest
+from .digest_arguments import digest_argument, resolve_digest
 from .locate import open_store
 from .numbers import whole_number
 from .output import Output

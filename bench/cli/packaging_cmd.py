@@ -6,11 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..builder.engine import ActionOutcome, execute
+from ..builder.execution import ActionOutcome, execute
 from ..contracts import PortablePath
 from ..packaging import MaterializationReceipt, RedactionReceipt, RedactParams, corpus, corpus_params, redact
 from ..provision.fixture import load_fixture
-from .digests import digest_argument, resolve_digest
+from .digest_arguments import digest_argument, resolve_digest
 from .locate import store_runtime
 from .output import Output
 

@@ -47,7 +47,7 @@ from ..provision.code import require_code_pin
 from ..publish.manifest import MANIFEST_NAME
 from ..publish.release import sign
 from ..publish.signing import PublicKey, generate_key, load_private_key, load_public_key, public_key_path
-from ..publish.verify import Trust
+from ..publish.verification import Trust
 from ..results import load_bundle
 from ..run.dodo import plan_variables
 from ..run.narrate import SuiteNarrator

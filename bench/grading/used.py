@@ -28,7 +28,7 @@ from ..contracts import ContractModel
 from ..harness.transcript import Channel
 from .chain import Conversation, message_texts
 from .gateway_view import ReceivedContext, tool_calls, tool_results
-from .memory import MemoryDeclaration
+from .memory_declaration import MemoryDeclaration
 from .repeats import content_text
 
 __all__ = ["UseEvidence", "UseGrade", "grade_use"]

@@ -3,7 +3,7 @@ their archives travel through the store to other nodes."""
 
 from .archive import ImageArchive, StoreImages, archive_image
 from .build import BuildResult, build_image, build_layer, cache_dir
-from .registry import ImageName, ImageRecord, find_image, list_images, newest_image_id, require_image
+from .labels import ImageName, ImageRecord, find_image, list_images, newest_image_id, require_image
 from .scan import ImageNotNeutral, ImageScan, require_neutral_image, scan_image
 
 __all__ = [

@@ -25,8 +25,8 @@ from ..suite.memory_system import ImageLayer
 from .agent import agent_context, agent_inputs, fetch_cli
 from .archive import archive_image
 from .debian import DebianRecipe, base_rootfs, configured_mirror, host_codename
+from .labels import INPUTS_LABEL, RECIPE_LABEL, ImageName, ImageRecord, list_images, using
 from .layer import fetch_layer, layer_context, layer_inputs
-from .registry import INPUTS_LABEL, RECIPE_LABEL, ImageName, ImageRecord, list_images, using
 from .scan import require_neutral_image
 from .tiny import tiny_rootfs
 

@@ -15,7 +15,7 @@ from ..errors import SandboxError
 from ..harness import ImageRecipe
 from ..sandbox.backends import SandboxBackend
 from .agent import agent_context, agent_inputs, fetch_cli
-from .registry import INPUTS_LABEL, RECIPE_LABEL, using
+from .labels import INPUTS_LABEL, RECIPE_LABEL, using
 from .scan import require_neutral_image
 
 __all__ = ["HarnessImage", "build_harness_image", "find_harness_image"]

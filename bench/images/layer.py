@@ -39,7 +39,7 @@ from ..contracts import Sha256, canonical_json
 from ..digest_cache import FileDigests, file_digests
 from ..errors import SandboxError
 from ..suite.memory_system import ImageLayer
-from .registry import RECIPE_LABEL
+from .labels import RECIPE_LABEL
 
 __all__ = [
     "LAYER_RECIPE_VERSION",

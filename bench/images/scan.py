@@ -19,7 +19,7 @@ from ..errors import SandboxError
 from ..packaging.identity import IdentityFinding, ScanTally, scan_tar
 from ..packaging.markers import CONDITION_TERMS, HARNESS_TERMS
 from ..sandbox.backends import SandboxBackend
-from .registry import using
+from .labels import using
 
 __all__ = ["ImageNotNeutral", "ImageScan", "require_neutral_image", "scan_image"]
 

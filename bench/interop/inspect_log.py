@@ -32,7 +32,7 @@ from ..contracts.checked_files import write_checked
 from ..contracts.strict_json import parse_json_object
 from ..errors import ContractError
 from ..grading import StepSource, Transcript
-from ..publish.bundle import parse_document
+from ..publish.bundle_layout import parse_document
 from ..publish.manifest import LINEAGE_PATH
 from ..publish.provenance import read_lineage
 from ..results import BundleResults, results_of

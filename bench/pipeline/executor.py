@@ -16,7 +16,7 @@ import abc
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..builder.engine import execute
+from ..builder.execution import execute
 from ..contracts import Digest, canonical_bytes
 from ..store.versions import set_versioned_ref
 from .plan import Invocation

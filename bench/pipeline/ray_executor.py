@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..builder.engine import action_key, cached_result
+from ..builder.execution import action_key, cached_result
 from ..errors import BenchError, ExecutorError
 from .executor import Executor, Ran, invocation_inputs, invoke
 from .plan import Invocation

@@ -23,8 +23,8 @@ from typing import Any
 
 from doit.dependency import UptodateCalculator
 
-from ..builder.code import store_code_manifest
-from ..builder.engine import cached_results, key_document
+from ..builder.code_digest import store_code_manifest
+from ..builder.execution import cached_results, key_document
 from ..contracts import Digest, canonical_bytes
 from ..contracts.files import collection_paused
 from ..errors import BenchError

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal, Protocol
 
-from ..builder.code import PACKAGE, code_manifest
+from ..builder.code_digest import PACKAGE, code_manifest
 from ..contracts import BlobDigest, Document, PortablePath, Ref, Sha256
 from ..errors import ContractError
 from ..store import Store

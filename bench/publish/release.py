@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ..contracts import Digest, canonical_bytes
 from ..errors import ContractError
 from ..leaks import Check, PublicationFinding, check_leaks
-from .bundle import PROVENANCE_NAME, bundle_files, check_layout
+from .bundle_layout import PROVENANCE_NAME, bundle_files, check_layout
 from .checks import PublicationRefused, all_findings, check_coverage
 from .manifest import MANIFEST_NAME, PublicationManifest, PublishedFile, read_manifest, write_manifest
 from .provenance import statement_bytes

@@ -68,7 +68,7 @@ from ..store import versions as store_versions
 from ..suite import suite as suite_suite
 from .directory_plan import directory_summaries
 from .packaging_plan import packaging_plan
-from .plan import suite_plan
+from .suite_plan import suite_plan
 
 __all__ = ["CONTRACTS", "PLAN_BUILDERS", "STAGES", "runtime", "sandbox_backend", "services", "sweep_leftovers"]
 

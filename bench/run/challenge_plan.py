@@ -28,7 +28,7 @@ from ..suite.memory_system import CONTROL, MemorySystem
 from ..suite.suite import LoadedChallenge, Suite
 from .arm_memory import grading_memory, view_memory
 from .pools import Variant
-from .prereg import current_preregistration
+from .prereg_freeze import current_preregistration
 from .suite_run import CONTROL_CONDITION, Published, SuiteRun, policy_mode
 
 __all__ = ["plan_challenge"]

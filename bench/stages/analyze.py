@@ -20,7 +20,7 @@ from ..analysis import (
 )
 from ..builder import SUPPLIED, Ports, StageContext, StageKind, stage
 from ..contracts import BlobDigest, ContractModel, Digest, Ref
-from ..publish.bundle import MANIFESTS, parse_document
+from ..publish.bundle_layout import MANIFESTS, parse_document
 from ..store import Store
 
 __all__ = ["AnalyzeInputs", "AnalyzeOutputs", "AnalyzeParams", "Verdicts", "analyze", "verdicts"]

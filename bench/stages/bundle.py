@@ -20,8 +20,8 @@ from ..analysis.admission import AdmissionDecision
 from ..analysis.attempt_record import PairedAttempt
 from ..builder import NoParams, Ports, StageContext, StageKind, stage
 from ..contracts import Digest, PortablePath, Ref, TreeDigest
-from ..publish.bundle import ADMISSIONS, RECORDS
-from ..publish.lineage import lineage_files
+from ..publish.bundle_layout import ADMISSIONS, RECORDS
+from ..publish.lineage_files import lineage_files
 from ..store import EntryKind, FileEntry, tree_from_entries
 from ..store.actions import RunActions
 

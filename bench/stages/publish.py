@@ -13,9 +13,9 @@ import tempfile
 from pathlib import Path
 
 from ..builder import NoParams, Ports, StageContext, StageKind, stage
-from ..builder.engine import execute
+from ..builder.execution import execute
 from ..contracts import Digest, PortablePath, TreeDigest
-from ..publish.bundle import (
+from ..publish.bundle_layout import (
     MANIFESTS,
     OBJECTS,
     REPORT_PATH,
@@ -27,7 +27,7 @@ from ..publish.bundle import (
     load_records,
 )
 from ..publish.checks import PublicationRefused, all_findings
-from ..publish.lineage import lineage_files
+from ..publish.lineage_files import lineage_files
 from ..publish.manifest import LINEAGE_PATH, PublicationManifest
 from ..publish.release import seal
 from ..sandbox.layout import RUNNER_SCRATCH

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..analysis import StatisticsSummary
 from ..builder import Ports, StageContext, StageKind, stage
 from ..contracts import BlobDigest, ContractModel, PortablePath, Ref
-from ..publish.bundle import ADMISSIONS, RECORDS
+from ..publish.bundle_layout import ADMISSIONS, RECORDS
 from ..publish.render import render_report
 from .analyze import Verdicts, verdicts
 

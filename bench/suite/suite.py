@@ -28,7 +28,7 @@ from ..contracts.checked_files import resolved
 from ..contracts.files import read_contract
 from ..errors import ContractError
 from ..gateway.config import Mode
-from ..grading.memory import MemoryDeclaration
+from ..grading.memory_declaration import MemoryDeclaration
 from ..harness import DEFAULT_HARNESS, HarnessName, default_unnamed, harness_named
 from ..provision.fixture import Fixture, load_fixture
 from .challenge import Asset, ChallengeManifest, load_challenge, read_asset

@@ -19,12 +19,12 @@ from pathlib import Path
 from bench.agent import ArmRecord, ArmRun, AttemptSetup, run_attempt
 from bench.agent.attempt import AttemptOutcome
 from bench.builder import StageContext
-from bench.builder.engine import execute
+from bench.builder.execution import execute
 from bench.contracts import Digest, PortablePath, Sha256
 from bench.gateway import Mode, Policy
 from bench.grading import MemoryDeclaration, Transcript
 from bench.memory import HOOK_PATH, STATE_PATH, hook_settings
-from bench.memory.corpus import read_corpus
+from bench.memory.notes import read_corpus
 from bench.packaging.certify import CertifyInputs, CertifyParams, certify
 from bench.packaging.surfaces import challenge_inputs, fixture_inputs
 from bench.provision import artifact_sha256

@@ -20,13 +20,13 @@ from agent_scenario import (
 
 from bench.agent import ArmRecord, ArmRun, PairRecord, arm_spec, run_arm
 from bench.agent.arm_ending import Ending, arm_ending, not_completed
-from bench.agent.memory import live_memory, system_provisioner
 from bench.agent.recorder import StoreRecorder, read_exchange_log
+from bench.agent.treatment_memory import live_memory, system_provisioner
 from bench.analysis.admission import ReasonCode
 from bench.analysis.attempt_record import ArmEnding, ArmResult, Outcome
 from bench.analysis.prereg import Budget
 from bench.builder import StageContext
-from bench.builder.engine import execute
+from bench.builder.execution import execute
 from bench.gateway import Mode
 from bench.gateway.errors import GatewayError
 from bench.gateway.exchange import ExchangeRecord

@@ -25,7 +25,7 @@ from bench.fence.fence_record import CheckName, CheckVerdict, FenceOutcome
 from bench.gateway import ArmStop, ChargeBasis, Refusal
 from bench.grading import grade_delivery
 from bench.grading.chain import harness_conversation
-from bench.harness.claude_code.session import parse_claude_session
+from bench.harness.claude_code.session_log import parse_claude_session
 from bench.store import Store
 from bench.suite.memory_system import CONTROL
 from tests.fence.fence_provider_double import CREDITS_PATH, Failure

@@ -24,7 +24,7 @@ from bench.analysis.admission import ReasonCode
 from bench.analysis.attempt_record import ArmEnding
 from bench.analysis.prereg import Budget
 from bench.builder import StageContext
-from bench.builder.engine import execute
+from bench.builder.execution import execute
 from bench.fence import stopped_accounts
 from bench.gateway import ArmStop, Mode
 from bench.run.catalogue import services

@@ -28,7 +28,7 @@ from bench.agent import PairRecord, PromptKind, read_exchange_log
 from bench.analysis.attempt_record import ArmEnding, Outcome
 from bench.analysis.prereg import Budget
 from bench.builder import StageContext
-from bench.builder.engine import ActionOutcome, execute
+from bench.builder.execution import ActionOutcome, execute
 from bench.contracts import Digest
 from bench.fence.fence_record import FenceOutcome, FenceRecord
 from bench.gateway.dialects.anthropic import request_view

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bench.builder import StageContext
-from bench.builder.engine import execute
+from bench.builder.execution import execute
 from bench.contracts import Digest, PortablePath
 from bench.errors import ContractError, ObjectCorrupt
 from bench.packaging import (

@@ -10,7 +10,7 @@ from dulwich.objects import Blob, Commit, Tag, Tree
 from dulwich.repo import Repo
 
 from bench.builder import StageContext
-from bench.builder.engine import execute
+from bench.builder.execution import execute
 from bench.contracts import Digest
 from bench.packaging import (
     CommitNotFound,

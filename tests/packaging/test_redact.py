@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bench.builder import StageContext
-from bench.builder.engine import execute
+from bench.builder.execution import execute
 from bench.contracts import Digest, PortablePath
 from bench.errors import ContractError
 from bench.packaging import (

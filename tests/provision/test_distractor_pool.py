@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from bench.builder import StageContext
-from bench.builder.engine import execute
+from bench.builder.execution import execute
 from bench.errors import ContractError
-from bench.memory.corpus import read_corpus
+from bench.memory.notes import read_corpus
 from bench.packaging.markers import TextScanner
 from bench.provision import Provisioner, load_fixture, provisioned
 from bench.provision.code import resolve_provisioner

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.builder import StageContext
-from bench.builder.engine import execute
+from bench.builder.execution import execute
 from bench.contracts import Digest
 from bench.run.catalogue import services
 from bench.stages.analyze import AnalyzeParams, analyze

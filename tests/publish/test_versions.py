@@ -11,7 +11,7 @@ from bench.cli.publish_cmd import verify_bundle
 from bench.contracts import Digest
 from bench.pipeline.doit_tasks import run_invocation
 from bench.pipeline.plan import Invocation
-from bench.publish.verify import Trust
+from bench.publish.verification import Trust
 from bench.run.catalogue import runtime
 from bench.stages.publish import publish_directory
 from bench.store import Store, tree_from_directory

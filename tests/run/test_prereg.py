@@ -19,7 +19,7 @@ from bench.analysis.prereg import PreregistrationMoved, Supersession, load_prere
 from bench.contracts import canonical_bytes
 from bench.contracts.files import read_contract
 from bench.errors import ContractError
-from bench.run.prereg import correction_moves, current_preregistration, freeze, record_correction
+from bench.run.prereg_freeze import correction_moves, current_preregistration, freeze, record_correction
 from bench.suite.suite import open_suite
 from tests.analysis.attempt_factory import arm, attempt, key, record_digest
 

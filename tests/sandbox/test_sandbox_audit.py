@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bench.builder import StageContext
-from bench.builder.engine import execute
+from bench.builder.execution import execute
 from bench.contracts import PortablePath
 from bench.run.catalogue import services
 from bench.sandbox import RunRequest, container_spec

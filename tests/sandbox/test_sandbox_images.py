@@ -10,7 +10,7 @@ from bench.errors import SandboxError
 from bench.harness.claude_code import CLI_VERSION
 from bench.images import ImageName, build_image, require_image
 from bench.images.debian import configured_mirror
-from bench.images.registry import INPUTS_LABEL, RECIPE_LABEL
+from bench.images.labels import INPUTS_LABEL, RECIPE_LABEL
 from bench.sandbox import RunRequest, container_spec
 from bench.sandbox.backends.docker import DockerBackend
 from bench.suite.challenge import Environment

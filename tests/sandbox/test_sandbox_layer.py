@@ -9,7 +9,7 @@ import docker
 import pytest
 
 from bench.images import ImageName, build_image, build_layer, find_image
-from bench.images.registry import INPUTS_LABEL, RECIPE_LABEL
+from bench.images.labels import INPUTS_LABEL, RECIPE_LABEL
 from bench.sandbox import RunRequest, container_spec
 from bench.sandbox.backends.docker import DockerBackend
 from bench.suite.challenge import Environment

@@ -3,8 +3,8 @@ Dockerfile), and one running install scripts keeps its compiler in a stage no im
 
 from __future__ import annotations
 
+from bench.images.labels import RECIPE_LABEL
 from bench.images.layer import layer_dockerfile
-from bench.images.registry import RECIPE_LABEL
 from bench.suite.memory_system import ImageLayer
 
 APT = (

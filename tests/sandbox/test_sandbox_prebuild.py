@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bench.builder import StageContext
-from bench.builder.engine import execute
+from bench.builder.execution import execute
 from bench.errors import SandboxError
 from bench.run.catalogue import services
 from bench.sandbox import ProcessOutcome

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.builder import StageContext
-from bench.builder.engine import execute
+from bench.builder.execution import execute
 from bench.cli import main
 from bench.errors import ContractError, SandboxError
 from bench.run.catalogue import services

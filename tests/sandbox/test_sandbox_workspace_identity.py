@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from bench.builder import StageContext
-from bench.builder.engine import execute
+from bench.builder.execution import execute
 from bench.errors import ContractError
 from bench.pipeline.plan import Upstream
 from bench.run.catalogue import services
-from bench.run.plan import suite_plan
-from bench.run.prereg import freeze
+from bench.run.prereg_freeze import freeze
+from bench.run.suite_plan import suite_plan
 from bench.sandbox import RunRequest, container_spec
 from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.layout import USER_GID, USER_UID, WORKSPACE_MTIME

@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from bench.builder import NoInputs, Ports, StageContext, StageKind, stage
-from bench.builder.engine import execute
+from bench.builder.execution import execute
 from bench.contracts import BlobDigest, ContractModel
 from bench.store import Store
 

@@ -26,7 +26,7 @@ from s3server import S3Server
 
 from bench.images import ImageName, build_image
 from bench.publish.manifest import MANIFEST_NAME
-from bench.publish.verify import Trust, verify
+from bench.publish.verification import Trust, verify
 from bench.run.catalogue import STAGES
 from bench.store import Store, export_tree
 from bench.store.actions import ActionKey, ActionResult, recorded_from, results_for

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench.builder import NoParams, Ports, StageContext, StageKind, stage
-from bench.builder.engine import execute
+from bench.builder.execution import execute
 from bench.contracts import Digest, Ref, TreeDigest, accepts
 from bench.errors import PlanError, StageError
 from bench.pipeline.builder import PlanBuilder

@@ -17,7 +17,7 @@ from typing import TypeVar
 import pytest
 
 from bench.builder import StageContext, execute
-from bench.builder.engine import ActionOutcome, action_key, cached_result, cached_results
+from bench.builder.execution import ActionOutcome, action_key, cached_result, cached_results
 from bench.builder.lineage import lineage
 from bench.contracts import Digest
 from bench.errors import ContractError, ObjectCorrupt, ObjectMissing

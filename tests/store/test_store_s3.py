@@ -19,7 +19,7 @@ from s3server import BUCKET, S3Server
 from store_contract import StoreContract, action_result
 
 from bench.builder import StageContext, execute
-from bench.builder.engine import action_key, cached_result
+from bench.builder.execution import action_key, cached_result
 from bench.contracts import Digest
 from bench.errors import StoreError
 from bench.stages.directory_tree import directory_fingerprint, directory_tree

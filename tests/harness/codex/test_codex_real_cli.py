@@ -29,7 +29,7 @@ from bench.harness.codex.recipe import CLI_VERSION, IMAGE_LABEL
 from bench.harness.transcript import Channel, StepSource
 from bench.images import ImageName, build_image, cache_dir, find_image
 from bench.images.harness_image import HarnessImage, build_harness_image, find_harness_image
-from bench.images.registry import INPUTS_LABEL, RECIPE_LABEL
+from bench.images.labels import INPUTS_LABEL, RECIPE_LABEL
 from bench.sandbox.backends.docker import DockerBackend, docker_client
 from bench.sandbox.layout import BASE_ENV
 

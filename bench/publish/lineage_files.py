@@ -19,14 +19,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..builder.engine import cached_results
+from ..builder.execution import cached_results
 from ..contracts import Digest, PortablePath, canonical_bytes
 from ..contracts.strict_json import parse_json
 from ..errors import ContractError, StageError
 from ..store import EntryKind, Store, read_tree
 from ..store.actions import ActionKey, ActionResult
 from ..store.references import document_references
-from .bundle import OBJECTS
+from .bundle_layout import OBJECTS
 from .manifest import LINEAGE_PATH, PublicationLineage, PublishedAction
 
 __all__ = ["Action", "brought", "lineage_files", "object_path", "published_objects", "run_actions"]

@@ -21,7 +21,7 @@ from ..provision.adapter import MemorySession, Provisioner, provisioned
 from ..provision.code import resolve_provisioner
 from ..provision.fixture import Fixture
 from ..provision.messages import ArtifactRef, HookEvent, RetrieveResponse, Verb
-from ..provision.process import CallRecord
+from ..provision.protocol_call import CallRecord
 from ..provision.receipt import SnapshotReceipt
 from ..suite.memory_system import MemorySystem
 

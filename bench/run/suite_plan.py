@@ -30,14 +30,14 @@ from ..contracts import ImageId
 from ..errors import SandboxError, UsageError
 from ..harness import harness_named, require_channels, require_native_settings
 from ..images.build import build_layer
-from ..images.registry import ImageName, find_image
+from ..images.labels import ImageName, find_image
 from ..packaging.corpus import corpus, corpus_params
 from ..packaging.redact import RedactParams, redact
 from ..packaging.surfaces import fixture_inputs
 from ..pipeline.builder import Link, PlanBuilder
 from ..pipeline.plan import Plan
 from ..provision.code import resolve_provisioner, store_code
-from ..publish.bundle import ATTEMPT_PAGES, REPORT_PATH, SUMMARY_PATH
+from ..publish.bundle_layout import ATTEMPT_PAGES, REPORT_PATH, SUMMARY_PATH
 from ..stages.analyze import AnalyzeParams, analyze
 from ..stages.bundle import bundle
 from ..stages.publish import publish

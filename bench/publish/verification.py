@@ -37,7 +37,7 @@ from ..errors import BenchError
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult
 from ..store.references import references
-from .bundle import OBJECTS, PROVENANCE_NAME, bundle_files, check_layout
+from .bundle_layout import OBJECTS, PROVENANCE_NAME, bundle_files, check_layout
 from .completeness import Finding, Listed, bound, closed, complete, supplied_by
 from .difference import first_difference
 from .filedigests import BundleDigests

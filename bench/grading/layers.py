@@ -17,7 +17,7 @@ from .delivered import hook_of
 from .delivery import DeliveryGrade, answered, grade_delivery, received_contexts
 from .effort import ExplorationEffort, measure_effort
 from .gateway_view import static_contexts
-from .memory import MemoryDeclaration
+from .memory_declaration import MemoryDeclaration
 from .restored import RestoredState
 from .used import UseGrade, grade_use
 

@@ -25,7 +25,7 @@ from ..errors import StageError
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult, record, results_for_many
 from ..store.claims import claim_key
-from .code import store_code_manifest
+from .code_digest import store_code_manifest
 from .context import StageContext
 from .stage import Ports, Stage, keyed_params
 
