@@ -30,9 +30,6 @@ from ..grading import restored as grading_restored
 from ..images import archive as sandbox_images
 from ..images.archive import StoreImages
 from ..packaging import PUBLIC_CONTRACTS as PACKAGING_CONTRACTS
-from ..packaging.certify import certify
-from ..packaging.corpus import corpus
-from ..packaging.redact import redact
 from ..pipeline import plan as pipeline_plan
 from ..pipeline.plans import PlanBuilderFunction
 from ..pipeline.runtime import Runtime
@@ -49,6 +46,8 @@ from ..stages.analyze import analyze
 from ..stages.audit import audit
 from ..stages.bundle import bundle
 from ..stages.calibrate import calibrate
+from ..stages.certify import certify
+from ..stages.corpus import corpus
 from ..stages.directory_tree import directory_tree
 from ..stages.distractor_pool import distractor_pool
 from ..stages.grade import grade
@@ -56,6 +55,7 @@ from ..stages.paired_attempt import paired_attempt
 from ..stages.paired_record import paired_record
 from ..stages.prebuild import prebuild
 from ..stages.publish import publish
+from ..stages.redact import redact
 from ..stages.report import report
 from ..stages.tree_summary import tree_summary
 from ..stages.verify import verify

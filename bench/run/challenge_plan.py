@@ -9,7 +9,7 @@ from ..analysis.attempt_record import Build, ComparabilityKey
 from ..analysis.prereg import FrozenInputs, Preregistration
 from ..contracts import Digest, DigestValue, PortablePath
 from ..contracts.checked_files import read_bounded
-from ..packaging.certify import CertifyOutputs, CertifyParams, certify
+from ..packaging.certify import CertifyOutputs, CertifyParams
 from ..packaging.redact import RedactOutputs
 from ..packaging.surfaces import ChallengeSurfaces, FixtureSurfaces, challenge_inputs
 from ..pipeline.builder import Handle, Link, PlanBuilder
@@ -17,6 +17,7 @@ from ..sandbox.layout import WORKSPACE
 from ..stages.admit import AdmitParams, admit
 from ..stages.audit import AuditOutputs, AuditParams, audit
 from ..stages.calibrate import CalibrateOutputs, CalibrateParams, calibrate
+from ..stages.certify import certify
 from ..stages.grade import GradeOutputs, GradeParams, grade
 from ..stages.paired_attempt import AttemptOutputs, PairedAttemptParams, paired_attempt
 from ..stages.paired_record import RecordParams, paired_record

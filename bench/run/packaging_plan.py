@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..packaging.corpus import corpus, corpus_params
-from ..packaging.redact import RedactParams, redact
+from ..packaging.corpus import corpus_params
+from ..packaging.redact import RedactParams
 from ..pipeline.builder import PlanBuilder
 from ..pipeline.plan import Plan
 from ..provision.fixture import load_fixture
+from ..stages.corpus import corpus
+from ..stages.redact import redact
 from ..store import Store
 
 __all__ = ["packaging_plan"]

@@ -31,8 +31,8 @@ from ..errors import SandboxError, UsageError
 from ..harness import harness_named, require_channels, require_native_settings
 from ..images.build import build_layer
 from ..images.labels import ImageName, find_image
-from ..packaging.corpus import corpus, corpus_params
-from ..packaging.redact import RedactParams, redact
+from ..packaging.corpus import corpus_params
+from ..packaging.redact import RedactParams
 from ..packaging.surfaces import fixture_inputs
 from ..pipeline.builder import Link, PlanBuilder
 from ..pipeline.plan import Plan
@@ -40,7 +40,9 @@ from ..provision.code import resolve_provisioner, store_code
 from ..publish.bundle_layout import ATTEMPT_PAGES, REPORT_PATH, SUMMARY_PATH
 from ..stages.analyze import AnalyzeParams, analyze
 from ..stages.bundle import bundle
+from ..stages.corpus import corpus
 from ..stages.publish import publish
+from ..stages.redact import redact
 from ..stages.report import ReportParams, report
 from ..stages.workspace_identity import IdentityParams, workspace_identity
 from ..store import Store, tree_from_directory

@@ -25,7 +25,7 @@ from bench.gateway import Mode, Policy
 from bench.grading import MemoryDeclaration, Transcript
 from bench.memory import HOOK_PATH, STATE_PATH, hook_settings
 from bench.memory.notes import read_corpus
-from bench.packaging.certify import CertifyInputs, CertifyParams, certify
+from bench.packaging.certify import CertifyInputs, CertifyParams
 from bench.packaging.surfaces import challenge_inputs, fixture_inputs
 from bench.provision import artifact_sha256
 from bench.provision.code import store_code
@@ -35,6 +35,7 @@ from bench.sandbox.backends import SandboxBackend
 from bench.sandbox.layout import WORKSPACE
 from bench.stages.audit import AuditParams, audit
 from bench.stages.calibrate import calibrate_start
+from bench.stages.certify import certify
 from bench.stages.grade import ArmGrade, GradeParams, grade
 from bench.stages.paired_attempt import PairedAttemptParams
 from bench.stages.verify import VerifyParams, verify

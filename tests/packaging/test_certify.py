@@ -20,12 +20,12 @@ from bench.packaging import (
     FindingKind,
     MissingSurface,
     Verdict,
-    certify,
     certify_surfaces,
 )
 from bench.packaging.markers import _CREDENTIAL_NAMES, path_markers
 from bench.packaging.patterns import AUTO_LOADED_CONTEXT_PATTERNS
 from bench.run.catalogue import services
+from bench.stages.certify import certify
 from bench.store import EntryKind, FileEntry, Store, tree_from_entries
 from bench.store.backends.packs import pack_path
 from bench.suite import ChallengeManifest

@@ -17,13 +17,13 @@ from bench.packaging import (
     CorpusError,
     GitSource,
     MaterializationReceipt,
-    corpus,
     corpus_params,
     materialize,
     open_source,
 )
 from bench.packaging.gitsource import GitSourceCorrupt
 from bench.run.catalogue import services
+from bench.stages.corpus import corpus
 from bench.store import EntryKind, Store, tree_from_directory, walk_tree
 from tests.packaging.gitrepos import EXECUTABLE, GITLINK, SYMLINK, RepoFactory, commit_tree
 

@@ -14,11 +14,11 @@ from bench.packaging import (
     RedactionReceipt,
     RedactParams,
     auto_loaded_match,
-    redact,
     redact_tree,
 )
 from bench.packaging.redact import DECLARED_REASON, EMPTIED_REASON
 from bench.run.catalogue import services
+from bench.stages.redact import redact
 from bench.store import EntryKind, FileEntry, Store, tree_from_entries, walk_tree
 
 KEPT = {
