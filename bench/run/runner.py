@@ -1,4 +1,6 @@
-"""`demo` and `run` alike: check the suite, build the images, run its plan through doit, export and verify.
+"""The suite run, the use case `demo` and `run` call: check the suite, build the images, run its plan through doit,
+export and verify. Typed in (:class:`SuiteRequest`), typed out (:class:`SuiteRunResult`); progress lines go to a
+callable, so the command line only parses and renders.
 
 1. The suite is opened and every challenge's preregistration checked (the attempts asked for included) before
    anything starts, so a mistake is one line; the plan is then built and checked in this process too.
@@ -17,7 +19,6 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import shutil
@@ -25,9 +26,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -47,11 +48,7 @@ from ..provision.code import require_code_pin
 from ..publish.manifest import MANIFEST_NAME
 from ..publish.release import sign
 from ..publish.signing import PublicKey, generate_key, load_private_key, load_public_key, public_key_path
-from ..publish.verification import Trust
-from ..results import load_bundle
-from ..run.dodo import plan_variables
-from ..run.narrate import SuiteNarrator
-from ..run.run_record import RunRecord, record_run
+from ..publish.verification import Trust, Verification, verify
 from ..run_lease import run_lease
 from ..sandbox import default_backend
 from ..scaffold.unwritten import refuse_unwritten
@@ -60,11 +57,14 @@ from ..store import Store, export_tree
 from ..store.actions import ActionKey, recorded_from
 from ..store.versions import version_index
 from ..suite.suite import Suite, open_suite
-from .locate import open_store, store_runtime
-from .output import Output
-from .publish_cmd import verification_json, verification_lines, verify_bundle
+from .catalogue import STAGES, runtime
+from .dodo import plan_variables
+from .narrate import SuiteNarrator
+from .run_record import RunRecord, record_run
 
-__all__ = ["SuiteRequest", "add_run_options", "export_published", "positive_int", "run_suite"]
+__all__ = ["Progress", "SuiteRequest", "SuiteRunResult", "export_published", "project_key", "run_suite"]
+
+Progress = Callable[[str], None]  # where progress lines go (the command line: stderr)
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,8 @@ class SuiteRequest:
     """One suite run: the suite (relative to ``base``, where the plan's paths start) and how to run it."""
 
     project: Project
+    store: str  # the store's location, as every process opens it (bench.cli.locate.store_path)
+    command: str  # what runs it, named in the project's run lease ("demo", "run")
     base: Path
     suite: Path
     attempts: int | None
@@ -80,51 +82,19 @@ class SuiteRequest:
     published: Path | None  # where the bundle is exported; None: the project's published/<suite>
     executor: str = "local"  # where invocations run (bench.pipeline.executor_choice.parse_executor)
     wait: bool = True  # for another run of the project to finish (False: refuse, naming it)
+    debug: bool = False  # doit says more of a failure
 
 
-def positive_int(text: str) -> int:
-    """argparse type: a whole number of at least 1 (0 and -1 are mistakes, never "the default")."""
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return int(text)
+@dataclass(frozen=True)
+class SuiteRunResult:
+    """What a suite run did: the stages it executed (one name per action), its run record, the verified bundle."""
 
-
-def add_run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--attempts",
-        type=positive_int,
-        metavar="N",
-        help="attempts per challenge, from 1 to the most its preregistration froze (default: the suite's own)",
-    )
-    parser.add_argument(
-        "--jobs",
-        "-j",
-        "--workers",
-        dest="jobs",
-        type=positive_int,
-        default=1,
-        metavar="N",
-        help="stages run at once (default 1: both arms of a pair already share the machine's cores)",
-    )
-    parser.add_argument(
-        "--published",
-        type=Path,
-        metavar="DIR",
-        help="where the published bundle is exported (default: the project's published/<suite>)",
-    )
-    parser.add_argument(
-        "--executor",
-        default=os.environ.get("STELE_BENCH_EXECUTOR", "local"),
-        metavar="WHERE",
-        help="where invocations run: local (default, or $STELE_BENCH_EXECUTOR) or ray://HEAD:PORT, a Ray cluster "
-        "over a store every node opens (--store s3://...); the images are then archived into the store",
-    )
-    parser.add_argument(
-        "--no-wait",
-        dest="wait",
-        action="store_false",
-        help="when another run holds the project, refuse (naming it) instead of waiting for it to finish",
-    )
+    suite_id: str
+    store: str
+    run: str  # the ref of its RunRecord
+    executed: tuple[str, ...]
+    published: Path
+    verification: Verification
 
 
 def _preflight(request: SuiteRequest) -> Suite:
@@ -180,18 +150,18 @@ def _verb(built: bool) -> str:
     return "built" if built else "reused"
 
 
-def _images(out: Output, suite: Suite, memory: tuple[str, ...], archive: Store | None) -> None:
+def _images(progress: Progress, suite: Suite, memory: tuple[str, ...], archive: Store | None) -> None:
     """The images the plan pins, built (or found) here so that the wait is announced before the stages start;
     with ``archive`` (a cluster run) the agent image and the layers are kept in the store for every node."""
     for name in (ImageName.BASE, ImageName.AGENT):
-        out.progress(f"image {name.value}: building unless built (the first build takes a few minutes)")
+        progress(f"image {name.value}: building unless built (the first build takes a few minutes)")
         result = build_image(name, store=archive if name is ImageName.AGENT else None)
-        out.progress(f"image {name.value}: {result.record.image_id[:19]} ({_verb(result.built)})")
+        progress(f"image {name.value}: {result.record.image_id[:19]} ({_verb(result.built)})")
     for system in suite.manifest.memory_systems:
         if system.attachment.image is not None and (not memory or system.name in memory):
-            out.progress(f"image layer of {system.name}: building unless built")
+            progress(f"image layer of {system.name}: building unless built")
             layer = build_layer(system.attachment.image, store=archive)
-            out.progress(f"image layer of {system.name}: {layer.record.image_id[:19]} ({_verb(layer.built)})")
+            progress(f"image layer of {system.name}: {layer.record.image_id[:19]} ({_verb(layer.built)})")
 
 
 def _all_cached(plan: Plan, runtime: Runtime, store: Store) -> list[InvocationStatus] | None:
@@ -211,7 +181,7 @@ def _all_cached(plan: Plan, runtime: Runtime, store: Store) -> list[InvocationSt
     return statuses if placed else None
 
 
-def _say_cached(out: Output, statuses: list[InvocationStatus], store: Store, started: float) -> None:
+def _say_cached(progress: Progress, statuses: list[InvocationStatus], store: Store, started: float) -> None:
     """What doit's reporter says of a run whose every stage is cached: the tally, then the headline."""
     views = [
         TaskView(
@@ -220,9 +190,9 @@ def _say_cached(out: Output, statuses: list[InvocationStatus], store: Store, sta
         for status in statuses
     ]
     took = elapsed(time.time() - started)
-    out.progress(f"{len(views)} stages in {took}: 0 ran, {len(views)} cached, 0 failed")
+    progress(f"{len(views)} stages in {took}: 0 ran, {len(views)} cached, 0 failed")
     for line in SuiteNarrator().finale(views):
-        out.progress(line)
+        progress(line)
 
 
 def _run_doit(request: SuiteRequest, variables: dict[str, str], debug: bool) -> None:
@@ -261,12 +231,12 @@ def _doit_process(request: SuiteRequest, variables: dict[str, str], debug: bool)
         end_child(process)  # interrupted: doit is asked to stop as this process was, so it ends what it started
 
 
-def _sweep(out: Output) -> None:
+def _sweep(progress: Progress) -> None:
     """What a killed run left on this machine's engine (its lease is dead) goes before this run starts."""
     with default_backend() as backend:
         report = backend.sweep()
     if report.removed:
-        out.progress(f"removed {report.removed} containers and networks a stopped run left behind")
+        progress(f"removed {report.removed} containers and networks a stopped run left behind")
 
 
 def _doit_db(project: Project) -> Path:
@@ -300,51 +270,51 @@ def export_published(store: Store, ref: str, target: Path, key: Ed25519PrivateKe
     return target
 
 
-def project_key(project: Project, out: Output) -> tuple[Ed25519PrivateKey, PublicKey]:
+def project_key(project: Project, progress: Progress) -> tuple[Ed25519PrivateKey, PublicKey]:
     """The project's publisher key, made on first use: the demo's bundles are signed like any other."""
     path = project.signing_key
     if not path.exists():
         _, public, keyid = generate_key(path)
-        out.progress(f"made the project's signing key {path} (key id {keyid[:16]}); readers verify with {public}")
+        progress(f"made the project's signing key {path} (key id {keyid[:16]}); readers verify with {public}")
     return load_private_key(path), load_public_key(public_key_path(path))
 
 
-def run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next_step: str) -> int:
+def run_suite(request: SuiteRequest, progress: Progress) -> SuiteRunResult:
     parse_executor(request.executor).check_reachable()  # refused before any image is built
-    with run_lease(request.project, f"stele-bench {args.command}", request.wait, out.progress):
-        return _run_suite(args, out, request, next_step)
+    with run_lease(request.project, f"stele-bench {request.command}", request.wait, progress):
+        return _run_suite(request, progress)
 
 
 def _run_stages(
-    args: argparse.Namespace, out: Output, request: SuiteRequest, variables: dict[str, str], plan: Plan, store: Store
+    progress: Progress, request: SuiteRequest, variables: dict[str, str], plan: Plan, store: Store
 ) -> float:
     """Run the plan's stages in the pipeline process, or, when every one is cached and every ref in place, only say so
     (doit would do nothing, and starting it costs seconds); the time they started, which later records are from."""
     started = time.time()
-    cached = _all_cached(plan, store_runtime(args, create=True), store)
+    cached = _all_cached(plan, runtime(store.location), store)
     if cached is None:
-        _run_doit(request, variables, args.debug)
+        _run_doit(request, variables, request.debug)
     else:
-        _say_cached(out, cached, store, started)
+        _say_cached(progress, cached, store, started)
     return started
 
 
-def _run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, next_step: str) -> int:
+def _run_suite(request: SuiteRequest, progress: Progress) -> SuiteRunResult:
     suite = _preflight(request)
     suite_id = suite.manifest.suite_id
-    store = open_store(args, create=True)
-    _images(out, suite, request.memory, store if request.executor != "local" else None)
+    store = Store(request.store)
+    _images(progress, suite, request.memory, store if request.executor != "local" else None)
     variables = _variables(request, store)
     with contextlib.chdir(request.base):  # the plan the pipeline process will build, checked here first
         _, plan = plan_variables(variables)
-    private, public = project_key(request.project, out)  # made (and said) before the stages, read or refused
+    private, public = project_key(request.project, progress)  # made (and said) before the stages, read or refused
     if request.executor == "local":  # a cluster's nodes each sweep before an invocation (the runtime's recover)
-        _sweep(out)
-    started = _run_stages(args, out, request, variables, plan, store)
+        _sweep(progress)
+    started = _run_stages(progress, request, variables, plan, store)
     executed = [store.get_document(result.key, ActionKey).stage for result in recorded_from(store, started)]
     target = request.published or request.project.published(suite_id)
     published = export_published(store, f"published/{suite_id}", target, private)
-    verification = verify_bundle(published / MANIFEST_NAME, Trust(keys=(public,)))
+    verification = verify(published / MANIFEST_NAME, STAGES, Trust(keys=(public,)))
     tree = store.get_ref(f"published/{suite_id}")
     assert tree is not None  # export_published refused otherwise
     record = RunRecord(
@@ -359,22 +329,4 @@ def _run_suite(args: argparse.Namespace, out: Output, request: SuiteRequest, nex
         verified=verification.verified,
     )
     run_ref = record_run(store, record)
-    data: dict[str, Any] = {
-        "project": str(request.project.root),
-        "store": store.location,
-        "suite": suite_id,
-        "run": run_ref,
-        "executed_stages": len(executed),
-        "stages": sorted(set(executed)),
-        "published": str(published),
-        "report": str(published / "report" / "index.html"),
-        **verification_json(verification),
-        "headline": load_bundle(published).headline.as_json(),
-        "next": next_step,
-    }
-    ran = f"executed {len(executed)} stages" if executed else "nothing to do: every stage was cached; executed 0 stages"
-    lines = [f"{ran} (store {store.location})", f"report: {data['report']}"]
-    lines += verification_lines(verification)
-    lines.append(f"next: {next_step}")
-    out.result(data, "\n".join(lines))
-    return 0 if verification.verified else 1
+    return SuiteRunResult(suite_id, store.location, run_ref, tuple(executed), published, verification)
