@@ -8,7 +8,7 @@ lives::
      |    +-- UsageError                the command line itself is wrong (an unknown option, a bad value)
      |    +-- PlanError                 a plan's link or source breaks a stage's declaration
      |    +-- PreregistrationMoved      (bench.analysis.prereg) a frozen input moved since it was preregistered
-     |    +-- BundleError               (bench.publish.bundle) a bundle file is not what publication expects
+     |    +-- BundleError               (bench.publish.bundle_layout) a bundle file is not what publication expects
      |    +-- MixedKeysError            (bench.publish.svg) two comparability keys on one trend line
      +-- ProjectNotFound                no stele-bench project where the command looked (no stele-bench.toml)
      +-- StoreError                     the object store cannot do what was asked
@@ -25,7 +25,7 @@ lives::
      |    +-- CommitNotFound            (bench.packaging.gitsource) a commit or ref is not in the repository
      |    +-- GitSourceCorrupt          (bench.packaging.gitsource) git objects or a bundle cannot be read
      +-- SandboxError                   the container engine (or the process backend) refused or failed
-     |    +-- ImageNotNeutral           (bench.sandbox.images.scan) an image's filesystem names the harness
+     |    +-- ImageNotNeutral           (bench.images.scan) an image's filesystem names the harness
      +-- ExecutorError                  the executor (a Ray cluster) cannot be reached, or lost an invocation
      +-- ProvisionerError               a memory provisioner misbehaved (carries a reason code)
      |    +-- ProvisionRefused          (bench.provision.errors) one refusal, with its RefusalReason

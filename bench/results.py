@@ -27,7 +27,7 @@ from .analysis.attempt_record import ArmResult, PairedAttempt
 from .analysis.headline import Headline, headline
 from .contracts import Digest, PortablePath
 from .errors import ContractError
-from .publish.bundle import SUMMARY_PATH, bundle_files, load_admissions, load_records, parse_document
+from .publish.bundle_layout import SUMMARY_PATH, bundle_files, load_admissions, load_records, parse_document
 from .store import EntryKind, Store, walk_tree
 from .store.lookup import resolve_digest
 
@@ -84,7 +84,7 @@ def _row(
 
 
 def tree_files(store: Store, tree: Digest) -> dict[PortablePath, bytes]:
-    """Every file of a stored tree by portable path, as :func:`bench.publish.bundle.bundle_files` reads a
+    """Every file of a stored tree by portable path, as :func:`bench.publish.bundle_layout.bundle_files` reads a
     directory."""
     entries = [(path, entry.digest) for path, entry in walk_tree(store, tree) if entry.kind is not EntryKind.DIRECTORY]
     contents = dict(store.get_many([digest for _, digest in entries]))

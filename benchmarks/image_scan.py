@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.images import ImageName, build_image, scan_image
 from bench.packaging.markers import HARNESS_TERMS
 from bench.sandbox.backends.docker import DockerBackend
-from bench.sandbox.images import ImageName, build_image, scan_image
 
 REPETITIONS = 3
 GOAL = 2.0

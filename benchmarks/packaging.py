@@ -86,10 +86,12 @@ def _rev_parse(repository: Path, ref: str) -> str:
 
 def _package(args: list[str]) -> Callable[[], object]:
     """corpus then redact of ``args[0]`` at commit ``args[1]`` into a fresh store at ``args[2]``."""
-    from bench.packaging import corpus, corpus_params, redact
+    from bench.builder import StageContext, execute
+    from bench.builder.code_digest import code_manifest
+    from bench.packaging import corpus_params
     from bench.packaging.redact import RedactParams
-    from bench.stages import StageContext, execute
-    from bench.stages.code import code_manifest
+    from bench.stages.corpus import corpus
+    from bench.stages.redact import redact
     from bench.store import Store
 
     repository, commit, where = args
@@ -149,9 +151,11 @@ def _challenge(store: Store) -> Ref[ChallengeManifest]:
 
 def _redacted_tree(store: Path, repository: str, commit: str) -> str:
     """Package once (untimed) into ``store`` and return the redacted tree certify is given."""
-    from bench.packaging import corpus, corpus_params, redact
+    from bench.builder import StageContext, execute
+    from bench.packaging import corpus_params
     from bench.packaging.redact import RedactParams
-    from bench.stages import StageContext, execute
+    from bench.stages.corpus import corpus
+    from bench.stages.redact import redact
     from bench.store import Store
 
     context = StageContext(Store(store))

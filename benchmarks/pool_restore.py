@@ -30,7 +30,7 @@ SUITE = REPO / "challenges" / "example"
 
 def _restore(args: list[str]) -> Callable[[], object]:
     """The operation ``restore SYSTEM SIZE WORK``: seed the pool (size > 0) and restore SYSTEM, untimed imports."""
-    from bench.agent.memory import system_provisioner
+    from bench.agent.treatment_memory import system_provisioner
     from bench.provision.adapter import Provisioner
     from bench.provision.fixture import verify_artifact
     from bench.provision.pool import pool_documents, seed_corpus

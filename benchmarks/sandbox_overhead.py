@@ -24,11 +24,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.contracts import PortablePath
-from bench.sandbox import RunRequest, audit_trees, container_spec
+from bench.images import ImageName, build_image
+from bench.sandbox import RunRequest, container_spec
 from bench.sandbox.backends.docker import DockerBackend, docker_client
-from bench.sandbox.images import ImageName, build_image
 from bench.sandbox.layout import USER_GID, USER_UID, WORKSPACE
 from bench.sandbox.tarpipe import chunk_stream, tree_chunks
+from bench.stages.audit import audit_trees
 from bench.store import Store, tree_from_directory, tree_from_tar
 from bench.suite.challenge import Environment, NetworkMode
 from benchmarks.corpus_gen import generate_tree

@@ -59,7 +59,7 @@ def write_bundle(root: Path, attempts: int, seed: int = 7) -> int:
 def _rehash(args: list[str]) -> Callable[[], object]:
     from bench.publish.filedigests import BundleDigests
     from bench.publish.manifest import read_manifest
-    from bench.publish.verify import rehash
+    from bench.publish.verification import rehash
 
     manifest = Path(args[0])
 

@@ -8,8 +8,8 @@ import pytest
 from demo_runs import DemoRuns, run_demo_twice
 from s3server import S3Server, seaweed
 
+from bench.builder import StageContext
 from bench.run.catalogue import services
-from bench.stages import StageContext
 from bench.store import Store
 
 

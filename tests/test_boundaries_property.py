@@ -32,8 +32,8 @@ from bench.packaging.corpus import materialize
 from bench.packaging.gitsource import open_source
 from bench.provision import ProvisionRefused
 from bench.provision.messages import DestroyResponse, RestoreResponse, SnapshotResponse, Verb
-from bench.provision.process import interpret_reply
-from bench.publish.bundle import parse_document
+from bench.provision.protocol_call import interpret_reply
+from bench.publish.bundle_layout import parse_document
 from bench.publish.manifest import PublicationManifest, PublishedFile
 from bench.store import Store, tree_from_tar
 from tests.analysis.attempt_factory import arm, attempt, record_digest

@@ -94,6 +94,22 @@ def test_no_package_imports_its_own_line_or_above() -> None:
     assert upward == []
 
 
+def test_the_sandbox_seam_imports_only_contracts_store_project_and_errors() -> None:
+    """The engine seam carries its own types (``NetworkMode``, ``SandboxEnvironment``): it names no suite, image
+    recipe or stage, so a backend can be written, and the seam read, without them. ``project`` (the project file's
+    reader, on the store's floor, itself importing only contracts and errors) is where the configured backend is
+    named (``[sandbox] backend``)."""
+    allowed = {"sandbox", "contracts", "store", "project", "errors", *layers()[0]}
+    outside = sorted(
+        f"{module} -> {target}"
+        for module, targets in _arrows().items()
+        if room_of(module) == "sandbox"
+        for target in targets
+        if room_of(target) not in allowed
+    )
+    assert outside == []
+
+
 def _cycles(arrows: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan, iterative)."""
     index: dict[str, int] = {}

@@ -58,7 +58,7 @@ def test_no_module_outside_bench_memory_imports_it() -> None:
         ("from bench.memory import hook_settings\n", "bench.agent.x"),
         ("from ..memory.provisioner import state_path\n", "bench.agent.x"),
         ("from .. import memory\n", "bench.agent.x"),
-        ("from ...memory import recall\n", "bench.sandbox.images.x"),
+        ("from ...memory import recall\n", "bench.sandbox.backends.x"),
     ],
 )
 def test_the_scan_sees_every_spelling_of_the_import(source: str, module: str) -> None:

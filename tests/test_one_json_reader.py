@@ -18,13 +18,13 @@ PARSE = re.compile(r"\bjson\.loads?\(|\.model_validate_json\(|\bJSONDecoder\(")
 TRUSTED = {
     "contracts/strict_json.py": "the strict reader itself",
     "contracts/files.py": "validates bytes the strict reader accepted first",
-    "provision/process.py": "validates a reply the strict reader accepted first",
+    "provision/protocol_call.py": "validates a reply the strict reader accepted first",
     "store/store.py": "store documents: canonical, written by this package, re-hashed on every read",
     "store/references.py": "store documents read through the verifying store",
-    "stages/engine.py": "the kind of a store document",
+    "builder/execution.py": "the kind of a store document",
     "pipeline/check.py": "the kind of a store document",
     "pipeline/status.py": "the kind of a store document",
-    "stages/stage.py": "params re-read from this package's own canonical JSON",
+    "builder/stage.py": "params re-read from this package's own canonical JSON",
     "pipeline/executor.py": "an invocation the plan wrote and doit hands back",
     "pipeline/doit_tasks.py": "an invocation the plan wrote, read back to name the stage that failed",
     "pipeline/ray_executor.py": "an invocation the plan wrote, handed to a Ray task",
@@ -43,7 +43,8 @@ NOT_YET = {
     "gateway/dialects/anthropic.py": "a streamed tool input, reassembled as relayed: unparsable stays text",
     "gateway/dialects/responses_items.py": "a function call's arguments as the client sent them: non-JSON stays text",
     "harness/claude_code/cli.py": "Claude Code's stream-json output; the agent's work in progress owns it",
-    "harness/claude_code/session.py": "Claude Code transcripts: may hold a lone surrogate the strict reader refuses",
+    "harness/claude_code/session_log.py": "Claude Code transcripts: may hold a lone surrogate the strict reader "
+    "refuses",
     "fence/provider.py": "a quota API read with Decimal numbers, which the strict reader does not yet offer",
 }
 

@@ -58,7 +58,6 @@ from .arm import ArmRun, not_started, run_arm
 from .arm_record import ArmRecord, PairRecord
 from .attachment import control_attachment, return_writes, treatment_attachment
 from .harness_files import base_url, managed_mounts
-from .memory import LiveMemory, live_memory, system_provisioner
 from .memory_evidence import StateEvidence, state_evidence
 from .mounted import record_mounts, require_declared, require_publishable
 from .recorder import read_exchange_log
@@ -66,6 +65,7 @@ from .rederive_injected import rederive_injected
 from .retrieval_score import score_retrieval
 from .sealed_env import installed_hooks
 from .state_copy import copy_state
+from .treatment_memory import LiveMemory, live_memory, system_provisioner
 
 __all__ = [
     "FENCE_REASON",

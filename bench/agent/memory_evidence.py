@@ -18,10 +18,10 @@ from ..store import EntryKind, walk_tree
 from ..suite.memory_system import MemorySystem
 from .arm import ArmRun
 from .arm_record import ArmRecord
-from .memory import LiveMemory
 from .recorder import read_exchange_log
 from .replay_tools import replay_tools
 from .state_copy import StateCopy, copy_state, state_files, state_writes
+from .treatment_memory import LiveMemory
 
 __all__ = ["StateEvidence", "state_evidence"]
 

@@ -29,10 +29,10 @@ from ..contracts import ContractModel, Digest, Document
 from ..gateway.exchange import ExchangeRecord
 from ..grading.chain import Conversation, RunnerRecord, harness_conversation
 from ..grading.gateway_view import hook_contexts, tool_calls, tool_results, user_prompts
-from ..grading.memory import InstalledHook
+from ..grading.memory_declaration import InstalledHook
 from ..provision import ProvisionRefused
 from ..provision.messages import RETRIEVE_BATCH, HookEvent, HookEventName
-from ..provision.process import CallRecord
+from ..provision.protocol_call import CallRecord
 from ..sandbox.layout import WORKSPACE
 from .arm_record import ConditionName
 

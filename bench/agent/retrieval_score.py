@@ -21,7 +21,7 @@ from pydantic import Field
 from ..contracts import ContractModel, Document, PortablePath
 from ..provision import ProvisionRefused
 from ..provision.messages import HookEvent, HookEventName, RetrieveResponse
-from ..provision.process import CallRecord
+from ..provision.protocol_call import CallRecord
 from ..sandbox.layout import WORKSPACE
 from .arm_record import ConditionName
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
-from ..grading.memory import InstalledHook
+from ..grading.memory_declaration import InstalledHook
 from ..harness import AttachmentRequest, Harness, HookSpec, McpServerSpec, MemoryChannel
 from ..harness.sealing import sealed_argv
 from ..sandbox.layout import BASE_ENV

@@ -106,7 +106,8 @@ class ComparabilityKey(ContractModel):
 
 
 def condition_system(condition: str) -> str:
-    """The memory system a treatment condition names: conditions are ``<system>:<graph arm>`` (``run/plan.py``)."""
+    """The memory system a treatment condition names: conditions are ``<system>:<graph arm>``
+    (``run/suite_plan.py``)."""
     return condition.split(":", 1)[0]
 
 

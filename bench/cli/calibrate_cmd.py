@@ -7,12 +7,12 @@ from pathlib import Path
 
 from ..contracts import ImageId, TreeDigest
 from ..errors import SandboxError
-from ..sandbox import calibrate, default_backend, require_calibrated
-from ..sandbox.calibrate import DEFAULT_REPEATS
-from ..sandbox.images import ImageName, newest_image_id, require_image
+from ..images import ImageName, newest_image_id, require_image
+from ..sandbox import default_backend
+from ..stages.calibrate import DEFAULT_REPEATS, require_calibrated, run_calibration
 from ..store import tree_from_directory
 from ..suite.challenge import load_challenge
-from .digests import digest_argument, resolve_digest
+from .digest_arguments import digest_argument, resolve_digest
 from .locate import open_store
 from .numbers import whole_number
 from .output import Output
@@ -49,7 +49,7 @@ def _calibrate(args: argparse.Namespace, out: Output) -> int:
             else tree_from_directory(store, args.workspace)
         )
         out.progress(f"calibrating {manifest.challenge_id} in {image_id[:19]}")
-        done = calibrate(backend, store, args.challenge, manifest, ImageId(image_id), redacted, args.repeats)
+        done = run_calibration(backend, store, args.challenge, manifest, ImageId(image_id), redacted, args.repeats)
     report, digest = done.report, store.put_document(done.report)
     data = {**report.model_dump(mode="json"), "report": str(digest), "runs": str(store.put_document(done.runs))}
     oracle = "not run" if report.oracle is None else " ".join(o.value for o in report.oracle.outcomes)

@@ -6,13 +6,14 @@ import argparse
 import os
 from pathlib import Path
 
+from ..builder.execution import execute
 from ..contracts import TreeDigest
-from ..packaging import UNCHECKED_CORPUS_VARIABLE, CertificationReport, CertifyInputs, CertifyParams, Verdict, certify
+from ..packaging import UNCHECKED_CORPUS_VARIABLE, CertificationReport, CertifyInputs, CertifyParams, Verdict
 from ..packaging.surfaces import challenge_inputs, fixture_inputs
 from ..provision.fixture import load_fixture
-from ..stages.engine import execute
+from ..stages.certify import certify
 from ..suite import load_challenge
-from .digests import digest_argument, resolve_digest
+from .digest_arguments import digest_argument, resolve_digest
 from .locate import store_runtime
 from .output import Output
 from .packaging_cmd import outcome_fields

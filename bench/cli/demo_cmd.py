@@ -11,9 +11,10 @@ import argparse
 from pathlib import Path
 
 from ..project import example_root
-from .locate import project_of
+from ..run.runner import SuiteRequest
+from .locate import project_of, store_path
 from .output import Output
-from .pipeline_run import SuiteRequest, add_run_options, run_suite
+from .suite_options import add_run_options, run_and_report
 
 __all__ = ["register"]
 
@@ -38,6 +39,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _demo(args: argparse.Namespace, out: Output) -> int:
     request = SuiteRequest(
         project=project_of(args),
+        store=store_path(args),
+        command=args.command,
         base=example_root(),
         suite=EXAMPLE_SUITE,
         attempts=args.attempts,
@@ -47,5 +50,6 @@ def _demo(args: argparse.Namespace, out: Output) -> int:
         executor=args.executor,
         wait=args.wait,
         harness=args.harness,
+        debug=args.debug,
     )
-    return run_suite(args, out, request, NEXT)
+    return run_and_report(out, request, NEXT)

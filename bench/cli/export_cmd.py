@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..interop import write_inspect_log
-from ..publish.bundle import bundle_files
+from ..publish.bundle_layout import bundle_files
 from ..results import tree_files
 from ..store.lookup import resolve_digest
 from .locate import open_store

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..sandbox.images import ImageName, build_image, list_images, scan_image
+from ..images import ImageName, build_image, list_images, scan_image
 from .locate import open_store
 from .output import Output
 

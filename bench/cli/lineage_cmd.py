@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from ..builder.lineage import RederiveVerdict, rederive
+from ..builder.lineage_graph import lineage_graph
 from ..run.catalogue import STAGES
-from ..stages.lineage import RederiveVerdict, rederive
-from ..stages.lineage_graph import lineage_graph
-from .digests import digest_argument, resolve_digest
+from .digest_arguments import digest_argument, resolve_digest
 from .lineage_formats import LineageFormat, render
 from .locate import store_runtime
 from .output import Output

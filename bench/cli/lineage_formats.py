@@ -12,8 +12,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..builder.lineage_graph import LineageGraph
 from ..contracts import Digest
-from ..stages.lineage_graph import LineageGraph
 
 __all__ = ["LineageFormat", "render"]
 

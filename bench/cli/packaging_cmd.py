@@ -6,11 +6,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..builder.execution import ActionOutcome, execute
 from ..contracts import PortablePath
-from ..packaging import MaterializationReceipt, RedactionReceipt, RedactParams, corpus, corpus_params, redact
+from ..packaging import MaterializationReceipt, RedactionReceipt, RedactParams, corpus_params
 from ..provision.fixture import load_fixture
-from ..stages.engine import ActionOutcome, execute
-from .digests import digest_argument, resolve_digest
+from ..stages.corpus import corpus
+from ..stages.redact import redact
+from .digest_arguments import digest_argument, resolve_digest
 from .locate import store_runtime
 from .output import Output
 

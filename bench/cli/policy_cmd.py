@@ -17,7 +17,7 @@ from ..gateway.policy import Policy
 from ..gateway.policy_check import TurnCheck, check_request, dry_request
 from ..sandbox.layout import WORKSPACE
 from ..suite.suite import open_suite
-from .digests import digest_argument, resolve_digest
+from .digest_arguments import digest_argument, resolve_digest
 from .locate import open_store
 from .output import Output
 

@@ -14,8 +14,8 @@ import argparse
 from pathlib import Path
 
 from ..analysis.prereg import UndeliveredRule, load_preregistrations
-from ..publish.bundle import bundle_files, check_layout, load_records
-from ..run.prereg import BudgetChoice, correction_moves, freeze, record_correction, record_supersession
+from ..publish.bundle_layout import bundle_files, check_layout, load_records
+from ..run.prereg_freeze import BudgetChoice, correction_moves, freeze, record_correction, record_supersession
 from ..suite.suite import open_suite
 from .locate import project_of
 from .numbers import confidence, whole_number

@@ -23,7 +23,7 @@ from ..errors import ContractError, SourceError, UsageError
 from ..provision.adapter import Provisioner
 from ..provision.fixture import artifact_sha256, load_fixture
 from ..provision.messages import HookEvent, ProjectName, RunIdentity
-from ..provision.process import MAX_TIMEOUT_SECONDS, CallRecord, ProcessLimits
+from ..provision.protocol_call import MAX_TIMEOUT_SECONDS, CallRecord, ProcessLimits
 from ..provision.receipt import PairVerdict, assess
 from .output import Output
 

@@ -10,9 +10,9 @@ from ..errors import UsageError
 from ..publish import MANIFEST_NAME, ClaimKind, Verification, check_bundle, verify
 from ..publish.release import sign
 from ..publish.signing import SIGNATURE_NAME, load_private_key, load_public_key
-from ..publish.verify import Trust
+from ..publish.verification import Trust
 from ..run.catalogue import STAGES
-from ..run.publish import publish_directory
+from ..stages.publish import publish_directory
 from .numbers import confidence
 from .output import Output
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .locate import project_of
+from ..run.runner import SuiteRequest
+from .locate import project_of, store_path
 from .output import Output
-from .pipeline_run import SuiteRequest, add_run_options, run_suite
+from .suite_options import add_run_options, run_and_report
 
 __all__ = ["register"]
 
@@ -38,6 +39,8 @@ def _run(args: argparse.Namespace, out: Output) -> int:
     project = project_of(args)
     request = SuiteRequest(
         project=project,
+        store=store_path(args),
+        command=args.command,
         base=project.root,
         suite=project.relative(args.suite),
         attempts=args.attempts,
@@ -47,8 +50,9 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         executor=args.executor,
         wait=args.wait,
         harness=args.harness,
+        debug=args.debug,
     )
     suite = request.suite.as_posix()
-    return run_suite(
-        args, out, request, f"open the report in a browser; `stele-bench status {suite}` says what is stale"
+    return run_and_report(
+        out, request, f"open the report in a browser; `stele-bench status {suite}` says what is stale"
     )

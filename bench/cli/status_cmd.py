@@ -17,7 +17,7 @@ from ..project import example_root
 from ..run.dodo import plan_variables
 from .locate import open_store, project_of, store_runtime
 from .output import Output
-from .pipeline_run import positive_int
+from .suite_options import positive_int
 
 __all__ = ["register"]
 

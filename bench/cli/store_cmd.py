@@ -19,7 +19,7 @@ from ..store.fsck import FsckStatus, fsck
 from ..store.gc import DEFAULT_GRACE_SECONDS, gc
 from ..store.location import store_location
 from ..store.repair import DirectorySource, RepairSource, StoreSource, repair
-from .digests import digest_argument, ref_argument, resolve_digest
+from .digest_arguments import digest_argument, ref_argument, resolve_digest
 from .locate import declare_contracts, holds_store, open_store, store_path
 from .numbers import seconds
 from .output import Output

@@ -6,8 +6,8 @@ from .delivery import ChannelDelivery, DeliveryGrade, grade_delivery
 from .effort import EffortEnd, ExplorationEffort, measure_effort
 from .findings import TamperFinding, TamperKind
 from .gateway_view import ReceivedContext, hook_contexts, received_texts
-from .grade import Grade, OutcomeGrade, grade
-from .memory import InstalledHook, MemoryDeclaration
+from .layers import Grade, OutcomeGrade, grade
+from .memory_declaration import InstalledHook, MemoryDeclaration
 from .tamper import tamper_findings
 from .used import UseEvidence, UseGrade, grade_use
 

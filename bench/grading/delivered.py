@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..harness.transcript import Channel, Step, StepSource, Transcript
 from .gateway_view import tool_input_text
-from .memory import MemoryDeclaration
+from .memory_declaration import MemoryDeclaration
 
 __all__ = ["DeliveringStep", "delivering_steps", "hook_of", "memory_tool_call_ids"]
 

@@ -39,7 +39,7 @@ from .gateway_view import (
     tool_input_text,
     tool_results,
 )
-from .memory import MemoryDeclaration
+from .memory_declaration import MemoryDeclaration
 from .restored import RestoredState, content_reads, static_mismatches
 from .tamper import tamper_findings
 

@@ -29,7 +29,7 @@ from ..gateway.neutral import Role
 from ..harness.transcript import Channel
 from .chain import Conversation, message_texts
 from .gateway_view import ReceivedContext, tool_calls, tool_results
-from .memory import MemoryDeclaration
+from .memory_declaration import MemoryDeclaration
 
 __all__ = ["UseEvidence", "UseGrade", "grade_use"]
 

@@ -60,7 +60,7 @@ __all__ = [
 
 DEFAULT_HARNESS = "claude-code"
 if TYPE_CHECKING:
-    # Never run: the statements name every registered package, so a stage's code digest (bench/stages/code.py
+    # Never run: the statements name every registered package, so a stage's code digest (bench/builder/code_digest.py
     # reads import statements) covers the harness code it runs, which the registry imports by name.
     from . import claude_code, codex  # noqa: F401
 

@@ -32,11 +32,11 @@ from ..contracts.checked_files import write_checked
 from ..contracts.strict_json import parse_json_object
 from ..errors import ContractError
 from ..grading import StepSource, Transcript
-from ..publish.bundle import parse_document
+from ..publish.bundle_layout import parse_document
 from ..publish.manifest import LINEAGE_PATH
 from ..publish.provenance import read_lineage
 from ..results import BundleResults, results_of
-from ..run.grade import ArmGrade, arm_result
+from ..stages.grade import ArmGrade, arm_result
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult
 from ..suite.memory_system import CONTROL

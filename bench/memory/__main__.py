@@ -23,7 +23,7 @@ from bench.contracts import ContractModel
 from bench.provision.messages import DestroyRequest, RestoreRequest, RetrieveRequest, SnapshotRequest
 
 from . import provisioner
-from .corpus import NoteFormatError
+from .notes import NoteFormatError
 from .semantic import ModelMissing
 from .state import StateError
 

@@ -41,8 +41,8 @@ from bench.provision.messages import (
     SnapshotResponse,
 )
 
-from .corpus import read_corpus
 from .install import hook_program
+from .notes import read_corpus
 from .probes import run_probes
 from .recall import connect, hook_recall
 from .semantic import Embedder, load_embedder, require_embedder

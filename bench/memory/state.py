@@ -27,7 +27,7 @@ from pydantic import StringConstraints, ValidationError
 
 from bench.contracts import ContractModel, canonical_json
 
-from .corpus import EvidenceNote
+from .notes import EvidenceNote
 from .semantic import Embedder, pack_vector
 from .vector_cache import embed_cached
 

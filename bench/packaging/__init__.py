@@ -15,7 +15,6 @@ from .certify import (
     Finding,
     MissingSurface,
     Verdict,
-    certify,
     certify_surfaces,
 )
 from .corpus import (
@@ -24,14 +23,13 @@ from .corpus import (
     CorpusParams,
     LfsPointer,
     MaterializationReceipt,
-    corpus,
     corpus_params,
     materialize,
 )
 from .gitsource import CommitNotFound, GitSource, open_source, resolve_commit
 from .markers import HARNESS_TERMS, FindingKind, TextScanner
 from .patterns import AUTO_LOADED_CONTEXT_PATTERNS, HARNESS_CONTEXT, HarnessContext, auto_loaded_match
-from .redact import RedactInputs, RedactionReceipt, RedactOutputs, RedactParams, RemovedEntry, redact, redact_tree
+from .redact import RedactInputs, RedactionReceipt, RedactOutputs, RedactParams, RemovedEntry, redact_tree
 
 # For `stele-bench schema`: the documents packaging stores.
 PUBLIC_CONTRACTS = (MaterializationReceipt, RedactionReceipt, CertificationReport)
@@ -66,13 +64,10 @@ __all__ = [
     "TextScanner",
     "Verdict",
     "auto_loaded_match",
-    "certify",
     "certify_surfaces",
-    "corpus",
     "corpus_params",
     "materialize",
     "open_source",
-    "redact",
     "redact_tree",
     "resolve_commit",
 ]

@@ -25,10 +25,10 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Annotated, Literal
 
+from ..builder import SUPPLIED, Ports
 from ..contracts import BlobDigest, ContractModel, Digest, Document, PortablePath, Ref, TreeDigest
 from ..contracts.files import collection_paused
 from ..errors import StageError
-from ..stages import SUPPLIED, Ports, StageContext, StageKind, stage
 from ..store import EntryKind, Store, walk_tree
 from ..suite import ChallengeManifest
 from .blobscan import scan_blobs
@@ -45,7 +45,6 @@ __all__ = [
     "Finding",
     "MissingSurface",
     "Verdict",
-    "certify",
     "certify_surfaces",
 ]
 
@@ -243,9 +242,3 @@ def _scan_challenge(
     return CheckedSurface(
         surface="challenge", digest=digest, entries=len([t for t in visible.values() if t]), scanned_bytes=scanned
     )
-
-
-@stage("certify", version=4, kind=StageKind.DETERMINISTIC)
-def certify(context: StageContext, inputs: CertifyInputs, params: CertifyParams) -> CertifyOutputs:
-    """Store the certification report; a rejection is a recorded result, not an exception."""
-    return CertifyOutputs(report=context.store.put_document(certify_surfaces(context.store, inputs, params)))

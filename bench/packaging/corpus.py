@@ -1,4 +1,4 @@
-"""The corpus stage: a store tree built from one commit's git objects, and the receipt that says so.
+"""A corpus: a store tree built from one commit's git objects, and its receipt (the stage: bench.stages.corpus).
 
 The tree holds exactly what ``git archive COMMIT`` would: paths, executable bits, symlinks as symlinks, bytes.
 It never holds history, the index, ignored files or ``.git``. Everything is written in one store transaction, so
@@ -25,11 +25,11 @@ from typing import Annotated, Literal
 from dulwich.objects import Blob, Commit, Tree, object_class
 from pydantic import StringConstraints
 
+from ..builder import LOCATOR, Ports
 from ..contracts import BlobDigest, ContractModel, Document, GitObjectId, PortablePath, Ref, TreeDigest
 from ..contracts.checked_files import read_bounded
 from ..contracts.checked_files import resolved as resolved_path
 from ..errors import ContractError, SourceError
-from ..stages import LOCATOR, NoInputs, Ports, StageContext, StageKind, stage
 from ..store import EntryKind, FileEntry, Store, tree_from_entries
 from .gitsource import GitSource, open_source, resolve_commit
 from .symlinks import check_symlinks
@@ -41,7 +41,6 @@ __all__ = [
     "LfsPointer",
     "MaterializationReceipt",
     "RepositoryName",
-    "corpus",
     "corpus_params",
     "materialize",
     "repository_name",
@@ -280,18 +279,3 @@ def _note_lfs(walk: _Walk, path: str, data: bytes) -> None:
 class CorpusOutputs(Ports):
     tree: TreeDigest
     receipt: Ref[MaterializationReceipt]
-
-
-@stage("corpus", version=3, kind=StageKind.DETERMINISTIC)
-def corpus(context: StageContext, inputs: NoInputs, params: CorpusParams) -> CorpusOutputs:
-    """Build the corpus tree of ``params.commit``; deterministic because a full commit id fixes every byte."""
-    if not params.source:
-        raise SourceError(
-            f"the corpus of {params.repository} at {params.commit} needs the repository's location (params.source), "
-            "which action keys leave out",
-            field="source",
-            hint="pass it, e.g. `stele-bench rederive DIGEST --locate source=PATH`",
-        )
-    with open_source(params.source) as source:
-        receipt = materialize(context.store, source, params.commit, params.repository)
-    return CorpusOutputs(tree=receipt.tree, receipt=context.store.put_document(receipt))

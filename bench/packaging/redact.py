@@ -19,9 +19,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from ..builder import Ports
 from ..contracts import ContractModel, Digest, Document, PortablePath, Ref, TreeDigest
 from ..errors import ContractError
-from ..stages import Ports, StageContext, StageKind, TreeReads, stage
 from ..store import EntryKind, Store, TreeEntry, TreeObject, read_tree, walk_tree
 from .patterns import auto_loaded_match
 
@@ -33,7 +33,6 @@ __all__ = [
     "RedactParams",
     "RedactionReceipt",
     "RemovedEntry",
-    "redact",
     "redact_tree",
 ]
 
@@ -140,9 +139,3 @@ class RedactInputs(Ports):
 class RedactOutputs(Ports):
     tree: TreeDigest
     receipt: Ref[RedactionReceipt]
-
-
-@stage("redact", version=3, kind=StageKind.DETERMINISTIC, trees=TreeReads.LISTINGS)
-def redact(context: StageContext, inputs: RedactInputs, params: RedactParams) -> RedactOutputs:
-    receipt = redact_tree(context.store, inputs.tree, params.extra_paths)
-    return RedactOutputs(tree=receipt.redacted, receipt=context.store.put_document(receipt))

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..builder import Ports
 from ..contracts import BlobDigest, PortablePath, Ref, TreeDigest
 from ..contracts.checked_files import read_bounded
 from ..provision.fixture import FIXTURE_FILE, Fixture, verify_artifact
-from ..stages import Ports
 from ..store import EntryKind, FileEntry, Store, tree_from_directory, tree_from_entries
 from ..suite import ChallengeManifest, read_asset
 from ..suite.challenge import MANIFEST_NAME

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from ..builder.catalogue import Catalogue
+from ..builder.stage import SEPARATOR, Ports, Stage
 from ..contracts import ContractModel, Digest
 from ..errors import PlanError
-from ..stages.catalogue import Catalogue
-from ..stages.stage import SEPARATOR, Ports, Stage
 from ..store import Store
 from .check import check_plan
 from .plan import Invocation, Plan, Upstream
@@ -26,7 +26,7 @@ from .run_actions import run_actions_port
 
 __all__ = ["Handle", "Link", "PlanBuilder"]
 
-O = TypeVar("O", bound=Ports)  # noqa: E741 - the outputs type, as in bench.stages.stage
+O = TypeVar("O", bound=Ports)  # noqa: E741 - the outputs type, as in bench.builder.stage
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..builder.catalogue import Catalogue
+from ..builder.stage import SEPARATOR, Port, Stage
 from ..contracts import Digest, Ref, TreeDigest, accepts
 from ..errors import PlanError
-from ..stages.catalogue import Catalogue
-from ..stages.stage import SEPARATOR, Port, Stage
 from ..store import Store
 from .plan import Invocation, Plan
 from .run_actions import run_actions_port

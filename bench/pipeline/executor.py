@@ -16,8 +16,8 @@ import abc
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..builder.execution import execute
 from ..contracts import Digest, canonical_bytes
-from ..stages.engine import execute
 from ..store.versions import set_versioned_ref
 from .plan import Invocation
 from .run_actions import links, run_actions

@@ -14,9 +14,9 @@ from typing import Any
 
 import pydantic
 
+from ..builder.catalogue import Catalogue
 from ..contracts.strict_json import read_json_object
 from ..errors import ContractError
-from ..stages.catalogue import Catalogue
 from ..store import Store
 from .check import check_plan
 from .plan import Plan

@@ -33,8 +33,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..builder.execution import action_key, cached_result
 from ..errors import BenchError, ExecutorError
-from ..stages.engine import action_key, cached_result
 from .executor import Executor, Ran, invocation_inputs, invoke
 from .plan import Invocation
 from .runtime import Runtime

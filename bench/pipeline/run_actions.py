@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..builder.stage import Ports
 from ..contracts import Digest, Ref
-from ..stages.stage import Ports
 from ..store.actions import RunActions
 
 __all__ = ["KEY", "RAN", "links", "run_actions", "run_actions_port"]

@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..stages.catalogue import Catalogue
-from ..stages.context import ServiceFactory, StageContext
+from ..builder.catalogue import Catalogue
+from ..builder.context import ServiceFactory, StageContext
 from ..store import Store
 
 __all__ = ["Runtime"]

@@ -1,7 +1,7 @@
 """What a plan would run, and why, as ``dvc status`` says it: each invocation up to date, stale or waiting.
 
 An invocation is up to date exactly when the store's action cache holds a result for its key with every output
-present (the rule :func:`~bench.stages.engine.cached_result` applies; nothing here decides differently). A stale
+present (the rule :func:`~bench.builder.execution.cached_result` applies; nothing here decides differently). A stale
 one is explained against the recorded action of its stage that differs from it least: the stage version, the
 modules of its code that changed, the params that changed (with old and new values), the inputs that changed (for
 a memory system's provisioner, which of its files: "provisioner reference: code changed (module ...)"),
@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..builder.code_digest import code_manifest
+from ..builder.execution import cached_result, key_document
 from ..contracts import BlobDigest, Digest, canonical_bytes
 from ..provision.code import ProvisionerCode, code_change
-from ..stages.code import code_manifest
-from ..stages.engine import cached_result, key_document
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult, CodeManifest, RunActions, results_for
 from .plan import Invocation, Plan

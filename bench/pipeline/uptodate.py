@@ -23,11 +23,11 @@ from typing import Any
 
 from doit.dependency import UptodateCalculator
 
+from ..builder.code_digest import store_code_manifest
+from ..builder.execution import cached_results, key_document
 from ..contracts import Digest, canonical_bytes
 from ..contracts.files import collection_paused
 from ..errors import BenchError
-from ..stages.code import store_code_manifest
-from ..stages.engine import cached_results, key_document
 from ..store import Store
 from .executor import invocation_inputs
 from .failure import record_failure

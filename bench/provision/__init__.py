@@ -5,7 +5,7 @@ from .adapter import MemorySession, Provisioner, provisioned
 from .errors import ProvisionRefused, RefusalReason
 from .fixture import Fixture, FixtureArtifact, FixtureProbe, GraphArm, artifact_sha256, load_fixture, verify_artifact
 from .messages import PUBLIC_CONTRACTS, ProbeKind, ProbeStatus, Verb, json_schemas
-from .process import CallRecord, ProcessLimits
+from .protocol_call import CallRecord, ProcessLimits
 from .receipt import Assessment, PairVerdict, ProbeCheck, ProbeOutcome, SnapshotReceipt, assess
 
 __all__ = [

@@ -45,7 +45,7 @@ from .messages import (
     SnapshotResponse,
     Verb,
 )
-from .process import CallRecord, ProcessLimits, run_verb
+from .protocol_call import CallRecord, ProcessLimits, run_verb
 from .receipt import SnapshotReceipt, snapshot_receipt
 
 __all__ = ["MemorySession", "Provisioner", "provisioned"]

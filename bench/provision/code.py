@@ -32,9 +32,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal, Protocol
 
+from ..builder.code_digest import PACKAGE, code_manifest
 from ..contracts import BlobDigest, Document, PortablePath, Ref, Sha256
 from ..errors import ContractError
-from ..stages.code import PACKAGE, code_manifest
 from ..store import Store
 
 __all__ = [
@@ -89,7 +89,7 @@ def resolve_provisioner(system: DeclaredProvisioner, suite_root: Path) -> tuple[
                 field="provisioner",
             )
         return (str(path.resolve()), *rest)
-    # The running interpreter's directory first, as the pipeline's PATH has it (bench.cli.pipeline_run): every
+    # The running interpreter's directory first, as the pipeline's PATH has it (bench.run.runner): every
     # process finds the same program, so a plan made by `status` keys what the pipeline runs.
     search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     found = shutil.which(program, path=search)

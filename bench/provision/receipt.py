@@ -27,7 +27,7 @@ from .messages import (
     RestoreResponse,
     SnapshotResponse,
 )
-from .process import CallRecord
+from .protocol_call import CallRecord
 
 __all__ = [
     "PUBLIC_CONTRACTS",

@@ -2,15 +2,15 @@
 verification from the bundle alone, the report and the transcript pages."""
 
 from ..leaks import LEAK_PATTERNS, Check, FileFinding, check_leaks
-from .bundle import BundleError, bundle_files
+from .bundle_layout import BundleError, bundle_files
 from .checks import PublicationRefused, check_admissions, check_coverage
-from .lineage import lineage_files, run_actions
+from .lineage_files import lineage_files, run_actions
 from .manifest import MANIFEST_NAME, PublicationLineage, PublicationManifest, PublishedFile, read_manifest
 from .provenance import statement
 from .release import check_bundle, seal
 from .render import render_report
 from .svg import MixedKeysError, TrendLine, trend_plot
-from .verify import Claim, ClaimKind, Difference, Verification, verify
+from .verification import Claim, ClaimKind, Difference, Verification, verify
 
 __all__ = [
     "LEAK_PATTERNS",

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from ..contracts import Digest, PortablePath
 from ..errors import BenchError
 from ..leaks import Check, FileFinding, check_leaks
-from .bundle import ADMISSIONS, RECORDS, BundleError, load_admissions, load_records
+from .bundle_layout import ADMISSIONS, RECORDS, BundleError, load_admissions, load_records
 from .manifest import MANIFEST_NAME, PublicationManifest
 
 __all__ = [

@@ -12,7 +12,7 @@
 - **Bound**: a record is named by its own digest (``records/<hex>.json``), an admission by the record it decides,
   which the bundle holds; an admission written by an ``admit`` action decided that action's record input.
 
-Each finding is a :class:`~bench.publish.verify.Difference` with the file and the action it concerns.
+Each finding is a :class:`~bench.publish.verification.Difference` with the file and the action it concerns.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis import AdmissionDecision
+from ..builder import Stage
 from ..contracts import Digest, PortablePath
 from ..errors import BenchError
-from ..stages import Stage
 from ..store import Store
 from ..store.actions import ActionKey, ActionResult
-from .bundle import ADMISSIONS, OBJECTS, RECORDS, BundleError, parse_document
-from .lineage import brought
+from .bundle_layout import ADMISSIONS, OBJECTS, RECORDS, BundleError, parse_document
+from .lineage_files import brought
 from .manifest import LINEAGE_PATH, PublishedAction
 
 __all__ = ["Finding", "Listed", "Supplied", "bound", "closed", "complete", "supplied_by"]

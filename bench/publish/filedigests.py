@@ -9,7 +9,7 @@ digests, with a digest of its listing: a bundle whose files changed between the 
 half hashed.
 
 The digests are the same on either route and so are the refusals: a listing this process makes raises the same
-:class:`~bench.publish.bundle.BundleError` first, a file that cannot be read there is refused here as the same
+:class:`~bench.publish.bundle_layout.BundleError` first, a file that cannot be read there is refused here as the same
 error, a process that stops before sending its digests is a one-line error naming how it ended, and it is killed
 and reaped when this side fails (a manifest that cannot be read, say). A process running a second thread
 (:func:`~bench.forking.fork_is_safe`) hashes every file itself, and so does either process for a small bundle.
@@ -25,7 +25,7 @@ from types import TracebackType
 from ..contracts import Digest, PortablePath
 from ..errors import SourceError
 from ..forking import Child, Frame, fork_is_safe, forked
-from .bundle import BundleError, bundle_paths, read_bundle_file
+from .bundle_layout import BundleError, bundle_paths, read_bundle_file
 
 __all__ = ["FORK_MIN_FILES", "BundleDigests"]
 
@@ -57,7 +57,7 @@ class BundleDigests:
         self._stack.__exit__(kind, exc, traceback)
 
     def digests(self, listed: Mapping[str, PortablePath] | None = None) -> dict[PortablePath, Digest]:
-        """Each file's digest; ``listed`` as for :func:`~bench.publish.bundle.bundle_paths`."""
+        """Each file's digest; ``listed`` as for :func:`~bench.publish.bundle_layout.bundle_paths`."""
         files = list(bundle_paths(self.root, listed))
         if self._child is None or len(files) < FORK_MIN_FILES:
             digests = _digests(self.root, files)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..contracts import Digest, PortablePath, canonical_json
 from ..store.actions import ActionKey
-from .bundle import ADMISSIONS, OBJECTS, RECORDS, BundleError, parse_document
+from .bundle_layout import ADMISSIONS, OBJECTS, RECORDS, BundleError, parse_document
 from .manifest import LINEAGE_PATH, PublicationLineage
 
 __all__ = ["BUILD_TYPE", "PREDICATE_TYPE", "STATEMENT_TYPE", "read_lineage", "statement", "statement_bytes"]

@@ -2,7 +2,7 @@
 
 The manifest is written last and only when every check passes, so a bundle with a ``MANIFEST.json`` is one
 that passed; ``check_bundle`` re-runs the same checks (plus coverage) on a published bundle, as CI does. What
-the bundle holds was laid out before (the ``bundle`` stage, or ``bench.run.publish.publish_directory``): sealing
+the bundle holds was laid out before (the ``bundle`` stage, or ``bench.stages.publish.publish_directory``): sealing
 derives nothing. Signing (:func:`sign`) is separate, and happens where the publisher's key is: never inside a stage,
 so a private key never enters the store.
 """
@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ..contracts import Digest, canonical_bytes
 from ..errors import ContractError
 from ..leaks import Check, FileFinding, check_leaks
-from .bundle import PROVENANCE_NAME, bundle_files, check_layout
+from .bundle_layout import PROVENANCE_NAME, bundle_files, check_layout
 from .checks import PublicationRefused, all_findings, check_coverage
 from .manifest import MANIFEST_NAME, PublicationManifest, PublishedFile, read_manifest, write_manifest
 from .provenance import statement_bytes

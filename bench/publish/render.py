@@ -29,13 +29,13 @@ from ..analysis import (
 from ..contracts import Digest, PortablePath
 from ..errors import ContractError
 from ..gateway import Mode
-from .bundle import ATTEMPT_PAGES
+from .bundle_layout import ATTEMPT_PAGES
 from .effects import effects_section, power_text
-from .headline import report_meta, report_title
 from .noise import noise_section
 from .style import BASE_STYLE
 from .svg import CONTROL_COLOUR, TREATMENT_COLOUR, TrendLine, layer_bars, trend_plot
 from .tables import table
+from .title import report_meta, report_title
 
 __all__ = ["render_report"]
 
@@ -252,7 +252,7 @@ def _trends(summary: StatisticsSummary) -> str:
     return "".join(parts)
 
 
-# What a reader re-derives from the bundle and what rests on the publisher's signature (bench/publish/verify.py).
+# What a reader re-derives from the bundle and what rests on the publisher's signature (bench/publish/verification.py).
 _VERIFICATION = (
     '<p class="note"><code>stele-bench verify MANIFEST.json --trust PUBKEY</code> re-hashes every file of this '
     "bundle and re-runs from it every deterministic stage that reads documents or tree listings: grading, the records, "

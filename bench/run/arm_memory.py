@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ..agent.harness_files import container_path
 from ..agent.sealed_env import installed_hooks
-from ..grading.memory import MemoryDeclaration
+from ..grading.memory_declaration import MemoryDeclaration
 from ..harness import Harness
 from ..suite.memory_system import CONTROL, MemorySystem
 from .suite_run import SuiteRun

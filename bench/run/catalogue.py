@@ -15,25 +15,22 @@ from ..agent import arm_record as agent_records
 from ..agent import rederive_injected as agent_rederive
 from ..agent import replay_tools as agent_replay
 from ..agent import retrieval_score as agent_retrieval
-from ..agent.paired_attempt import paired_attempt
 from ..analysis import admission as analysis_admission
 from ..analysis import attempt_record as analysis_records
 from ..analysis import prereg as analysis_prereg
 from ..analysis import summary as analysis_summary
+from ..builder import Catalogue
+from ..builder.context import ServiceFactory, StageContext
 from ..contracts.registry import ContractRegistry
 from ..fence import caps as fence_caps
 from ..fence import config as fence_config
 from ..fence import fence_record as fence_records
 from ..gateway import policy as gateway_policy
 from ..grading import restored as grading_restored
+from ..images import archive as sandbox_images
+from ..images.archive import StoreImages
 from ..packaging import PUBLIC_CONTRACTS as PACKAGING_CONTRACTS
-from ..packaging.certify import certify
-from ..packaging.corpus import corpus
-from ..packaging.distractor_pool import distractor_pool
-from ..packaging.plan import packaging_plan
-from ..packaging.redact import redact
 from ..pipeline import plan as pipeline_plan
-from ..pipeline.directory_plan import directory_summaries
 from ..pipeline.plans import PlanBuilderFunction
 from ..pipeline.runtime import Runtime
 from ..provision import code as provision_code
@@ -41,34 +38,37 @@ from ..provision import fixture as provision_fixture
 from ..provision import messages as provision_messages
 from ..provision import receipt as provision_receipt
 from ..publish import manifest as publish_manifest
-from ..sandbox.audit import audit_stage
 from ..sandbox.backends import SandboxBackend, default_backend
-from ..sandbox.calibrate import calibrate_stage
-from ..sandbox.images import archive as sandbox_images
-from ..sandbox.images.archive import StoreImages
-from ..sandbox.prebuild import prebuild_stage
-from ..sandbox.verify import verify_stage
-from ..sandbox.workspace_identity import workspace_identity
-from ..stages import Catalogue
+from ..stages import grade as run_grade
 from ..stages import tree_summary as stages_tree_summary
-from ..stages.context import ServiceFactory, StageContext
+from ..stages.admit import admit
+from ..stages.analyze import analyze
+from ..stages.audit import audit
+from ..stages.bundle import bundle
+from ..stages.calibrate import calibrate
+from ..stages.certify import certify
+from ..stages.corpus import corpus
 from ..stages.directory_tree import directory_tree
+from ..stages.distractor_pool import distractor_pool
+from ..stages.grade import grade
+from ..stages.paired_attempt import paired_attempt
+from ..stages.paired_record import paired_record
+from ..stages.prebuild import prebuild
+from ..stages.publish import publish
+from ..stages.redact import redact
+from ..stages.report import report
 from ..stages.tree_summary import tree_summary
+from ..stages.verify import verify
+from ..stages.view import view
+from ..stages.workspace_identity import workspace_identity
 from ..store import Store
 from ..store import actions as store_actions
 from ..store import trees as store_trees
 from ..store import versions as store_versions
 from ..suite import suite as suite_suite
-from . import grade as run_grade
-from .admit import admit
-from .analyze import analyze
-from .bundle import bundle
-from .grade import grade_stage
-from .paired_record import paired_record
-from .plan import suite_plan
-from .publish import publish_stage
-from .report import report
-from .view import view
+from .directory_plan import directory_summaries
+from .packaging_plan import packaging_plan
+from .suite_plan import suite_plan
 
 __all__ = ["CONTRACTS", "PLAN_BUILDERS", "STAGES", "runtime", "sandbox_backend", "services", "sweep_leftovers"]
 
@@ -81,16 +81,16 @@ STAGES = Catalogue(
         distractor_pool,
         certify,
         workspace_identity,
-        prebuild_stage,
-        calibrate_stage,
+        prebuild,
+        calibrate,
         paired_attempt,
-        verify_stage,
-        audit_stage,
-        grade_stage,
+        verify,
+        audit,
+        grade,
         paired_record,
         admit,
         bundle,
-        publish_stage,
+        publish,
         analyze,
         report,
         view,

@@ -5,31 +5,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..agent.paired_attempt import AttemptOutputs, PairedAttemptParams, paired_attempt
 from ..analysis.attempt_record import Build, ComparabilityKey
 from ..analysis.prereg import FrozenInputs, Preregistration
 from ..contracts import Digest, DigestValue, PortablePath
 from ..contracts.checked_files import read_bounded
-from ..packaging.certify import CertifyOutputs, CertifyParams, certify
+from ..packaging.certify import CertifyOutputs, CertifyParams
 from ..packaging.redact import RedactOutputs
 from ..packaging.surfaces import ChallengeSurfaces, FixtureSurfaces, challenge_inputs
 from ..pipeline.builder import Handle, Link, PlanBuilder
-from ..sandbox.audit import AuditOutputs, AuditParams, audit_stage
-from ..sandbox.calibrate import CalibrateOutputs, CalibrateParams, calibrate_stage
 from ..sandbox.layout import WORKSPACE
-from ..sandbox.prebuild import PrebuildOutputs, PrebuildParams, prebuild_stage
-from ..sandbox.verify import VerifyParams, verify_stage
-from ..sandbox.workspace_identity import GIT_DIRECTORY
+from ..stages.admit import AdmitParams, admit
+from ..stages.audit import AuditOutputs, AuditParams, audit
+from ..stages.calibrate import CalibrateOutputs, CalibrateParams, calibrate
+from ..stages.certify import certify
+from ..stages.grade import GradeOutputs, GradeParams, grade
+from ..stages.paired_attempt import AttemptOutputs, PairedAttemptParams, paired_attempt
+from ..stages.paired_record import RecordParams, paired_record
+from ..stages.prebuild import PrebuildOutputs, PrebuildParams, prebuild
+from ..stages.verify import VerifyParams, verify
+from ..stages.view import ViewParams, page_label, view
+from ..stages.workspace_identity import GIT_DIRECTORY
 from ..suite.memory_system import CONTROL, MemorySystem
 from ..suite.suite import LoadedChallenge, Suite
-from .admit import AdmitParams, admit
 from .arm_memory import grading_memory, view_memory
-from .grade import GradeOutputs, GradeParams, grade_stage
-from .paired_record import RecordParams, paired_record
 from .pools import Variant
-from .prereg import current_preregistration
+from .prereg_freeze import current_preregistration
 from .suite_run import CONTROL_CONDITION, Published, SuiteRun, policy_mode
-from .view import ViewParams, page_label, view
 
 __all__ = ["plan_challenge"]
 
@@ -100,14 +101,14 @@ def _gates(
     certified = _certify(plan, run, name, redacted, surfaces, owned)
     prebuilt = plan.add(
         f"prebuild-{name}",
-        prebuild_stage,
+        prebuild,
         PrebuildParams(image_id=run.image_id, environment=manifest.environment),
         redacted=workspace,
         labels={"challenge": name},
     )
     calibrated = plan.add(
         f"calibrate-{name}",
-        calibrate_stage,
+        calibrate,
         CalibrateParams(
             challenge_dir=challenge_dir,
             verifier_sha256=manifest.verifier.asset.sha256,
@@ -331,12 +332,10 @@ def _arm(
     label = f"{name}-{attempt}-{condition}"
     labels = {"challenge": name, "attempt": str(attempt), "arm": condition}
     final = pair[f"finals/{condition}"]
-    verified = plan.add(
-        f"verify-{label}", verify_stage, _verify_params(run, loaded, attempt), final=final, labels=labels
-    )
+    verified = plan.add(f"verify-{label}", verify, _verify_params(run, loaded, attempt), final=final, labels=labels)
     audited = plan.add(
         f"audit-{label}",
-        audit_stage,
+        audit,
         AuditParams(allowed_output_paths=manifest.allowed_output_paths + _identity_paths(run.suite)),
         start=gates.prebuilt["start"],
         final=final,
@@ -344,7 +343,7 @@ def _arm(
     )
     graded = plan.add(
         f"grade-{label}",
-        grade_stage,
+        grade,
         GradeParams(memory=grading_memory(run, manifest.challenge_id, condition)),
         arm=pair["control"] if condition == CONTROL else pair[f"treatments/{condition}"],
         verifier=verified["verifier"],

@@ -22,9 +22,9 @@ from ..gateway import Mode
 from ..packaging.certify import CertificationReport
 from ..pipeline.progress import TaskView
 from ..results import load_bundle
-from ..sandbox.calibrate import CalibrationReport
+from ..stages.calibrate import CalibrationReport
+from ..stages.grade import ArmGrade, arm_result
 from ..store import Store
-from .grade import ArmGrade, arm_result
 
 __all__ = ["SuiteNarrator"]
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..contracts import TreeDigest
-from ..packaging.distractor_pool import PoolParams, distractor_pool
 from ..pipeline.builder import Link, PlanBuilder
 from ..provision.fixture import verify_artifact
+from ..stages.distractor_pool import PoolParams, distractor_pool
 from ..store import Store, tree_from_directory
 from ..suite.suite import Suite
 

@@ -1,12 +1,11 @@
-"""The sandbox runner: images, containers as data, workspaces as tar streams, prebuild, audit, verifier.
+"""The sandbox seam: containers as data, workspaces as tar streams, the backends that run them.
 
 Layout: ``backends/`` the backend interface (``base.py``), its Docker implementation (``docker/``, the only code
 importing the Docker SDK), a process implementation (``process.py``) and the leases a sweep respects; ``spec.py``
-the container spec with the one-respect and neutrality checks; ``audit.py`` the mutation audit; ``prebuild.py``,
-``verify.py`` and ``calibrate.py`` the runner stages; ``images/`` the locally built images.
+the container spec with the one-respect and neutrality checks. Image recipes are :mod:`bench.images`. The stages that
+run in it (prebuild, verify, calibrate, audit, workspace-identity) live in :mod:`bench.stages`.
 """
 
-from .audit import AuditReceipt, Mutation, MutationKind, audit_trees
 from .backends import (
     Capability,
     ExecResult,
@@ -20,8 +19,6 @@ from .backends import (
     default_backend,
     process_outcome,
 )
-from .calibrate import CalibrationReport, CalibrationVerdict, calibrate, require_calibrated
-from .prebuild import PrebuildParams, PrebuildReceipt, prebuild, start_tree
 from .spec import (
     ContainerSpec,
     Limits,
@@ -35,12 +32,8 @@ from .spec import (
     prepare_pair,
     spec_diff,
 )
-from .verify import VerifierResult, run_verifier
 
 __all__ = [
-    "AuditReceipt",
-    "CalibrationReport",
-    "CalibrationVerdict",
     "Capability",
     "ContainerSpec",
     "ExecResult",
@@ -48,11 +41,7 @@ __all__ = [
     "MemoryAttachment",
     "ModelNetwork",
     "Mount",
-    "Mutation",
-    "MutationKind",
     "NetworkSpec",
-    "PrebuildParams",
-    "PrebuildReceipt",
     "ProcessOutcome",
     "RunOutcome",
     "RunRequest",
@@ -60,18 +49,11 @@ __all__ = [
     "Session",
     "SpecDiffReceipt",
     "SweepReport",
-    "VerifierResult",
-    "audit_trees",
-    "calibrate",
     "check_neutral",
     "check_one_respect",
     "container_spec",
     "default_backend",
-    "prebuild",
     "prepare_pair",
     "process_outcome",
-    "require_calibrated",
-    "run_verifier",
     "spec_diff",
-    "start_tree",
 ]

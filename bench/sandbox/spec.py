@@ -9,17 +9,17 @@ pair's specs and returns the diff receipt.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
 from ..contracts import ContractModel, Digest, Document
 from ..errors import SandboxError
-from ..suite.challenge import Environment, NetworkMode
 from .layout import BASE_ENV, GATEWAY_ALIAS, HOSTNAME, USER, WORKSPACE
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "Mount",
     "NetworkMode",
     "NetworkSpec",
+    "SandboxEnvironment",
     "SpecDiffReceipt",
     "check_neutral",
     "check_one_respect",
@@ -39,6 +40,26 @@ __all__ = [
     "runner_name",
     "spec_diff",
 ]
+
+
+class NetworkMode(enum.StrEnum):
+    NONE = "none"  # loopback only
+    PUBLIC = "public"  # the engine's default bridge, with egress
+    MODEL_ONLY = "model-only"  # an internal network whose only other member is the model gateway
+
+
+class SandboxEnvironment(Protocol):
+    """What a container's environment must say, whoever declares it (a challenge's ``Environment`` does): the seam
+    names its own needs rather than importing the suite's types."""
+
+    @property
+    def network_mode(self) -> NetworkMode: ...
+
+    @property
+    def cpus(self) -> float: ...
+
+    @property
+    def memory_mb(self) -> int: ...
 
 
 class Mount(ContractModel):
@@ -209,7 +230,7 @@ def check_neutral(spec: ContainerSpec) -> None:
 
 def container_spec(
     image_id: str,
-    environment: Environment,
+    environment: SandboxEnvironment,
     command: tuple[str, ...],
     *,
     network: NetworkMode | None = None,

@@ -7,7 +7,7 @@ the template verifier fails every tree, and the template oracle changes nothing)
 """
 
 from .pins import pin_suite
-from .suite import new_suite
+from .skeleton import new_suite
 from .unwritten import UNWRITTEN_MARKER, refuse_unwritten, unwritten_assets
 
 __all__ = ["UNWRITTEN_MARKER", "new_suite", "pin_suite", "refuse_unwritten", "unwritten_assets"]

@@ -1,38 +1,7 @@
-"""Stages: declared functions from typed digests to typed digests, cached in the store's action cache."""
+"""The stages: one module per stage, each named after its stage (hyphens become underscores).
 
-from .catalogue import Catalogue
-from .context import StageContext
-from .engine import ActionOutcome, execute
-from .stage import (
-    LOCATOR,
-    SUPPLIED,
-    Locator,
-    NoInputs,
-    NoParams,
-    Port,
-    Ports,
-    Stage,
-    StageKind,
-    TreeReads,
-    keyed_params,
-    stage,
-)
+A stage module declares the stage (:func:`~bench.builder.stage`) and wires its ports to the logic, which lives in its
+domain package (packaging, sandbox, agent, grading, analysis, publish). The builder itself is :mod:`bench.builder`.
+"""
 
-__all__ = [
-    "LOCATOR",
-    "SUPPLIED",
-    "ActionOutcome",
-    "Catalogue",
-    "Locator",
-    "NoInputs",
-    "NoParams",
-    "Port",
-    "Ports",
-    "Stage",
-    "StageContext",
-    "StageKind",
-    "TreeReads",
-    "execute",
-    "keyed_params",
-    "stage",
-]
+__all__: list[str] = []

@@ -1,6 +1,6 @@
 """The ``directory-tree`` stage: a directory on disk hashed into a store tree, observed by its stat data.
 
-With ``tree-summary`` it makes the smallest real plan (:func:`bench.pipeline.directory_plan.directory_summaries`),
+With ``tree-summary`` it makes the smallest real plan (:func:`bench.run.directory_plan.directory_summaries`),
 which the pipeline's tests and the no-op rerun benchmark run at scale.
 """
 
@@ -10,10 +10,10 @@ import hashlib
 import os
 from pathlib import Path
 
+from ..builder.context import StageContext
+from ..builder.stage import NoInputs, Ports, StageKind, stage
 from ..contracts import ContractModel, Sha256, TreeDigest
 from ..store import tree_from_directory
-from .context import StageContext
-from .stage import NoInputs, Ports, StageKind, stage
 
 __all__ = ["DirectoryParams", "DirectoryTree", "directory_fingerprint", "directory_tree"]
 

@@ -6,10 +6,10 @@ from collections import Counter
 from pathlib import PurePosixPath
 from typing import Literal
 
+from ..builder.context import StageContext
+from ..builder.stage import NoParams, Ports, StageKind, stage
 from ..contracts import Document, Ref, TreeDigest
 from ..store import EntryKind, walk_tree
-from .context import StageContext
-from .stage import NoParams, Ports, StageKind, stage
 
 __all__ = ["PUBLIC_CONTRACTS", "SummaryInputs", "SummaryOutputs", "TreeSummary", "tree_summary"]
 

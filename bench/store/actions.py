@@ -60,7 +60,7 @@ class ActionResult(Document):
     duration_seconds: float
     host: str
     # Set when the stage judged its own result not to be kept (a paid attempt its provider failed): the result
-    # stands for the run that recorded it, and a later run executes the action again (bench.stages.engine).
+    # stands for the run that recorded it, and a later run executes the action again (bench.builder.execution).
     retry: str | None = None
 
 

@@ -22,6 +22,7 @@ from ..contracts import ContractModel, Document, PortablePath, Sha256
 from ..contracts.checked_files import read_bounded, resolved
 from ..contracts.files import read_contract
 from ..errors import ContractError
+from ..sandbox.spec import NetworkMode  # the sandbox's own type: a challenge declares one of its modes
 
 __all__ = [
     "Asset",
@@ -36,12 +37,6 @@ __all__ = [
 ]
 
 MANIFEST_NAME = "challenge.json"
-
-
-class NetworkMode(enum.StrEnum):
-    NONE = "none"  # loopback only
-    PUBLIC = "public"  # the engine's default bridge, with egress
-    MODEL_ONLY = "model-only"  # an internal network whose only other member is the model gateway
 
 
 class ScriptRuntime(enum.StrEnum):

@@ -28,7 +28,7 @@ from ..contracts.checked_files import resolved
 from ..contracts.files import read_contract
 from ..errors import ContractError
 from ..gateway import Mode
-from ..grading.memory import MemoryDeclaration
+from ..grading.memory_declaration import MemoryDeclaration
 from ..harness import DEFAULT_HARNESS, HarnessName, default_unnamed, harness_named
 from ..provision.fixture import Fixture, load_fixture
 from .challenge import Asset, ChallengeManifest, load_challenge, read_asset
@@ -84,7 +84,7 @@ class WorkspaceIdentity(ContractModel):
     """The repository the workspace presents itself as: one remote and its default branch, checked out.
 
     Both arms get the same ``.git``: one synthetic commit holding exactly the packaged tree, never the project's
-    history (:mod:`bench.sandbox.workspace_identity`). Memory systems that key their store by the repository then
+    history (:mod:`bench.stages.workspace_identity`). Memory systems that key their store by the repository then
     see one, and the same one in every arm.
     """
 

@@ -18,26 +18,27 @@ from pathlib import Path
 
 from bench.agent import ArmRecord, ArmRun, AttemptSetup, run_attempt
 from bench.agent.attempt import AttemptOutcome
-from bench.agent.paired_attempt import PairedAttemptParams
+from bench.builder import StageContext
+from bench.builder.execution import execute
 from bench.contracts import Digest, PortablePath, Sha256
 from bench.gateway import Mode, Policy
 from bench.grading import MemoryDeclaration, Transcript
 from bench.memory import HOOK_PATH, STATE_PATH, hook_settings
-from bench.memory.corpus import read_corpus
-from bench.packaging.certify import CertifyInputs, CertifyParams, certify
+from bench.memory.notes import read_corpus
+from bench.packaging.certify import CertifyInputs, CertifyParams
 from bench.packaging.surfaces import challenge_inputs, fixture_inputs
 from bench.provision import artifact_sha256
 from bench.provision.code import store_code
 from bench.provision.fixture import load_fixture
 from bench.run.catalogue import services
-from bench.run.grade import ArmGrade, GradeParams, grade_stage
-from bench.sandbox.audit import AuditParams, audit_stage
 from bench.sandbox.backends import SandboxBackend
-from bench.sandbox.calibrate import calibrate_start
 from bench.sandbox.layout import WORKSPACE
-from bench.sandbox.verify import VerifyParams, verify_stage
-from bench.stages import StageContext
-from bench.stages.engine import execute
+from bench.stages.audit import AuditParams, audit
+from bench.stages.calibrate import calibrate_start
+from bench.stages.certify import certify
+from bench.stages.grade import ArmGrade, GradeParams, grade
+from bench.stages.paired_attempt import PairedAttemptParams
+from bench.stages.verify import VerifyParams, verify
 from bench.store import EntryKind, FileEntry, Store, export_tree, tree_from_entries
 from bench.suite.challenge import ChallengeManifest
 from bench.suite.memory_system import Attachment, MemorySystem, StateMount
@@ -318,16 +319,16 @@ def grade_arm_stages(inputs: Inputs, agent_image: str, start: Digest, arm: Diges
     store = inputs.store
     record = store.get_document(arm, ArmRecord)
     allowed = AuditParams(allowed_output_paths=(PortablePath("out"),))
-    audit = execute(StageContext(store, services()), audit_stage, {"start": start, "final": record.final}, allowed)
+    audited = execute(StageContext(store, services()), audit, {"start": start, "final": record.final}, allowed)
     pin = VerifyParams(
         challenge_dir=str(inputs.challenge_dir), verifier_sha256=challenge().verifier.asset.sha256, image_id=agent_image
     )
-    verified = execute(StageContext(store, services()), verify_stage, {"final": record.final}, pin)
+    verified = execute(StageContext(store, services()), verify, {"final": record.final}, pin)
     graded = execute(
         StageContext(store, services()),
-        grade_stage,
-        {"arm": arm, **verified.outputs, **audit.outputs},
+        grade,
+        {"arm": arm, **verified.outputs, **audited.outputs},
         GradeParams(memory=memory_declaration(store, inputs.fixture)),
     )
-    grade = store.get_document(graded.outputs["grade"], ArmGrade)
-    return Graded(record, grade, store.get_document(graded.outputs["transcript"], Transcript))
+    arm_grade = store.get_document(graded.outputs["grade"], ArmGrade)
+    return Graded(record, arm_grade, store.get_document(graded.outputs["transcript"], Transcript))

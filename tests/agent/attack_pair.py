@@ -26,13 +26,13 @@ from bench.gateway import Mode
 from bench.harness import harness_named
 from bench.packaging.certify import CertificationReport
 from bench.provision import load_fixture
-from bench.run.admit import exclusion
 from bench.run.arm_memory import arm_memory
-from bench.run.grade import ArmGrade, arm_result, grade_arm
-from bench.sandbox.audit import AuditReceipt, audit_trees
 from bench.sandbox.backends import SandboxBackend
-from bench.sandbox.calibrate import CalibrationReport
-from bench.sandbox.verify import run_verifier
+from bench.stages.admit import exclusion
+from bench.stages.audit import AuditReceipt, audit_trees
+from bench.stages.calibrate import CalibrationReport
+from bench.stages.grade import ArmGrade, arm_result, grade_arm
+from bench.stages.verify import run_verifier
 from bench.suite.challenge import ChallengeManifest
 from bench.suite.memory_system import CONTROL, MemorySystem
 

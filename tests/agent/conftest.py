@@ -14,9 +14,9 @@ import pytest
 from agent_scenario import Inputs, policy_bytes, write_challenge_dir, write_fixture
 from forward_scenario import ENDLESS, Provider, serve_provider
 
+from bench.images import ImageName, build_image
 from bench.sandbox.backends import OWNER_LABEL, Lease
 from bench.sandbox.backends.docker import DockerBackend, docker_client
-from bench.sandbox.images import ImageName, build_image
 from bench.store import Store, tree_from_directory
 
 

@@ -29,12 +29,13 @@ from docker import DockerClient
 from bench.agent.replay_tools import ToolReplay
 from bench.analysis.admission import ReasonCode
 from bench.contracts import Digest, PortablePath, Sha256
+from bench.images import build_layer
 from bench.packaging.certify import CertificationReport
-from bench.sandbox import MutationKind, RunRequest, container_spec
+from bench.sandbox import RunRequest, container_spec
 from bench.sandbox.backends.docker import DockerBackend
-from bench.sandbox.calibrate import CalibrationReport
-from bench.sandbox.images import build_layer
 from bench.sandbox.layout import USER_HOME, WORKSPACE
+from bench.stages.audit import MutationKind
+from bench.stages.calibrate import CalibrationReport
 from bench.store import EntryKind, FileEntry, tree_from_entries
 from bench.suite.challenge import ChallengeManifest, NetworkMode
 from bench.suite.memory_system import CONTROL, MemorySystem

@@ -19,23 +19,23 @@ from agent_scenario import (
 )
 
 from bench.agent import ArmRecord, ArmRun, PairRecord, arm_spec, run_arm
-from bench.agent.memory import live_memory, system_provisioner
-from bench.agent.paired_attempt import paired_attempt
+from bench.agent.arm_ending import Ending, arm_ending, not_completed
 from bench.agent.recorder import StoreRecorder, read_exchange_log
+from bench.agent.treatment_memory import live_memory, system_provisioner
 from bench.analysis.admission import ReasonCode
 from bench.analysis.attempt_record import ArmEnding, ArmResult, Outcome
 from bench.analysis.prereg import Budget
+from bench.builder import StageContext
+from bench.builder.execution import execute
 from bench.gateway import Mode
 from bench.gateway.errors import GatewayError
 from bench.gateway.exchange import ExchangeRecord
 from bench.memory.provisioner import state_path
 from bench.provision import PairVerdict, Verb, load_fixture
 from bench.run.catalogue import services
-from bench.run.ending import Ending, arm_ending, not_completed
 from bench.sandbox.backends import ProcessOutcome, SandboxBackend
 from bench.sandbox.layout import WORKSPACE
-from bench.stages import StageContext
-from bench.stages.engine import execute
+from bench.stages.paired_attempt import paired_attempt
 from bench.store import Store, tree_from_directory, walk_tree
 
 pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes

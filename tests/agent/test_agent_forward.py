@@ -14,6 +14,7 @@ from agent_scenario import RECALL_PHRASE, Inputs, memory_declaration, neutral_di
 from forward_scenario import ENDLESS, PROVIDER_KEY, CountingBackend, Provider, attempt, settings
 
 from bench.agent import read_exchange_log
+from bench.agent.arm_ending import arm_ending
 from bench.analysis.attempt_record import ArmEnding
 from bench.analysis.prereg import Budget
 from bench.cli import main
@@ -24,8 +25,7 @@ from bench.fence.fence_record import CheckName, CheckVerdict, FenceOutcome
 from bench.gateway import ArmStop, ChargeBasis, Refusal
 from bench.grading import grade_delivery
 from bench.grading.chain import harness_conversation
-from bench.harness.claude_code.session import parse_claude_session
-from bench.run.ending import arm_ending
+from bench.harness.claude_code.session_log import parse_claude_session
 from bench.store import Store
 from bench.suite.memory_system import CONTROL
 from tests.fence.fence_provider_double import CREDITS_PATH, Failure

@@ -19,18 +19,18 @@ from docker import DockerClient
 from forward_scenario import Provider, settings
 
 from bench.agent import ArmRecord
-from bench.agent.paired_attempt import PairedAttemptParams, paired_attempt
+from bench.agent.arm_ending import not_completed
 from bench.analysis.admission import ReasonCode
 from bench.analysis.attempt_record import ArmEnding
 from bench.analysis.prereg import Budget
+from bench.builder import StageContext
+from bench.builder.execution import execute
 from bench.fence import stopped_accounts
 from bench.gateway import ArmStop, Mode
 from bench.run.catalogue import services
-from bench.run.ending import not_completed
-from bench.run.grade import arm_result
 from bench.sandbox.backends.docker import DockerBackend
-from bench.stages import StageContext
-from bench.stages.engine import execute
+from bench.stages.grade import arm_result
+from bench.stages.paired_attempt import PairedAttemptParams, paired_attempt
 from bench.store.actions import ActionResult
 from bench.suite.memory_system import CONTROL
 from tests.gateway.loopback import Fault

@@ -17,10 +17,10 @@ from bench.agent import ArmRecord, PairRecord, read_exchange_log
 from bench.agent.replay_tools import ToolReplay
 from bench.gateway.dialects.anthropic import offered_tools
 from bench.grading import Channel, MemoryDeclaration, grade_delivery, harness_conversation
-from bench.harness.claude_code.session import parse_claude_session
+from bench.harness.claude_code.session_log import parse_claude_session
+from bench.images import build_layer
 from bench.provision import PairVerdict, SnapshotReceipt
 from bench.sandbox.backends.docker import DockerBackend
-from bench.sandbox.images import build_layer
 from bench.suite.memory_system import CONTROL, MemorySystem
 from bench.suite.suite import load_suite
 

@@ -25,9 +25,10 @@ from agent_scenario import (
 from docker import DockerClient
 
 from bench.agent import PairRecord, PromptKind, read_exchange_log
-from bench.agent.paired_attempt import PairedAttemptParams, paired_attempt
 from bench.analysis.attempt_record import ArmEnding, Outcome
 from bench.analysis.prereg import Budget
+from bench.builder import StageContext
+from bench.builder.execution import ActionOutcome, execute
 from bench.contracts import Digest
 from bench.fence.fence_record import FenceOutcome, FenceRecord
 from bench.gateway.dialects.anthropic import request_view
@@ -35,11 +36,10 @@ from bench.gateway.neutral import Part
 from bench.grading import Channel, StepSource
 from bench.provision import PairVerdict, SnapshotReceipt
 from bench.run.catalogue import services
-from bench.run.grade import arm_result
 from bench.sandbox import ProcessOutcome, SpecDiffReceipt
 from bench.sandbox.backends.docker import DockerBackend
-from bench.stages import StageContext
-from bench.stages.engine import ActionOutcome, execute
+from bench.stages.grade import arm_result
+from bench.stages.paired_attempt import PairedAttemptParams, paired_attempt
 from bench.store import Store
 from bench.suite.memory_system import CONTROL
 

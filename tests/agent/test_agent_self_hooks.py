@@ -24,7 +24,7 @@ from bench.grading import (
     harness_conversation,
     hook_contexts,
 )
-from bench.harness.claude_code.session import parse_claude_session
+from bench.harness.claude_code.session_log import parse_claude_session
 from bench.sandbox.backends import SandboxBackend
 from bench.sandbox.layout import USER_HOME, WORKSPACE
 

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from bench.agent.memory import LiveMemory, live_memory
 from bench.agent.rederive_injected import InjectedRederivation, rederive_injected
 from bench.agent.sealed_env import installed_hooks
+from bench.agent.treatment_memory import LiveMemory, live_memory
 from bench.gateway.exchange import ExchangeRecord
 from bench.grading.chain import RunnerRecord
-from bench.grading.memory import InstalledHook
+from bench.grading.memory_declaration import InstalledHook
 from bench.harness import harness_named
 from bench.memory import hook_settings
 from bench.provision import Provisioner, load_fixture

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from bench.agent.memory import LiveMemory, live_memory
 from bench.agent.retrieval_score import score_retrieval
+from bench.agent.treatment_memory import LiveMemory, live_memory
 from bench.analysis.retrieval import recall_precision
 from bench.provision import Provisioner
 from bench.provision.fixture import verify_artifact
 from bench.provision.messages import HookEvent, HookEventName, RetrieveResponse
 from bench.provision.pool import pool_documents, seed_corpus
-from bench.provision.process import CallRecord
+from bench.provision.protocol_call import CallRecord
 from bench.suite.suite import open_suite
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from bench.builder import StageContext, execute
 from bench.contracts import Digest
 from bench.run.catalogue import services
-from bench.stages import StageContext, execute
 from bench.stages.directory_tree import directory_fingerprint, directory_tree
 from bench.stages.tree_summary import TreeSummary, tree_summary
 from bench.store import Store

@@ -24,7 +24,7 @@ from bench.packaging.graph import graph_texts
 from bench.pipeline.plans import load_plan
 from bench.provision import ProvisionRefused, RefusalReason, load_fixture
 from bench.provision.messages import DestroyRequest, DestroyResponse, RestoreResponse, Verb
-from bench.provision.process import CallRecord, ProcessLimits, run_verb
+from bench.provision.protocol_call import CallRecord, ProcessLimits, run_verb
 from bench.run.catalogue import PLAN_BUILDERS, STAGES
 from bench.store import Store
 from bench.suite.challenge import load_challenge

@@ -34,7 +34,7 @@ from bench.packaging.graph import graph_texts
 from bench.pipeline.plans import load_plan
 from bench.project import open_project
 from bench.provision.fixture import load_fixture
-from bench.publish.bundle import parse_document
+from bench.publish.bundle_layout import parse_document
 from bench.publish.manifest import read_manifest
 from bench.run.catalogue import CONTRACTS, PLAN_BUILDERS, STAGES
 from bench.store import Store

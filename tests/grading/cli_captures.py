@@ -15,7 +15,7 @@ from bench.grading import (
     Transcript,
     harness_conversation,
 )
-from bench.harness.claude_code.session import parse_claude_session
+from bench.harness.claude_code.session_log import parse_claude_session
 
 __all__ = ["ARMS", "MEMORY", "captured", "conversation", "exchanges", "runner", "transcript"]
 

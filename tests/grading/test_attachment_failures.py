@@ -12,8 +12,8 @@ from cli_captures import MEMORY, captured, conversation
 from scenario import PROMPT
 
 from bench.grading import InstalledHook, MemoryDeclaration, RunnerRecord, harness_conversation
-from bench.grading.grade import attachment_failures
-from bench.harness.claude_code.session import parse_claude_session
+from bench.grading.layers import attachment_failures
+from bench.harness.claude_code.session_log import parse_claude_session
 from tests.grading.exchanges import messages_exchange
 
 ARM = "with-hooks"

@@ -12,7 +12,7 @@ from codex_captures import CODEX_MEMORY, CODEX_RUNNER, codex_exchanges, codex_tr
 from bench.gateway import ExchangeRecord
 from bench.grading import Channel, OutcomeGrade, TamperKind, grade, grade_delivery, harness_conversation
 from bench.grading.gateway_view import hook_contexts, static_contexts, tool_calls, user_prompts
-from bench.grading.grade import attachment_failures
+from bench.grading.layers import attachment_failures
 
 PASSED = OutcomeGrade(verifier_passed=True, audit_clean=True)
 PLANTED = "the ledger is quartz"

@@ -10,7 +10,7 @@ from scenario import ANCHOR_PHRASE, FOLLOW_UP, PROMPT, RECALL_PHRASE, STARTUP_PH
 
 from bench.errors import ContractError
 from bench.grading import Channel, StepSource
-from bench.harness.claude_code.session import parse_claude_session
+from bench.harness.claude_code.session_log import parse_claude_session
 
 
 def test_hooked_session_shows_every_channel_with_its_provenance() -> None:

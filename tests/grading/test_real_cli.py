@@ -46,7 +46,7 @@ from bench.grading import (
     StepSource,
     grade,
 )
-from bench.harness.claude_code.session import parse_claude_session
+from bench.harness.claude_code.session_log import parse_claude_session
 
 pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 

@@ -22,7 +22,7 @@ from bench.grading import (
     grade,
 )
 from bench.harness.claude_code.cli import USER_MEMORY_PATH as USER_MEMORY
-from bench.harness.claude_code.session import parse_claude_session
+from bench.harness.claude_code.session_log import parse_claude_session
 from tests.grading.exchanges import messages_exchange
 
 PATH = str(container_path(USER_MEMORY))

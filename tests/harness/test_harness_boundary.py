@@ -23,7 +23,7 @@ ALLOWED = {
     "harness/": "the harnesses themselves",
     "packaging/patterns.py": "every coding agent's project context files (harness or not), refused in any corpus",
     "suite/memory_system.py": "every model provider's variable prefixes (harness or not), kept from memory tools",
-    "scaffold/suite.py": "a new suite's default model name, a provider's model and not a harness",
+    "scaffold/skeleton.py": "a new suite's default model name, a provider's model and not a harness",
 }
 
 

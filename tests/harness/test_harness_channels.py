@@ -18,7 +18,7 @@ from bench.agent.sealed_env import needed_channels
 from bench.errors import ContractError
 from bench.harness import DEFAULT_HARNESS, MemoryChannel, harness_named, require_channels
 from bench.harness.claude_code import ClaudeCode
-from bench.run.plan import suite_plan
+from bench.run.suite_plan import suite_plan
 from bench.store import Store
 from bench.suite.suite import SuiteManifest, load_suite
 

@@ -33,9 +33,9 @@ from bench.harness import (
 )
 from bench.harness.codex.recipe import IMAGE_LABEL as CODEX_IMAGE_LABEL
 from bench.harness.transcript import StepSource
+from bench.images import ImageName, build_image, cache_dir
+from bench.images.harness_image import build_harness_image
 from bench.sandbox.backends.docker import DockerBackend, docker_client
-from bench.sandbox.images import ImageName, build_image, cache_dir
-from bench.sandbox.images.harness_image import build_harness_image
 
 BASE = {"HOME": "/home/dev", "PATH": "/usr/bin:/bin"}
 URL = "http://api:8080"

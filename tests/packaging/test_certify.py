@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from bench.builder import StageContext
+from bench.builder.execution import execute
 from bench.contracts import Digest, PortablePath
 from bench.errors import ContractError, ObjectCorrupt
 from bench.packaging import (
@@ -18,14 +20,12 @@ from bench.packaging import (
     FindingKind,
     MissingSurface,
     Verdict,
-    certify,
     certify_surfaces,
 )
 from bench.packaging.markers import _CREDENTIAL_NAMES, path_markers
 from bench.packaging.patterns import AUTO_LOADED_CONTEXT_PATTERNS
 from bench.run.catalogue import services
-from bench.stages import StageContext
-from bench.stages.engine import execute
+from bench.stages.certify import certify
 from bench.store import EntryKind, FileEntry, Store, tree_from_entries
 from bench.store.backends.packs import pack_path
 from bench.suite import ChallengeManifest

@@ -9,21 +9,21 @@ import pytest
 from dulwich.objects import Blob, Commit, Tag, Tree
 from dulwich.repo import Repo
 
+from bench.builder import StageContext
+from bench.builder.execution import execute
 from bench.contracts import Digest
 from bench.packaging import (
     CommitNotFound,
     CorpusError,
     GitSource,
     MaterializationReceipt,
-    corpus,
     corpus_params,
     materialize,
     open_source,
 )
 from bench.packaging.gitsource import GitSourceCorrupt
 from bench.run.catalogue import services
-from bench.stages import StageContext
-from bench.stages.engine import execute
+from bench.stages.corpus import corpus
 from bench.store import EntryKind, Store, tree_from_directory, walk_tree
 from tests.packaging.gitrepos import EXECUTABLE, GITLINK, SYMLINK, RepoFactory, commit_tree
 

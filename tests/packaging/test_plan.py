@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.packaging.plan import packaging_plan
 from bench.pipeline.doit_tasks import run_invocation
 from bench.run.catalogue import runtime
+from bench.run.packaging_plan import packaging_plan
 from bench.store import Store
 from tests.packaging.gitrepos import RepoFactory
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from bench.builder import StageContext
+from bench.builder.execution import execute
 from bench.contracts import Digest, PortablePath
 from bench.errors import ContractError
 from bench.packaging import (
@@ -12,13 +14,11 @@ from bench.packaging import (
     RedactionReceipt,
     RedactParams,
     auto_loaded_match,
-    redact,
     redact_tree,
 )
 from bench.packaging.redact import DECLARED_REASON, EMPTIED_REASON
 from bench.run.catalogue import services
-from bench.stages import StageContext
-from bench.stages.engine import execute
+from bench.stages.redact import redact
 from bench.store import EntryKind, FileEntry, Store, tree_from_entries, walk_tree
 
 KEPT = {

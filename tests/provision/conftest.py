@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bench.provision import Fixture, Provisioner, artifact_sha256, load_fixture
-from bench.provision.process import ProcessLimits
+from bench.provision.protocol_call import ProcessLimits
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_FIXTURE = REPO / "tests" / "provision" / "data" / "example-evidence"

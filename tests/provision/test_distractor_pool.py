@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.builder import StageContext
+from bench.builder.execution import execute
 from bench.errors import ContractError
-from bench.memory.corpus import read_corpus
-from bench.packaging.distractor_pool import PoolParams, distractor_pool
+from bench.memory.notes import read_corpus
 from bench.packaging.markers import TextScanner
 from bench.provision import Provisioner, load_fixture, provisioned
 from bench.provision.code import resolve_provisioner
@@ -21,8 +22,7 @@ from bench.provision.messages import ArtifactRef, Verb
 from bench.provision.pool import pool_documents, seed_corpus
 from bench.provision.receipt import PairVerdict
 from bench.run.catalogue import services
-from bench.stages import StageContext
-from bench.stages.engine import execute
+from bench.stages.distractor_pool import PoolParams, distractor_pool
 from bench.store import EntryKind, Store, walk_tree
 from bench.suite.suite import Suite, open_suite
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from bench.memory import HOOK_PATH, STATE_PATH, hook_program, hook_settings
-from bench.memory.corpus import read_corpus
+from bench.memory.notes import read_corpus
 from bench.memory.recall import graph_hits
 from bench.memory.state import build_state
 from bench.provision import Provisioner, load_fixture, provisioned

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench.provision import Fixture, PairVerdict, ProvisionRefused, RefusalReason, provisioned
-from bench.provision.process import CallRecord
+from bench.provision.protocol_call import CallRecord
 
 REPO = Path(__file__).resolve().parents[2]
 

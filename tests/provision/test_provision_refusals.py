@@ -15,7 +15,7 @@ from bench.errors import ContractError
 from bench.provision import Fixture, Provisioner, ProvisionRefused, RefusalReason, Verb, provisioned
 from bench.provision.fixture import FixtureArtifact, verify_artifact
 from bench.provision.messages import RestoreRequest, RestoreResponse
-from bench.provision.process import CallRecord, ProcessLimits, run_verb
+from bench.provision.protocol_call import CallRecord, ProcessLimits, run_verb
 
 
 def _request(root: Path, fixture: Fixture) -> RestoreRequest:

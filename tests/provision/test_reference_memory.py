@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from bench.memory.corpus import DocKind, NoteFormatError, read_corpus
+from bench.memory.notes import DocKind, NoteFormatError, read_corpus
 from bench.memory.semantic import MODEL_DIR_ENV, MODEL_INSTALL, load_embedder
 from bench.provision import (
     Fixture,
@@ -25,7 +25,7 @@ from bench.provision import (
     load_fixture,
     provisioned,
 )
-from bench.provision.process import CallRecord
+from bench.provision.protocol_call import CallRecord
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "tests" / "provision" / "data" / "example-evidence"

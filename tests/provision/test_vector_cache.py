@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench.memory.corpus import read_corpus
+from bench.memory.notes import read_corpus
 from bench.memory.recall import connect
 from bench.memory.semantic import Embedder, require_embedder
 from bench.memory.state import build_state, fingerprint

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli.pipeline_run import export_published, publish_verified
 from bench.publish.signing import generate_key, load_private_key, load_public_key
-from bench.run.publish import publish_directory
+from bench.run.runner import export_published, publish_verified
+from bench.stages.publish import publish_directory
 from bench.store import Store, tree_from_directory
 from bench.store.versions import set_versioned_ref
 from tests.publish.bundle_factory import write_bundle

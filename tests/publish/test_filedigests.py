@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from bench.builder import Catalogue
 from bench.errors import ContractError, SourceError
 from bench.publish import filedigests
-from bench.publish.bundle import BundleError
+from bench.publish.bundle_layout import BundleError
 from bench.publish.filedigests import BundleDigests
 from bench.publish.manifest import PublicationManifest
-from bench.publish.verify import Trust, rehash, verify
-from bench.stages import Catalogue
+from bench.publish.verification import Trust, rehash, verify
 from tests.packaging.forks import reaped, recorded_forks
 from tests.publish.test_rehash import _bundle
 

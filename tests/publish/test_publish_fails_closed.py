@@ -14,8 +14,8 @@ from bench.contracts import Digest, canonical_bytes
 from bench.errors import ContractError
 from bench.publish import BundleError, PublicationRefused, check_bundle
 from bench.publish.manifest import MANIFEST_NAME
-from bench.publish.verify import Trust
-from bench.run.publish import publish_directory as publish
+from bench.publish.verification import Trust
+from bench.stages.publish import publish_directory as publish
 from tests.publish.bundle_factory import write_bundle
 
 

@@ -14,9 +14,9 @@ from bench.cli.publish_cmd import verify_bundle
 from bench.contracts import Digest, canonical_bytes
 from bench.publish import Check, ClaimKind, PublicationRefused, check_bundle, check_leaks, read_manifest
 from bench.publish.manifest import write_manifest
-from bench.publish.verify import Trust
-from bench.run.publish import publish_directory as publish
+from bench.publish.verification import Trust
 from bench.sandbox.layout import RUNNER_SCRATCH
+from bench.stages.publish import publish_directory as publish
 from tests.publish.bundle_factory import write_bundle
 
 SUMMARY = "receipts/statistics-summary.json"

@@ -12,10 +12,10 @@ import pytest
 from bench.contracts import Digest, PortablePath
 from bench.errors import SourceError
 from bench.publish import filedigests
-from bench.publish.bundle import BundleError
+from bench.publish.bundle_layout import BundleError
 from bench.publish.filedigests import BundleDigests
 from bench.publish.manifest import PublicationManifest, PublishedFile, read_manifest, write_manifest
-from bench.publish.verify import Difference, rehash
+from bench.publish.verification import Difference, rehash
 from bench.store.trees import scan_directory
 
 

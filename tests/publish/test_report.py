@@ -15,7 +15,7 @@ from bench.analysis.headline import headline
 from bench.publish import MixedKeysError, TrendLine
 from bench.publish.effects import effects
 from bench.publish.svg import BAND_COLOURS, CONTROL_COLOUR, TREATMENT_COLOUR
-from bench.run.publish import publish_directory as publish
+from bench.stages.publish import publish_directory as publish
 from tests.publish.axe import audit
 from tests.publish.bundle_factory import write_bundle
 from tests.publish.png import colour_bands, colour_counts

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pytest
 
+from bench.builder import NoInputs, Ports, StageContext, StageKind, execute, stage
 from bench.contracts import BlobDigest, ContractModel
 from bench.errors import StageError
 from bench.publish import PublicationLineage, check_leaks
-from bench.publish.lineage import lineage_files
+from bench.publish.lineage_files import lineage_files
 from bench.publish.manifest import LINEAGE_PATH
-from bench.stages import NoInputs, Ports, StageContext, StageKind, execute, stage
 from bench.store import Store
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.builder import StageContext
+from bench.builder.execution import execute
 from bench.contracts import Digest
-from bench.run.analyze import AnalyzeParams, analyze
 from bench.run.catalogue import services
-from bench.run.publish import publish_directory
-from bench.run.report import ReportParams, report
-from bench.stages import StageContext
-from bench.stages.engine import execute
+from bench.stages.analyze import AnalyzeParams, analyze
+from bench.stages.publish import publish_directory
+from bench.stages.report import ReportParams, report
 from bench.store import Store
 from tests.publish.bundle_factory import write_bundle
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.cli.pipeline_run import export_published
 from bench.cli.publish_cmd import verify_bundle
 from bench.contracts import Digest
 from bench.pipeline.doit_tasks import run_invocation
 from bench.pipeline.plan import Invocation
-from bench.publish.verify import Trust
+from bench.publish.verification import Trust
 from bench.run.catalogue import runtime
-from bench.run.publish import publish_directory
+from bench.run.runner import export_published
+from bench.stages.publish import publish_directory
 from bench.store import Store, tree_from_directory
 from bench.store.versions import set_versioned_ref, version_index
 from tests.publish.bundle_factory import write_bundle

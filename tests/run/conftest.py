@@ -9,7 +9,7 @@ import pytest
 from demo_runs import DemoRuns
 
 from bench.publish.signing import load_public_key, public_key_path
-from bench.publish.verify import Trust
+from bench.publish.verification import Trust
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.contracts import Digest
-from bench.publish.bundle import PROVENANCE_NAME, bundle_files
+from bench.publish.bundle_layout import PROVENANCE_NAME, bundle_files
 from bench.publish.manifest import PublicationManifest, PublishedFile, write_manifest
 from bench.publish.provenance import statement_bytes
 from bench.publish.release import sign

@@ -25,10 +25,10 @@ from bench.fence.fence_record import FenceOutcome, FenceRecord
 from bench.gateway import Mode
 from bench.packaging.certify import CertificationReport, Finding, FindingKind, Verdict
 from bench.provision.receipt import PairVerdict
-from bench.run.admit import exclusion
-from bench.sandbox.audit import AuditReceipt, audit_trees
 from bench.sandbox.backends import ProcessOutcome
-from bench.sandbox.calibrate import CalibrationReport, CalibrationVerdict, VerifierRuns
+from bench.stages.admit import exclusion
+from bench.stages.audit import AuditReceipt, audit_trees
+from bench.stages.calibrate import CalibrationReport, CalibrationVerdict, VerifierRuns
 from bench.store import Store
 from tests.sandbox.sandbox_helpers import make_tree
 

@@ -22,7 +22,7 @@ from bench.packaging.redact import RedactionReceipt
 from bench.publish import PublicationLineage, Verification
 from bench.publish.manifest import LINEAGE_PATH, PublishedAction
 from bench.publish.signing import generate_key
-from bench.publish.verify import Trust
+from bench.publish.verification import Trust
 from bench.sandbox.spec import SpecDiffReceipt
 from bench.store.actions import ActionKey, ActionResult
 from tests.run.forge import forge, reseal

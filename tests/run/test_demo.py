@@ -21,8 +21,8 @@ from bench.gateway.dialects.anthropic import request_view
 from bench.gateway.neutral import Part
 from bench.grading import Channel
 from bench.publish import PublicationLineage
-from bench.run.grade import ArmGrade
 from bench.sandbox.spec import SpecDiffReceipt
+from bench.stages.grade import ArmGrade
 from bench.store import Store
 from bench.store.actions import ActionKey, RunActions, recorded_from
 

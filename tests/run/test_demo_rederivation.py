@@ -15,9 +15,9 @@ import pytest
 from demo_runs import REPO, DemoRuns
 
 from bench.agent import ArmRecord, PairRecord, read_exchange_log
-from bench.agent.memory import live_memory
 from bench.agent.rederive_injected import InjectedRederivation, rederive_injected
 from bench.agent.sealed_env import installed_hooks
+from bench.agent.treatment_memory import live_memory
 from bench.analysis.admission import AdmissionDecision, ReasonCode
 from bench.gateway.exchange import ExchangeRecord
 from bench.harness import harness_named

@@ -24,8 +24,8 @@ import pytest
 from bench.cli.publish_cmd import verify_bundle
 from bench.gateway import Policy
 from bench.gateway.dialects.anthropic import AnthropicMessages
-from bench.publish.verify import Trust
-from bench.run.prereg import freeze
+from bench.publish.verification import Trust
+from bench.run.prereg_freeze import freeze
 from bench.sandbox.layout import WORKSPACE
 from bench.store import Store, export_tree
 from bench.suite.suite import open_suite, render_policy

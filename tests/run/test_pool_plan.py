@@ -13,8 +13,8 @@ import pytest
 from bench.analysis import ComparabilityKey
 from bench.errors import ContractError
 from bench.pipeline.plan import Upstream
-from bench.run.plan import suite_plan
-from bench.run.prereg import freeze
+from bench.run.prereg_freeze import freeze
+from bench.run.suite_plan import suite_plan
 from bench.store import Store
 from bench.suite.suite import open_suite
 

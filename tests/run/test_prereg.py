@@ -20,7 +20,7 @@ from bench.contracts import canonical_bytes
 from bench.contracts.files import read_contract
 from bench.errors import ContractError
 from bench.memory import hook_settings
-from bench.run.prereg import correction_moves, current_preregistration, freeze, record_correction
+from bench.run.prereg_freeze import correction_moves, current_preregistration, freeze, record_correction
 from bench.suite.suite import open_suite
 from tests.analysis.attempt_factory import arm, attempt, key, record_digest
 

@@ -21,13 +21,13 @@ from bench.analysis import PairedAttempt
 from bench.cli.publish_cmd import verify_bundle
 from bench.contracts import Digest
 from bench.publish import Check, PublicationRefused, Verification
-from bench.publish.bundle import PROVENANCE_NAME, bundle_files
+from bench.publish.bundle_layout import PROVENANCE_NAME, bundle_files
 from bench.publish.provenance import PREDICATE_TYPE, STATEMENT_TYPE
 from bench.publish.release import seal
 from bench.publish.signing import public_key_path
-from bench.publish.verify import Trust
+from bench.publish.verification import Trust
 from bench.publish.viewer import INJECTED_COLOUR
-from bench.run.grade import ArmGrade
+from bench.stages.grade import ArmGrade
 from tests.publish.png import colour_counts
 from tests.run.forge import forge, reseal
 

@@ -25,7 +25,7 @@ from demo_runs import REPO, DemoRuns, bench_command
 
 from bench.analysis import StatisticsSummary
 from bench.interop import log_name
-from bench.publish.bundle import bundle_files
+from bench.publish.bundle_layout import bundle_files
 from bench.publish.effects import effects
 from bench.publish.svg import TREATMENT_COLOUR
 from bench.results import load_bundle

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import docker
 import pytest
 
+from bench.images import ImageName, build_image
 from bench.sandbox.backends import OWNER_LABEL, Lease
 from bench.sandbox.backends.docker import DockerBackend, docker_client
-from bench.sandbox.images import ImageName, build_image
 from bench.store import Store
 from bench.suite.challenge import Environment, NetworkMode
 

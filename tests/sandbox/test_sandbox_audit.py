@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from bench.builder import StageContext
+from bench.builder.execution import execute
 from bench.contracts import PortablePath
 from bench.run.catalogue import services
-from bench.sandbox import MutationKind, RunRequest, audit_trees, container_spec
-from bench.sandbox.audit import audit_stage
+from bench.sandbox import RunRequest, container_spec
 from bench.sandbox.backends.docker import DockerBackend
-from bench.stages import StageContext
-from bench.stages.engine import execute
+from bench.stages.audit import MutationKind, audit, audit_trees
 from bench.store import Store
 from bench.suite.challenge import Environment
 from tests.sandbox.sandbox_helpers import make_tree
@@ -90,9 +90,9 @@ def test_no_change_is_clean_and_the_receipt_is_deterministic(store: Store) -> No
 
 def test_the_audit_stage_rederives_its_receipt(store: Store) -> None:
     inputs = {"start": make_tree(store, START), "final": make_tree(store, {**START, "x": b"x"})}
-    params = audit_stage.params(allowed_output_paths=ALLOWED)
-    first = execute(StageContext(store, services()), audit_stage, inputs, params)
-    again = execute(StageContext(store, services()), audit_stage, inputs, params)
+    params = audit.params(allowed_output_paths=ALLOWED)
+    first = execute(StageContext(store, services()), audit, inputs, params)
+    again = execute(StageContext(store, services()), audit, inputs, params)
     assert first.executed and not again.executed and first.outputs == again.outputs
 
 

@@ -16,11 +16,11 @@ import pytest
 
 from bench.cli import main
 from bench.errors import SandboxError
+from bench.images import ImageName, ImageNotNeutral, build_image, require_neutral_image, scan_image
+from bench.images.tiny import tiny_rootfs
 from bench.packaging.identity import CHUNK, IdentityFinding
 from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.backends.process import ProcessBackend
-from bench.sandbox.images import ImageName, ImageNotNeutral, build_image, require_neutral_image, scan_image
-from bench.sandbox.images.tiny import tiny_rootfs
 
 pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes
 

@@ -8,11 +8,11 @@ import pytest
 from bench.cli import main
 from bench.errors import SandboxError
 from bench.harness.claude_code import CLI_VERSION
+from bench.images import ImageName, build_image, require_image
+from bench.images.debian import configured_mirror
+from bench.images.labels import INPUTS_LABEL, RECIPE_LABEL
 from bench.sandbox import RunRequest, container_spec
 from bench.sandbox.backends.docker import DockerBackend
-from bench.sandbox.images import ImageName, build_image, require_image
-from bench.sandbox.images.debian import configured_mirror
-from bench.sandbox.images.registry import INPUTS_LABEL, RECIPE_LABEL
 from bench.suite.challenge import Environment
 
 pytestmark = pytest.mark.slow  # real containers, the real demo, Ray or S3: minutes

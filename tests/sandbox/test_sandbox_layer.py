@@ -8,10 +8,10 @@ import json
 import docker
 import pytest
 
+from bench.images import ImageName, build_image, build_layer, find_image
+from bench.images.labels import INPUTS_LABEL, RECIPE_LABEL
 from bench.sandbox import RunRequest, container_spec
 from bench.sandbox.backends.docker import DockerBackend
-from bench.sandbox.images import ImageName, build_image, build_layer, find_image
-from bench.sandbox.images.registry import INPUTS_LABEL, RECIPE_LABEL
 from bench.suite.challenge import Environment
 from bench.suite.memory_system import ImageLayer
 

@@ -8,8 +8,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from bench.sandbox.images.layer import _tree_digest, layer_dockerfile
-from bench.sandbox.images.registry import RECIPE_LABEL
+from bench.images.labels import RECIPE_LABEL
+from bench.images.layer import _tree_digest, layer_dockerfile
 from bench.suite.memory_system import ImageLayer
 
 APT = (

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from bench.builder import StageContext
+from bench.builder.execution import execute
 from bench.errors import SandboxError
 from bench.run.catalogue import services
-from bench.sandbox import PrebuildParams, ProcessOutcome, prebuild, start_tree
+from bench.sandbox import ProcessOutcome
 from bench.sandbox.backends.docker import DockerBackend
-from bench.sandbox.prebuild import prebuild_stage
-from bench.stages import StageContext
-from bench.stages.engine import execute
+from bench.stages.prebuild import PrebuildParams, prebuild, run_prebuild, start_tree
 from bench.store import Store, walk_tree
 from bench.suite.challenge import Environment, NetworkMode
 from tests.sandbox.sandbox_helpers import make_tree
@@ -31,7 +31,7 @@ def test_prebuild_output_is_the_start_tree_and_runs_under_the_limits(
 ) -> None:
     redacted = make_tree(store, {"src/a.c": b"int main(){}\n"})
     argv = ("sh", "-c", f"mkdir -p build && ({LIMITS}) > build/limit && ls /sys/class/net > build/net")
-    receipt = prebuild(backend, redacted, _params(tiny_image, argv))
+    receipt = run_prebuild(backend, redacted, _params(tiny_image, argv))
     assert receipt.outcome is ProcessOutcome.SUCCEEDED and receipt.reason is None
     start = start_tree(receipt)
     files = {str(p): store.get_bytes(e.digest) for p, e in walk_tree(store, start) if p.startswith("build/")}
@@ -40,7 +40,7 @@ def test_prebuild_output_is_the_start_tree_and_runs_under_the_limits(
 
 def test_no_prebuild_argv_starts_from_the_redacted_tree(store: Store, backend: DockerBackend, tiny_image: str) -> None:
     redacted = make_tree(store, {"a": b"a"})
-    receipt = prebuild(backend, redacted, _params(tiny_image, ()))
+    receipt = run_prebuild(backend, redacted, _params(tiny_image, ()))
     assert receipt.outcome is None and start_tree(receipt) == redacted  # nothing to run
 
 
@@ -60,7 +60,7 @@ def test_a_failed_prebuild_stops_the_pair_with_a_recorded_reason(
     outcome: ProcessOutcome,
     reason: str,
 ) -> None:
-    receipt = prebuild(backend, make_tree(store, {"a": b"a"}), _params(tiny_image, argv, timeout_seconds=timeout))
+    receipt = run_prebuild(backend, make_tree(store, {"a": b"a"}), _params(tiny_image, argv, timeout_seconds=timeout))
     assert receipt.outcome is outcome and receipt.start is None and reason in (receipt.reason or "")
     with pytest.raises(SandboxError, match="the pair is stopped"):
         start_tree(receipt)
@@ -72,7 +72,7 @@ def test_a_prebuild_that_writes_the_harness_name_stops_the_pair(
     store: Store, backend: DockerBackend, tiny_image: str
 ) -> None:
     argv = ("sh", "-c", "mkdir -p build && printf 'ok\\nroot=/x/Stele_Bench/y\\n' > build/cache && touch stelebench.o")
-    receipt = prebuild(backend, make_tree(store, {"a": b"a"}), _params(tiny_image, argv))
+    receipt = run_prebuild(backend, make_tree(store, {"a": b"a"}), _params(tiny_image, argv))
     assert receipt.outcome is ProcessOutcome.SUCCEEDED and receipt.start is None  # it ran; its output is refused
     reason = receipt.reason or ""
     assert "build/cache:2: stele_bench" in reason and "stelebench.o: stelebench" in reason
@@ -81,7 +81,7 @@ def test_a_prebuild_that_writes_the_harness_name_stops_the_pair(
 def test_the_prebuild_stage_runs_once(store: Store, tiny_image: str) -> None:
     redacted = make_tree(store, {"a": b"a"})
     params = _params(tiny_image, ("sh", "-c", "echo built > out"))
-    first = execute(StageContext(store, services()), prebuild_stage, {"redacted": redacted}, params)
-    again = execute(StageContext(store, services()), prebuild_stage, {"redacted": redacted}, params)
+    first = execute(StageContext(store, services()), prebuild, {"redacted": redacted}, params)
+    again = execute(StageContext(store, services()), prebuild, {"redacted": redacted}, params)
     assert first.executed and not again.executed and again.outputs == first.outputs
     assert set(first.outputs) == {"prebuild", "start"}

@@ -8,23 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from bench.builder import StageContext
+from bench.builder.execution import execute
 from bench.cli import main
 from bench.errors import ContractError, SandboxError
 from bench.run.catalogue import services
-from bench.sandbox import (
-    CalibrationVerdict,
-    Mount,
-    ProcessOutcome,
-    RunRequest,
-    calibrate,
-    container_spec,
-    require_calibrated,
-    run_verifier,
-)
+from bench.sandbox import Mount, ProcessOutcome, RunRequest, container_spec
 from bench.sandbox.backends.docker import DockerBackend
-from bench.sandbox.verify import VerifierResult, verify_stage
-from bench.stages import StageContext
-from bench.stages.engine import execute
+from bench.stages.calibrate import CalibrationVerdict, require_calibrated, run_calibration
+from bench.stages.verify import VerifierResult, run_verifier, verify
 from bench.store import Store
 from bench.suite.challenge import load_challenge
 from tests.sandbox.sandbox_helpers import make_tree, write_challenge
@@ -108,7 +100,7 @@ def test_calibration_fails_untouched_and_passes_with_the_oracle(
     store: Store, backend: DockerBackend, tiny_image: str, challenge: Path
 ) -> None:
     redacted = make_tree(store, {"hello.txt": b"hello\n"})
-    report = calibrate(backend, store, challenge, load_challenge(challenge), tiny_image, redacted).report
+    report = run_calibration(backend, store, challenge, load_challenge(challenge), tiny_image, redacted).report
     assert report.repeats == 5 and report.untouched.outcomes == (ProcessOutcome.FAILED,) * 5
     assert report.oracle is not None and report.oracle.outcomes == (ProcessOutcome.SUCCEEDED,) * 5
     assert report.verdict is CalibrationVerdict.CALIBRATED and report.undeclared_outputs == ()
@@ -123,7 +115,9 @@ def test_the_report_holds_decided_facts_and_the_runs_what_they_observed(
     runs (each with its own seconds) are documents beside it."""
     redacted = make_tree(store, {"hello.txt": b"hello\n"})
     manifest = load_challenge(challenge)
-    first, second = (calibrate(backend, store, challenge, manifest, tiny_image, redacted, repeats=1) for _ in "12")
+    first, second = (
+        run_calibration(backend, store, challenge, manifest, tiny_image, redacted, repeats=1) for _ in "12"
+    )
     assert store.put_document(first.report) == store.put_document(second.report)
     assert "seconds" not in first.report.model_dump_json()
     assert len(first.runs.untouched) == len(first.runs.oracle) == 1
@@ -156,7 +150,7 @@ def test_a_verifier_that_passes_four_of_five_times_on_the_oracle_tree_is_refused
     # Runs 1-5 verify the untouched tree, run 6 applies the oracle, runs 7-11 verify its tree: 9 is the third.
     perturbed = _OneRunPerturbed(backend, 9)
     redacted = make_tree(store, {"hello.txt": b"hello\n"})
-    report = calibrate(perturbed, store, flaky, load_challenge(flaky), tiny_image, redacted).report  # type: ignore[arg-type]
+    report = run_calibration(perturbed, store, flaky, load_challenge(flaky), tiny_image, redacted).report  # type: ignore[arg-type]
     assert perturbed.runs == 11
     assert report.oracle is not None
     assert report.oracle.outcomes.count(ProcessOutcome.SUCCEEDED) == 4
@@ -173,7 +167,7 @@ def test_an_oracle_that_writes_an_undeclared_lockfile_fails_calibration_naming_i
     writes_lockfile = SOLVE + "echo '{}' > package-lock.json\nmkdir -p .cache && echo x > .cache/build\n"
     sloppy = write_challenge(tmp_path / "sloppy", VERIFY, oracle=writes_lockfile)
     redacted = make_tree(store, {"hello.txt": b"hello\n"})
-    report = calibrate(backend, store, sloppy, load_challenge(sloppy), tiny_image, redacted, repeats=2).report
+    report = run_calibration(backend, store, sloppy, load_challenge(sloppy), tiny_image, redacted, repeats=2).report
     assert report.verdict is CalibrationVerdict.UNDECLARED_OUTPUT
     assert report.undeclared_outputs == (".cache", "package-lock.json") and report.prebuild_undeclared == ()
     assert report.oracle is not None and report.oracle.agreed is ProcessOutcome.SUCCEEDED
@@ -189,7 +183,7 @@ def test_a_prebuild_that_writes_an_undeclared_lockfile_fails_calibration_naming_
     environment = {"network_mode": "none", "cpus": 1, "memory_mb": 256, "prebuild_argv": ["touch", "yarn.lock"]}
     locking = write_challenge(tmp_path / "locking", VERIFY, oracle=SOLVE, environment=environment)
     redacted = make_tree(store, {"hello.txt": b"hello\n"})
-    report = calibrate(backend, store, locking, load_challenge(locking), tiny_image, redacted, repeats=1).report
+    report = run_calibration(backend, store, locking, load_challenge(locking), tiny_image, redacted, repeats=1).report
     assert report.verdict is CalibrationVerdict.UNDECLARED_OUTPUT
     assert report.prebuild_undeclared == ("yarn.lock",) and report.prebuild_audit is not None
     with pytest.raises(SandboxError, match=r"the prebuild wrote yarn\.lock outside allowed_output_paths"):
@@ -200,7 +194,7 @@ def test_a_challenge_whose_verifier_passes_untouched_is_refused(
     store: Store, backend: DockerBackend, tiny_image: str, tmp_path: Path
 ) -> None:
     lax = write_challenge(tmp_path / "lax", "test -f hello.txt\n", oracle=SOLVE)
-    report = calibrate(
+    report = run_calibration(
         backend, store, lax, load_challenge(lax), tiny_image, make_tree(store, {"hello.txt": b"hi"})
     ).report
     assert report.verdict is CalibrationVerdict.PASSES_UNTOUCHED and report.oracle is None
@@ -234,9 +228,9 @@ def test_the_verify_stage_records_once_and_refuses_a_moved_pin(store: Store, tin
     final = make_tree(store, {"hello.txt": b"hello, world\n"})
     pinned = load_challenge(challenge).verifier.asset.sha256
     params = {"challenge_dir": str(challenge), "verifier_sha256": pinned, "image_id": tiny_image}
-    first = execute(StageContext(store, services()), verify_stage, {"final": final}, params)
-    again = execute(StageContext(store, services()), verify_stage, {"final": final}, params)
+    first = execute(StageContext(store, services()), verify, {"final": final}, params)
+    again = execute(StageContext(store, services()), verify, {"final": final}, params)
     assert first.executed and not again.executed
     assert store.get_document(first.outputs["verifier"], VerifierResult).outcome is ProcessOutcome.SUCCEEDED
     with pytest.raises(ContractError, match="re-plan"):
-        execute(StageContext(store, services()), verify_stage, {"final": final}, params | {"verifier_sha256": "0" * 64})
+        execute(StageContext(store, services()), verify, {"final": final}, params | {"verifier_sha256": "0" * 64})

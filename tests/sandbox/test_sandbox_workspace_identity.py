@@ -11,17 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from bench.builder import StageContext
+from bench.builder.execution import execute
 from bench.errors import ContractError
 from bench.pipeline.plan import Upstream
 from bench.run.catalogue import services
-from bench.run.plan import suite_plan
-from bench.run.prereg import freeze
-from bench.sandbox import RunRequest, audit_trees, container_spec
+from bench.run.prereg_freeze import freeze
+from bench.run.suite_plan import suite_plan
+from bench.sandbox import RunRequest, container_spec
 from bench.sandbox.backends.docker import DockerBackend
 from bench.sandbox.layout import USER_GID, USER_UID, WORKSPACE_MTIME
-from bench.sandbox.workspace_identity import IdentityParams, with_identity, workspace_identity
-from bench.stages import StageContext
-from bench.stages.engine import execute
+from bench.stages.audit import audit_trees
+from bench.stages.workspace_identity import IdentityParams, with_identity, workspace_identity
 from bench.store import EntryKind, Store, walk_tree, write_tar
 from bench.suite.challenge import Environment
 from bench.suite.suite import WorkspaceIdentity, open_suite

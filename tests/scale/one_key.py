@@ -16,9 +16,9 @@ import sys
 import time
 from typing import Any
 
+from bench.builder import NoInputs, Ports, StageContext, StageKind, stage
+from bench.builder.execution import execute
 from bench.contracts import BlobDigest, ContractModel
-from bench.stages import NoInputs, Ports, StageContext, StageKind, stage
-from bench.stages.engine import execute
 from bench.store import Store
 
 SECONDS = 3.0  # long enough that the second task finds the key claimed, not yet recorded

@@ -24,10 +24,10 @@ from demo_runs import DemoRuns
 from ray_cluster import RayCluster, RayNode
 from s3server import S3Server
 
+from bench.images import ImageName, build_image
 from bench.publish.manifest import MANIFEST_NAME
-from bench.publish.verify import Trust, verify
+from bench.publish.verification import Trust, verify
 from bench.run.catalogue import STAGES
-from bench.sandbox.images import ImageName, build_image
 from bench.store import Store, export_tree
 from bench.store.actions import ActionKey, ActionResult, recorded_from, results_for
 from bench.store.backends.s3 import S3Backend

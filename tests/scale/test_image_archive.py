@@ -13,11 +13,11 @@ import pytest
 from s3server import S3Server
 
 from bench.errors import SandboxError
+from bench.images import StoreImages, archive_image
+from bench.images.archive import ImageArchive, image_ref
+from bench.images.tiny import tiny_rootfs
 from bench.sandbox import RunRequest, container_spec
 from bench.sandbox.backends.docker import DockerBackend, docker_client
-from bench.sandbox.images import StoreImages, archive_image
-from bench.sandbox.images.archive import ImageArchive, image_ref
-from bench.sandbox.images.tiny import tiny_rootfs
 from bench.sandbox.layout import BASE_ENV
 from bench.store import Store
 from bench.suite.challenge import Environment, NetworkMode

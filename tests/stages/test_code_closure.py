@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.builder import code_digest as code
 from bench.machine_cache import CACHE_VARIABLE
-from bench.stages import code
 
 
 def _forget() -> None:
@@ -37,7 +37,7 @@ def _unparsable(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_remembered_import_list_gives_the_closure_parsing_gives(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     parsed = code.code_manifest("bench.stages.tree_summary")
-    assert "bench.stages.code" in parsed and "bench.machine_cache" in parsed
+    assert "bench.builder.code_digest" in parsed and "bench.machine_cache" in parsed
     assert len(list(cache.glob("*.txt"))) == len(parsed)
     _forget()
     _unparsable(monkeypatch)

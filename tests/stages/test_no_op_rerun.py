@@ -1,4 +1,4 @@
-"""`run`/`demo` start no pipeline process when doit would execute and move nothing (bench/cli/pipeline_run.py):
+"""`run`/`demo` start no pipeline process when doit would execute and move nothing (bench/run/runner.py):
 every invocation cached by the rule doit's check applies, and every ref the plan names already holding its output.
 Anything else (a changed input, a ref another run moved, a ref never set) runs doit. Real doit over a real SQLite
 store, with the directory plan of tests/stages/test_uptodate.py."""
@@ -11,10 +11,10 @@ import pytest
 from test_uptodate import DIRECTORIES
 from test_uptodate import Plan as DirectoryRun
 
-from bench.cli.pipeline_run import _all_cached
-from bench.pipeline.directory_plan import directory_summaries
 from bench.pipeline.plan import Plan
 from bench.pipeline.runtime import Runtime
+from bench.run.directory_plan import directory_summaries
+from bench.run.runner import _all_cached
 
 REF = "published/summaries"
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.builder import NoParams, Ports, StageContext, StageKind, stage
+from bench.builder.execution import execute
 from bench.contracts import Digest, Ref, TreeDigest, accepts
 from bench.errors import PlanError, StageError
 from bench.pipeline.builder import PlanBuilder
@@ -19,9 +21,7 @@ from bench.pipeline.check import check_plan
 from bench.pipeline.plan import Invocation, Plan, Upstream
 from bench.pipeline.plans import load_plan
 from bench.run.catalogue import PLAN_BUILDERS, STAGES
-from bench.stages import NoParams, Ports, StageContext, StageKind, stage
 from bench.stages.directory_tree import DirectoryParams, directory_fingerprint, directory_tree
-from bench.stages.engine import execute
 from bench.stages.tree_summary import TreeSummary, tree_summary
 from bench.store import Store, tree_from_entries
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from bench.builder.lineage import rederivable
 from bench.contracts import Digest
 from bench.run.catalogue import STAGES
-from bench.stages.lineage import rederivable
 from bench.store.actions import ActionKey
 
 

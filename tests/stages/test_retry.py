@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from bench.builder import NoInputs, Ports, StageContext, StageKind, stage
+from bench.builder.execution import cached_result, execute
 from bench.contracts import BlobDigest, ContractModel
-from bench.stages import NoInputs, Ports, StageContext, StageKind, stage
-from bench.stages.engine import cached_result, execute
 from bench.store import Store
 from bench.store.actions import ActionResult, results_for
 

@@ -19,13 +19,13 @@ from doit.cmd_base import ModuleTaskLoader
 from doit.dependency import Dependency, SqliteDB
 from doit.doit_cmd import DoitMain
 
+from bench.builder.catalogue import Catalogue
 from bench.contracts import Digest
-from bench.pipeline.directory_plan import directory_summaries
 from bench.pipeline.doit_tasks import doit_tasks
 from bench.pipeline.run_actions import KEY
 from bench.pipeline.runtime import Runtime
 from bench.pipeline.uptodate import PlanLookup, upstream_values
-from bench.stages.catalogue import Catalogue
+from bench.run.directory_plan import directory_summaries
 from bench.stages.directory_tree import directory_tree
 from bench.stages.tree_summary import tree_summary
 from bench.store import Store

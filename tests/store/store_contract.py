@@ -16,12 +16,12 @@ from typing import TypeVar
 
 import pytest
 
+from bench.builder import StageContext, execute
+from bench.builder.execution import ActionOutcome, action_key, cached_result, cached_results
+from bench.builder.lineage import lineage
 from bench.contracts import Digest
 from bench.errors import ContractError, ObjectCorrupt, ObjectMissing
-from bench.stages import StageContext, execute
 from bench.stages.directory_tree import directory_fingerprint, directory_tree
-from bench.stages.engine import ActionOutcome, action_key, cached_result, cached_results
-from bench.stages.lineage import lineage
 from bench.stages.tree_summary import tree_summary
 from bench.store import PACK_LIMIT, EntryKind, Store, TreeEntry, TreeObject, tree_from_directory, walk_tree
 from bench.store.actions import (

@@ -26,7 +26,7 @@ from bench.contracts import (
     canonical_bytes,
     canonical_json,
 )
-from bench.run.publish import publish_directory
+from bench.stages.publish import publish_directory
 from bench.store import Store, references
 from bench.store.fsck import FsckStatus, fsck
 from bench.store.gc import gc

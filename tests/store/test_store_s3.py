@@ -18,11 +18,11 @@ import pytest
 from s3server import BUCKET, S3Server
 from store_contract import StoreContract, action_result
 
+from bench.builder import StageContext, execute
+from bench.builder.execution import action_key, cached_result
 from bench.contracts import Digest
 from bench.errors import StoreError
-from bench.stages import StageContext, execute
 from bench.stages.directory_tree import directory_fingerprint, directory_tree
-from bench.stages.engine import action_key, cached_result
 from bench.store import Store
 from bench.store.actions import record, recorded_from, results_for
 from bench.store.backends.s3 import S3Backend

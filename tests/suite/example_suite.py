@@ -23,7 +23,7 @@ from bench.agent.harness_files import container_path
 from bench.gateway import Policy
 from bench.gateway.dialects.anthropic import AnthropicMessages
 from bench.harness.claude_code.cli import USER_MEMORY_PATH as USER_MEMORY
-from bench.memory.corpus import read_corpus
+from bench.memory.notes import read_corpus
 from bench.memory.recall import connect, file_context, prompt_context
 from bench.memory.state import build_state
 from bench.packaging import materialize, open_source, redact_tree

@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from bench.memory.corpus import read_corpus
+from bench.memory.notes import read_corpus
 from bench.provision import PairVerdict, ProbeKind, ProbeOutcome, Provisioner, SnapshotReceipt, provisioned
 from bench.suite.suite import Suite
 

@@ -20,7 +20,7 @@ from example_suite import run_script
 
 from bench.gateway import ArmKey, DirectoryRecorder, ExchangeRecord, Gateway, GatewayConfig, Mode, PolicyPin
 from bench.grading import Channel, Grade, OutcomeGrade, RunnerRecord, grade
-from bench.harness.claude_code.session import parse_claude_session
+from bench.harness.claude_code.session_log import parse_claude_session
 from bench.memory import hook_program, hook_settings
 from bench.suite.suite import Suite
 from tests.grading.claude_host import Home, make_dir, require_claude, run_claude

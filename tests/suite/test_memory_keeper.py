@@ -15,13 +15,13 @@ import jsonschema
 import pytest
 
 from bench.contracts import ImageId
+from bench.images.build import build_layer
 from bench.provision import PairVerdict, ProbeKind, ProbeOutcome, Provisioner, SnapshotReceipt, provisioned
 from bench.provision.code import resolve_provisioner
 from bench.provision.distractors import generated_pool
 from bench.provision.fixture import verify_artifact
 from bench.provision.messages import ArtifactRef
 from bench.provision.pool import seed_corpus
-from bench.sandbox.images.build import build_layer
 from bench.suite.memory_system import MemorySystem
 from bench.suite.suite import Suite
 

@@ -27,7 +27,7 @@ from ..transcript import Transcript
 from . import config
 from .cli import AGENT_KEY, HOME_DIRS, USER_MEMORY_PATH, agent_env, claude_argv, session_file, session_id_of
 from .injection import ClaudeInjection
-from .session import HARNESS, parse_claude_session
+from .session_log import HARNESS, parse_claude_session
 
 __all__ = ["CLI_VERSION", "ClaudeCode"]
 

@@ -17,7 +17,7 @@ import re
 
 from ..base import InjectedBlock, InjectionFormat, LoadedFile
 from ..transcript import Channel
-from .session import hook_channel
+from .session_log import hook_channel
 
 __all__ = ["REMINDER", "ClaudeInjection"]
 

@@ -1,6 +1,6 @@
 """The Codex CLI version the bench pins, where its binary is in the npm registry, and its image's recipe label.
 
-The image (:func:`bench.sandbox.images.harness_image.build_harness_image`) takes the platform package's static
+The image (:func:`bench.images.harness_image.build_harness_image`) takes the platform package's static
 musl binary alone: it runs without node or its sibling files. The bundled ``bwrap`` stays out (the CLI's own
 sandbox is off: the container is the sandbox) and so does its ``rg``.
 """

@@ -27,10 +27,10 @@ from bench.harness.codex.argv import AGENT_KEY, KEY_VARIABLE
 from bench.harness.codex.injected import builtin_memory_on, deferred_namespaces, injected_parts
 from bench.harness.codex.recipe import CLI_VERSION, IMAGE_LABEL
 from bench.harness.transcript import Channel, StepSource
+from bench.images import ImageName, build_image, cache_dir, find_image
+from bench.images.harness_image import HarnessImage, build_harness_image, find_harness_image
+from bench.images.labels import INPUTS_LABEL, RECIPE_LABEL
 from bench.sandbox.backends.docker import DockerBackend, docker_client
-from bench.sandbox.images import ImageName, build_image, cache_dir, find_image
-from bench.sandbox.images.harness_image import HarnessImage, build_harness_image, find_harness_image
-from bench.sandbox.images.registry import INPUTS_LABEL, RECIPE_LABEL
 from bench.sandbox.layout import BASE_ENV
 
 pytestmark = pytest.mark.slow  # builds an image and runs the real CLI in containers
