@@ -178,10 +178,12 @@ def test_a_store_fault_mid_attempt_exits_with_the_stores_code_naming_the_store(
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A tmpfs of its own (the tests run as root, as setup does), unmounted after."""
+    """A tmpfs of its own (the tests run as root, as setup does), unmounted after. Room for the copied demo project
+    and what a run writes before the fault (the demo's store grows with every memory system the example declares:
+    160 MiB ran out before the fault on a busy machine); the fault then fills the rest."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=160m", "tmpfs", str(mount)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=640m", "tmpfs", str(mount)], check=True)
     try:
         yield mount
     finally:
@@ -190,6 +192,8 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 def _fill(disk: Path) -> Callable[[subprocess.Popen[str]], None]:
     def fill(process: subprocess.Popen[str]) -> None:
+        used = shutil.disk_usage(disk).used
+        assert shutil.disk_usage(disk).free > 32 << 20, f"the disk was nearly full before the fault ({used} bytes)"
         with (disk / "filler").open("wb") as filler:
             try:
                 while True:

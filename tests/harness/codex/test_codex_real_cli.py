@@ -93,7 +93,8 @@ def test_the_image_is_found_by_its_own_labels_only(engine: docker.DockerClient, 
     assert labels[RECIPE_LABEL] == IMAGE_LABEL and labels[INPUTS_LABEL] == codex_image.inputs
     agent = find_image(ImageName.AGENT, backend=backend)
     assert agent is None or agent.image_id != codex_image.image_id
-    assert find_harness_image(IMAGE_LABEL, None, backend) == codex_image
+    # by its label and inputs: an engine may hold other builds of the label (another version, other inputs)
+    assert find_harness_image(IMAGE_LABEL, codex_image.inputs, backend) == codex_image
     base = build_image(ImageName.BASE, backend).record.image_id
     assert (
         build_harness_image(CODEX.image_recipe(), IMAGE_LABEL, base, cache_dir(), backend) == codex_image
