@@ -6,8 +6,9 @@ Each killed run is ``stele-bench demo --attempts A``, A rising by one every four
 example's preregistration allows), so every run has attempts still to do when it is killed after a random delay
 with SIGTERM, SIGHUP or SIGKILL to the command, SIGINT or SIGKILL to its whole process group (Ctrl-C, or a terminal
 that vanished). After each: the exit code (128 + the signal, or killed), a traceback on stderr, more
-than one line of refusal, how long its processes took to be gone (the pipeline cleans up after its command), and
-what it left on the engine (only a group killed outright may leave anything: the next run sweeps it).
+than one line of refusal, how long its processes took to be gone (the pipeline, in a session of its own, cleans up
+after its command, even one killed outright), and what it left on the engine (only a group killed outright may leave
+anything: the next run sweeps it).
 
 Then the clean run, and the findings: it did not verify; a paired attempt whose result was recorded twice (a
 finished pair paid twice); a container, network, process or lease of the project left; `store fsck` not clean.
@@ -106,13 +107,15 @@ def _processes_of(project: Path) -> list[str]:
     return found
 
 
-def _wait_gone(group: int, limit: float) -> None:
+def _wait_gone(group: int, project: Path, limit: float) -> None:
+    """The command's group gone, and every process of the run: its pipeline runs in a session of its own."""
     started = time.monotonic()
     while time.monotonic() - started < limit:
         try:
             os.killpg(group, 0)
         except ProcessLookupError:
-            return
+            if not _processes_of(project):
+                return
         time.sleep(0.1)
 
 
@@ -143,7 +146,7 @@ def _killed_run(number: int, project: Path, leases: Path, rng: random.Random, lo
             else:
                 process.send_signal(signum)
             code = process.wait()
-            _wait_gone(process.pid, 600)  # the pipeline's processes, which clean up after the command
+            _wait_gone(process.pid, project, 600)  # with the pipeline's processes, which clean up after the command
             gone = time.monotonic() - sent
         err.seek(0)
         stderr = err.read().decode("utf-8", "replace")

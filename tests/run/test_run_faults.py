@@ -11,6 +11,7 @@ or network of its own on the engine.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -221,32 +222,54 @@ def test_a_full_disk_mid_attempt_exits_74_naming_the_file_being_written(
     assert _left_behind(leases) == []
 
 
-def _gone(group: int) -> None:
-    """Wait for every process of ``group`` to end (the pipeline outlives its command by its cleanup)."""
+def _running(project: Path) -> list[int]:
+    """Processes whose command line names ``project``: the command and its pipeline (in a session of its own)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            named = entry.name.isdigit() and str(project).encode() in (entry / "cmdline").read_bytes()
+        except OSError:  # it ended while listed
+            continue
+        if named and int(entry.name) != os.getpid():
+            found.append(int(entry.name))
+    return found
+
+
+def _gone(group: int, project: Path) -> None:
+    """Wait for every process of ``group`` and of the run to end (the pipeline outlives its command by its
+    cleanup, in a session of its own)."""
     for _ in range(1200):
         try:
             os.killpg(group, 0)
         except ProcessLookupError:
-            return
+            if not _running(project):
+                return
         time.sleep(0.25)
-    pytest.fail(f"processes of group {group} still run five minutes after the command was killed")
+    pytest.fail(f"processes of the run in {project} still run five minutes after the command was killed")
 
 
-def _sigkill(group: bool) -> Callable[[subprocess.Popen[str]], None]:
+def _sigkill(group: bool, project: Path) -> Callable[[subprocess.Popen[str]], None]:
+    """SIGKILL to the command (or its group, and then to the pipeline's own session too: everything, outright)."""
+
     def kill(process: subprocess.Popen[str]) -> None:
+        pipeline = _pipeline_of(process.pid)
         if group:
             os.killpg(process.pid, signal.SIGKILL)
+            if pipeline is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pipeline, signal.SIGKILL)
         else:
             process.kill()
-        process.wait()  # reaped, so only the pipeline's processes can keep the group alive
-        _gone(process.pid)
+        process.wait()  # reaped, so only the pipeline's processes can keep the run alive
+        _gone(process.pid, project)
 
     return kill
 
 
 def test_a_command_killed_outright_stops_its_pipeline_which_cleans_up(demo_runs: DemoRuns, tmp_path: Path) -> None:
     leases = tmp_path / "leases"
-    stopped = _run_until_an_arm_starts(_copy(demo_runs, tmp_path), leases, _sigkill(group=False))
+    project = _copy(demo_runs, tmp_path)
+    stopped = _run_until_an_arm_starts(project, leases, _sigkill(group=False, project=project))
     assert stopped.code == -signal.SIGKILL
     assert "Traceback" not in stopped.stderr, stopped.stderr[-4000:]
     assert _left_behind(leases) == []  # the pipeline got SIGTERM as its command died, and took its arms with it
@@ -261,7 +284,7 @@ def test_the_next_run_sweeps_what_a_killed_run_left(demo_runs: DemoRuns, tmp_pat
             if _left_behind(leases):
                 break
             time.sleep(0.2)
-        _sigkill(group=True)(process)  # nothing can clean up
+        _sigkill(group=True, project=project)(process)  # the command and its pipeline: nothing can clean up
 
     stopped = _run_until_an_arm_starts(project, leases, kill_once_it_holds_something)
     assert stopped.code == -signal.SIGKILL  # what it held stays on the engine (unless another run swept it first)
