@@ -20,6 +20,7 @@ import pytest
 from bench.sandbox import container_spec
 from bench.sandbox.backends import IDLE_COMMAND, LEASE_LABEL, OWNER_LABEL, Lease, Standing
 from bench.sandbox.backends.docker import DockerBackend
+from bench.sandbox.backends.docker.engine import remove_network
 from bench.sandbox.backends.lease import site
 from bench.store import Store
 from bench.suite.challenge import Environment, NetworkMode
@@ -140,3 +141,22 @@ def test_the_sweep_command_removes_only_what_dead_runners_left(
     assert _owned_by(engine, live_lease.owner) == []
     live_lease.release()
     dead_lease.release()
+
+
+def test_a_network_a_container_is_still_attached_to_is_removed(engine: docker.DockerClient, tiny_image: str) -> None:
+    """A stop can cut a container's removal short while its network is removed (the soak met it): the container is
+    detached and the network removed, never left with an "active endpoints" error."""
+    labels = {OWNER_LABEL: "test-detach"}
+    network = engine.networks.create("net-test-detach", driver="bridge", internal=True, labels=labels)
+    container = engine.containers.run(tiny_image, list(IDLE_COMMAND), detach=True, network=network.name, labels=labels)
+    try:
+        network.reload()
+        assert container.id in (network.attrs.get("Containers") or {})  # attached and running
+        remove_network(network)
+        assert engine.networks.list(ids=[network.id]) == []
+        container.reload()
+        assert container.status == "running"  # only detached: its own removal is its owner's
+    finally:
+        container.remove(force=True)
+        for left in engine.networks.list(filters={"label": f"{OWNER_LABEL}=test-detach"}):
+            left.remove()
