@@ -50,19 +50,24 @@ def _environment(leases: Path) -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if k not in named}, "SANDBOX_LEASE_DIR": str(leases)}
 
 
-def _run_until_an_arm_starts(project: Path, leases: Path, fault: Callable[[subprocess.Popen[str]], None]) -> Stopped:
-    """`demo --attempts 2 --json` in ``project``; ``fault`` is applied once an arm's agent runs."""
-    command = [sys.executable, "-m", "bench", "--project", str(project), "--json", "demo", "--attempts", "2"]
-    seen: list[str] = []
-    with subprocess.Popen(
+def _demo(project: Path, leases: Path, attempts: int) -> subprocess.Popen[str]:
+    """`demo --attempts N --json` in ``project``, started as a terminal starts a command: in a group of its own."""
+    command = [sys.executable, "-m", "bench", "--project", str(project), "--json", "demo", "--attempts", str(attempts)]
+    return subprocess.Popen(
         command,
         cwd=REPO,
         env=_environment(leases),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        start_new_session=True,  # its own process group, as a terminal gives a command
-    ) as process:
+        start_new_session=True,
+    )
+
+
+def _run_until_an_arm_starts(project: Path, leases: Path, fault: Callable[[subprocess.Popen[str]], None]) -> Stopped:
+    """`demo --attempts 2 --json` in ``project``; ``fault`` is applied once an arm's agent runs."""
+    seen: list[str] = []
+    with _demo(project, leases, 2) as process:
         assert process.stderr is not None and process.stdout is not None
         for line in process.stderr:
             seen.append(line)
@@ -322,16 +327,7 @@ def test_ctrl_c_while_the_pipeline_starts_reaches_the_command_alone_and_prints_n
     leases = tmp_path / "leases"
     project = tmp_path / "project"
     assert bench_command(REPO, "init", str(project)).returncode == 0
-    command = [sys.executable, "-m", "bench", "--project", str(project), "--json", "demo", "--attempts", "1"]
-    with subprocess.Popen(
-        command,
-        cwd=REPO,
-        env=_environment(leases),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    ) as process:
+    with _demo(project, leases, 1) as process:
         pipeline = None
         while pipeline is None and process.poll() is None:
             pipeline = _pipeline_of(process.pid)
