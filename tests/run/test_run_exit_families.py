@@ -84,7 +84,10 @@ def test_a_fence_stop_inside_a_run_exits_12_with_the_fences_error(project: Path)
         manifest["forward"] = {
             "upstream_env": "FAMILY_BASE_URL",
             "key_env": "FAMILY_KEY",
-            "prices": {manifest["model"]: {"input": "3", "output": "15", "cache_write": "3.75", "cache_read": "0.3"}},
+            "prices": {  # every model the suite declares, one per harness it may run under
+                model: {"input": "3", "output": "15", "cache_write": "3.75", "cache_read": "0.3"}
+                for model in {manifest["model"], *manifest.get("models", {}).values()}
+            },
             "arm_cap_usd": "1.00",
             "pair_cap_usd": "2.00",
             "fence": {
