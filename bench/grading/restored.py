@@ -70,14 +70,28 @@ def static_mismatches(received: Iterable[ReceivedContext], state: RestoredState)
 def content_reads(conversation: Conversation, state: RestoredState, own_tools: tuple[str, ...]) -> tuple[str, ...]:
     """The agent's tool results (of no tool in ``own_tools``, the memory's) carrying a piece of the state."""
     calls = tool_calls(conversation)
+    cut = frozenset(piece for piece in state.pieces if len(piece) == PIECE)
+    odd = tuple(piece for piece in state.pieces if len(piece) != PIECE)
     found = []
     for result in tool_results(conversation):
         if own_tools and result.tool.startswith(own_tools):
             continue
+        held = _held(result.output, cut, odd)
+        if not held:
+            continue
         authored = " ".join(tool_input_text(call.input) for call in calls if call.message < result.message)
-        if any(piece in result.output and piece not in authored for piece in state.pieces):
+        if any(piece not in authored for piece in held):
             found.append(f"message {result.message}: {result.tool} {result.tool_use_id} carries the memory's state")
     return tuple(found)
+
+
+def _held(text: str, cut: frozenset[str], odd: tuple[str, ...]) -> set[str]:
+    """The pieces ``text`` holds. A piece restore ``cut`` is :data:`PIECE` characters long, so ``text`` holds one
+    exactly when one of its windows of that length is one: a pass over ``text``, where asking each piece is pieces x
+    text. A piece of another length (``odd``: a bundle's state is the publisher's word until re-derived) is asked."""
+    held = {text[start : start + PIECE] for start in range(len(text) - PIECE + 1)} & cut if cut else set()
+    held.update(piece for piece in odd if piece in text)
+    return held
 
 
 PUBLIC_CONTRACTS: tuple[type[ContractModel], ...] = (RestoredState,)

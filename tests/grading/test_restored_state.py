@@ -9,7 +9,7 @@ from scenario import PROMPT
 
 from bench.grading import Channel, MemoryDeclaration, RunnerRecord, harness_conversation
 from bench.grading.delivery import received_contexts, state_reads
-from bench.grading.restored import PIECE, restored_state, static_mismatches
+from bench.grading.restored import PIECE, RestoredState, restored_state, static_mismatches
 from tests.grading.exchanges import messages_exchange
 
 NOTE = "Harbor card holds are dropped at import: holds are not money that moved, and 38.75 was counted twice."
@@ -68,3 +68,15 @@ def test_a_declared_instructions_file_must_be_the_file_restore_wrote() -> None:
         received = received_contexts(held, declared)
         assert [c.channel for c in received] == [Channel.STATIC_CONTEXT]
         assert bool(static_mismatches(received, state)) is mismatch
+
+
+def test_a_piece_is_found_wherever_it_sits_and_a_piece_of_another_length_is_asked_as_it_is() -> None:
+    piece = NOTE[:PIECE]
+    for output in (piece, "x" + piece, piece + "x", "é" * 3 + piece + "\n" + NOTE):  # at each edge, after non-ASCII
+        held = harness_conversation(_one_call("Bash", {"command": "cat f"}, output), RECORD)
+        declared = MemoryDeclaration(phrases=("x",), state_paths=("/opt/knowledge",))
+        assert state_reads(held, declared, RestoredState(texts={}, pieces=(piece,))), output
+    held = harness_conversation(_one_call("Bash", {"command": "cat f"}, "money that moved"), RECORD)
+    declared = MemoryDeclaration(phrases=("x",), state_paths=("/opt/knowledge",))
+    assert state_reads(held, declared, RestoredState(texts={}, pieces=("that moved",)))  # a bundle's own pieces
+    assert not state_reads(held, declared, RestoredState(texts={}, pieces=(piece,)))
