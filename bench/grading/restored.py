@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from itertools import compress
 from typing import Literal
 
 from ..contracts import ContractModel, Document
@@ -70,8 +71,8 @@ def static_mismatches(received: Iterable[ReceivedContext], state: RestoredState)
 def content_reads(conversation: Conversation, state: RestoredState, own_tools: tuple[str, ...]) -> tuple[str, ...]:
     """The agent's tool results (of no tool in ``own_tools``, the memory's) carrying a piece of the state."""
     calls = tool_calls(conversation)
-    cut = frozenset(piece for piece in state.pieces if len(piece) == PIECE)
-    odd = tuple(piece for piece in state.pieces if len(piece) != PIECE)
+    cut = frozenset(state.pieces)  # a piece of another length is in no window: harmless here
+    odd = tuple(compress(state.pieces, map(PIECE.__ne__, map(len, state.pieces))))
     found = []
     for result in tool_results(conversation):
         if own_tools and result.tool.startswith(own_tools):

@@ -119,8 +119,10 @@ def bound(files: Mapping[PortablePath, bytes], listed: Sequence[Listed]) -> list
     findings = []
     records = {path.parts[-1].removesuffix(".json") for path in files if path.parts[0] == RECORDS}
     for path, data in sorted(files.items()):
+        if path.parts[0] != RECORDS:  # a record's bytes only: hashing every file again was a fifth of checking shape
+            continue
         held = Digest.of(data)
-        if path.parts[0] == RECORDS and held.hex != path.parts[-1].removesuffix(".json"):
+        if held.hex != path.parts[-1].removesuffix(".json"):
             findings.append(Finding(held, path, f"holds record {held}: not the record its name binds"))
     decided_by = {
         item.outcome.outputs.get("admission"): item.spec.inputs.get("record")

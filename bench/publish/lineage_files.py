@@ -99,7 +99,9 @@ def _named(store: Store, digest: Digest) -> list[Digest]:
         return [entry.digest for entry in tree.entries if entry.kind is EntryKind.DIRECTORY]
     if kind in _NOT_FOLLOWED:
         return []
-    return document_references(data, parsed)
+    if not store.append_only:  # read here, once: the store would read the bytes again
+        return document_references(data, parsed)
+    return document_references(data, parsed, lambda model: store.get_document(digest, model))
 
 
 def published_objects(store: Store, actions: Iterable[Action], roots: Iterable[Digest]) -> list[Digest]:

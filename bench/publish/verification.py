@@ -153,7 +153,7 @@ class _Lineage:
     """The bundle's files as a store, and which actions read and wrote each digest."""
 
     def __init__(self, files: Mapping[PortablePath, bytes]) -> None:
-        self.store = Store.in_memory()
+        self.store = Store.in_memory(append_only=True)  # verify adds re-derived outputs, deletes nothing
         self.paths: dict[Digest, list[PortablePath]] = {}
         with self.store.batch():
             for path, data in files.items():

@@ -16,13 +16,16 @@ import enum
 import functools
 import json
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from ..contracts import Digest, DigestValue, Document
+from ..errors import ContractError
 from .store import Store
+
+Reader = Callable[[type[Document]], Document]
 
 __all__ = ["document_references", "references", "walk_digests"]
 
@@ -34,16 +37,17 @@ def references(store: Store, digest: Digest) -> Iterator[Digest]:
     yield from document_references(store.get_bytes(digest))
 
 
-def document_references(data: bytes, parsed: Any = None) -> list[Digest]:
+def document_references(data: bytes, parsed: Any = None, read: Reader | None = None) -> list[Digest]:
     """The references of a stored document's bytes, in field order (repeats kept); ``parsed``: ``data`` as the
-    caller has already parsed it (None: parsed here)."""
+    caller has already parsed it (None: parsed here); ``read``: how the caller's store reads ``data`` through a
+    contract (:meth:`Store.get_document` of its digest; an append-only store then reads it once for everyone)."""
     parsed = json.loads(data) if parsed is None else parsed
     kind = parsed.get("kind") if isinstance(parsed, dict) else None
     model = Document.of_kind(kind) if isinstance(kind, str) else None
     if model is not None:
         try:
-            return list(_typed(model.model_validate_json(data)))
-        except ValidationError:
+            return list(_typed(model.model_validate_json(data) if read is None else read(model)))
+        except (ValidationError, ContractError):  # the store's refusal of a ValidationError is a ContractError
             pass  # a shape this release does not read: by shape, below
     return list(walk_digests(parsed))
 
@@ -64,19 +68,26 @@ def _typed(value: Any) -> Iterator[Digest]:
             yield from _typed(item)
 
 
+_ASKING: set[type[BaseModel]] = set()  # models whose fields are being asked: a model that holds itself
+
+
 @functools.cache
 def _reference_fields(model: type[BaseModel]) -> tuple[str, ...]:
     """The fields of ``model`` that can hold a reference, in field order: walking only these, not every field of
     every validated model, was most of reading a bundle's lineage (issue 39)."""
-    return tuple(name for name, field in model.model_fields.items() if _may_refer(field.annotation))
+    _ASKING.add(model)
+    try:
+        return tuple(name for name, field in model.model_fields.items() if _may_refer(field.annotation))
+    finally:
+        _ASKING.discard(model)
 
 
 def _may_refer(annotation: Any) -> bool:
     """Whether a value validated as ``annotation`` can be or hold a reference. Only what is known to be a plain
     value answers no (str, numbers, Decimal, bytes, None, an enum, a literal, a DigestValue, ``Any``, which JSON
-    validation leaves as plain JSON values, and containers of only those); anything else (a model, a type this
-    does not know) answers yes, so nothing is skipped by mistake. An exchange's recorded stream events (``Any``)
-    were most of the fields walked in a bundle."""
+    validation leaves as plain JSON values, and containers of only those), and a model none of whose fields can;
+    anything else (a type this does not know) answers yes, so nothing is skipped by mistake. An exchange's
+    recorded stream events (``Any``) were most of the fields walked in a bundle."""
     if annotation is Any:
         return False
     origin = typing.get_origin(annotation)
@@ -90,6 +101,8 @@ def _may_refer(annotation: Any) -> bool:
         return True
     if issubclass(annotation, Digest):
         return not issubclass(annotation, DigestValue)
+    if issubclass(annotation, BaseModel):  # JSON validation makes exactly this model: one with such fields
+        return annotation in _ASKING or bool(_reference_fields(annotation))  # asked already: yes, not to loop
     return not issubclass(annotation, (str, int, float, decimal.Decimal, bytes, enum.Enum, type(None)))
 
 

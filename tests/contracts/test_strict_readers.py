@@ -102,6 +102,20 @@ def test_the_reader_refuses_and_says_why(document: bytes, problem: str) -> None:
         parse_json(document, "the document")
 
 
+def test_depth_counts_only_the_brackets_outside_strings_whatever_the_strings_hold() -> None:
+    deep, edge = "[" * (MAX_DEPTH + 1), "[" * MAX_DEPTH
+    # Brackets, quotes, backslashes and characters beyond ASCII (two, three and four UTF-8 bytes) inside strings.
+    inside = '"\u00e9 é ✓ 😀 [[{{ \\" \\\\ \\\\\\"]"'
+    for wrap in (str, lambda text: text.encode()):
+        assert parse_json(wrap(edge + inside + "]" * MAX_DEPTH), "doc")  # exactly the limit: read
+        assert parse_json(wrap("[" + inside.replace("[[", "]]") + "]"), "doc")  # closers in a string close nothing
+        for document in (deep + inside + "]" * (MAX_DEPTH + 1), deep + '"😀"' + "]" * (MAX_DEPTH + 1)):
+            with pytest.raises(ContractError, match="nests deeper"):
+                parse_json(wrap(document), "doc")
+    with pytest.raises(ContractError, match="nests deeper"):  # a raw lone surrogate in a string: still measured
+        parse_json(deep + '"\ud800"' + "]" * (MAX_DEPTH + 1), "doc")
+
+
 def test_a_lone_surrogate_is_refused_however_it_is_spelled() -> None:
     # Escaped in bytes, escaped in a lowercase or uppercase hex, raw in a string: every route into the value.
     for document in (b'["ok", {"k": "\\udFff"}]', '["\\uD800"]', '["x\ud800"]', '{"\\udc00": 1}'):

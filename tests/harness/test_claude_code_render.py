@@ -101,3 +101,20 @@ def test_a_neutral_instructions_file_is_placed_where_the_harness_reads_it() -> N
         assert needed_channels(harness, bundled.attachment) == {MemoryChannel.INSTRUCTIONS_FILE}
     reference = load_suite(EXAMPLE).memory_system("reference")
     assert reference.placed("/elsewhere") == reference  # a system without one is run as declared: its keys unchanged
+
+
+def test_each_file_loaded_in_one_reminder_runs_to_the_next_header_and_the_last_to_the_end() -> None:
+    injection = harness_named("claude-code").injection
+    text = (
+        "<system-reminder>\nContents of /home/dev/.claude/CLAUDE.md (user's private global instructions):\n\n"
+        "first notes\nContents of nothing: no path, not a header\n\n"
+        "Contents of /w/CLAUDE.md (project instructions, checked into the codebase):\n\nsecond notes\n"
+        "</system-reminder>\n"
+    )
+    for _ in range(2):  # read again: the same answer
+        loaded = injection.loaded_files(text)
+        assert [(file.path, file.text.strip()) for file in loaded] == [
+            ("/home/dev/.claude/CLAUDE.md", "first notes\nContents of nothing: no path, not a header"),
+            ("/w/CLAUDE.md", "second notes"),
+        ]
+    assert injection.loaded_files("<system-reminder>\nno file here\n</system-reminder>") == ()

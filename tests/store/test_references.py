@@ -105,6 +105,33 @@ def test_only_fields_that_can_hold_a_reference_are_walked_and_every_reference_is
     assert document_references(canonical_bytes(shapes)) == [one, two, three, one]
 
 
+class _Plain(ContractModel):
+    note: str
+    tags: tuple[str, ...] = ()
+
+
+class _Node(ContractModel):
+    blob: BlobDigest | None = None
+    children: list[_Node] = []
+
+
+class _Holder(Document):
+    kind: Literal["test-reference-holder"] = "test-reference-holder"
+    schema_version: Literal[1] = 1
+    plain: list[_Plain]
+    inner: _Inner
+    node: _Node
+
+
+def test_a_model_none_of_whose_fields_can_hold_a_reference_is_not_walked_and_one_that_holds_itself_is() -> None:
+    assert _reference_fields(_Holder) == ("inner", "node") and _reference_fields(_Plain) == ()
+    assert _reference_fields(_Node) == ("blob", "children")
+    one, two = Digest.of(b"one"), Digest.of(b"two")
+    node = _Node(children=[_Node(blob=BlobDigest(one)), _Node(children=[_Node(blob=BlobDigest(two))])])
+    holder = _Holder(plain=[_Plain(note=str(one))], inner=_Inner(note="n", blob=BlobDigest(two)), node=node)
+    assert document_references(canonical_bytes(holder)) == [two, one, two]
+
+
 def _every_field(model: type[BaseModel]) -> tuple[str, ...]:
     """Walk every field of every model: what the table of fields that can hold a reference must agree with."""
     return tuple(model.model_fields)

@@ -13,6 +13,7 @@ text, up to the next such header or the end of the block.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..base import InjectedBlock, InjectionFormat, LoadedFile
@@ -53,17 +54,23 @@ class ClaudeInjection(InjectionFormat):
         return rest, tuple(blocks)
 
     def loaded_files(self, text: str) -> tuple[LoadedFile, ...]:
-        if not self.is_harness_text(text):
-            return ()
-        body = text.rstrip("\n").removesuffix(_REMINDER_END.lstrip("\n"))
-        found: list[LoadedFile] = []
-        for header in _LOADED_FILE.finditer(body):
-            end = _LOADED_FILE.search(body, header.end())
-            found.append(LoadedFile(path=header["path"], text=body[header.end() : end.start() if end else len(body)]))
-        return tuple(found)
+        return _loaded_files(text) if self.is_harness_text(text) else ()
 
     def hook_channel(self, hook: str) -> Channel:
         return hook_channel(hook)
 
     def tool_hook(self, hook: str, tool: str) -> bool:
         return hook == f"PostToolUse:{tool}"
+
+
+@functools.lru_cache(maxsize=64)
+def _loaded_files(text: str) -> tuple[LoadedFile, ...]:
+    """Each file loaded in the reminder ``text``: up to the next header, or the end. Remembered: every request of a
+    conversation repeats its first message, and grading reads each request's."""
+    body = text.rstrip("\n").removesuffix(_REMINDER_END.lstrip("\n"))
+    headers = list(_LOADED_FILE.finditer(body))
+    ends = [header.start() for header in headers[1:]] + [len(body)] if headers else []
+    return tuple(
+        LoadedFile(path=header["path"], text=body[header.end() : end])
+        for header, end in zip(headers, ends, strict=True)
+    )
