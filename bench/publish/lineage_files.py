@@ -27,6 +27,7 @@ from ..store import EntryKind, Store, read_tree
 from ..store.actions import ActionKey, ActionResult
 from ..store.references import document_references
 from .bundle_layout import OBJECTS
+from .bundle_store import BundleStore
 from .manifest import LINEAGE_PATH, PublicationLineage, PublishedAction
 
 __all__ = ["Action", "brought", "lineage_files", "object_path", "published_objects", "run_actions"]
@@ -99,7 +100,7 @@ def _named(store: Store, digest: Digest) -> list[Digest]:
         return [entry.digest for entry in tree.entries if entry.kind is EntryKind.DIRECTORY]
     if kind in _NOT_FOLLOWED:
         return []
-    if not store.append_only:  # read here, once: the store would read the bytes again
+    if not isinstance(store, BundleStore):  # read here, once: another store would read the bytes again
         return document_references(data, parsed)
     return document_references(data, parsed, lambda model: store.get_document(digest, model))
 

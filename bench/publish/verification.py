@@ -34,10 +34,10 @@ from ..builder.lineage import rederivable, rerun
 from ..contracts import Digest, PortablePath
 from ..contracts.files import collection_paused
 from ..errors import BenchError
-from ..store import Store
 from ..store.actions import ActionKey, ActionResult
 from ..store.references import references
 from .bundle_layout import OBJECTS, PROVENANCE_NAME, bundle_files, check_layout
+from .bundle_store import BundleStore
 from .completeness import Finding, Listed, bound, closed, complete, supplied_by
 from .difference import first_difference
 from .filedigests import BundleDigests
@@ -153,7 +153,7 @@ class _Lineage:
     """The bundle's files as a store, and which actions read and wrote each digest."""
 
     def __init__(self, files: Mapping[PortablePath, bytes]) -> None:
-        self.store = Store.in_memory(append_only=True)  # verify adds re-derived outputs, deletes nothing
+        self.store = BundleStore()  # verify adds re-derived outputs, deletes nothing
         self.paths: dict[Digest, list[PortablePath]] = {}
         with self.store.batch():
             for path, data in files.items():

@@ -31,24 +31,12 @@ class Store:
     loose files) and ``Store("s3://BUCKET/PREFIX")`` a bucket (see ``location.py``), each safe to open from
     several processes and threads at once."""
 
-    def __init__(self, where: Path | str | StoreBackend, *, append_only: bool = False) -> None:
+    def __init__(self, where: Path | str | StoreBackend) -> None:
         self.backend = where if isinstance(where, StoreBackend) else open_backend(where)
-        # A store this process only adds to (a bundle being verified) keeps what it has already checked: an object
-        # re-hashed once, and a document read through a contract once, are what they were for as long as the
-        # process lives. Re-reading each was a third of verifying a bundle; nothing outlives the process.
-        self._hashed: set[Digest] | None = set() if append_only else None
-        self._documents: dict[tuple[Digest, type[Document]], Document] | None = {} if append_only else None
 
     @classmethod
-    def in_memory(cls, *, append_only: bool = False) -> Store:
-        """A store in this process's memory; ``append_only``: nothing is ever deleted from it, so what a read
-        checked (the hash, the contract) is checked once."""
-        return cls(MemoryBackend(), append_only=append_only)
-
-    @property
-    def append_only(self) -> bool:
-        """Whether this store checks each read once (see ``in_memory``)."""
-        return self._documents is not None
+    def in_memory(cls) -> Store:
+        return cls(MemoryBackend())
 
     def __repr__(self) -> str:
         return f"Store({self.backend!r})"
@@ -78,15 +66,8 @@ class Store:
         return digests
 
     def get_bytes(self, digest: Digest) -> bytes:
-        """The bytes named by ``digest``, re-hashed (once, in an append-only store); a mismatch is refused as
-        corrupt."""
-        data = self.backend.get(digest)
-        if self._hashed is None:
-            return _verified(digest, data)
-        if data is None or digest not in self._hashed:
-            data = _verified(digest, data)
-            self._hashed.add(digest)
-        return data
+        """The bytes named by ``digest``, re-hashed; a mismatch is refused as corrupt."""
+        return _verified(digest, self.backend.get(digest))
 
     def get_many(self, digests: Sequence[Digest]) -> Iterator[tuple[Digest, bytes]]:
         """Verified bytes of many objects in the order given, fetched as the backend batches best."""
@@ -129,17 +110,10 @@ class Store:
         return cast(Ref[D], ref(self.put_bytes(canonical_bytes(document), document=True)))
 
     def get_document(self, digest: Digest, model: type[D]) -> D:
-        if self._documents is None:
-            return _parsed(digest, self.get_bytes(digest), model)
-        found = self._documents.get((digest, model))
-        if found is None:  # a refusal is not remembered: it is raised again on every read
-            found = self._documents[digest, model] = _parsed(digest, self.get_bytes(digest), model)
-        return cast(D, found)
+        return _parsed(digest, self.get_bytes(digest), model)
 
     def get_documents(self, digests: Sequence[Digest], model: type[D]) -> list[D]:
         """:meth:`get_document` of each digest, read in one batch."""
-        if self._documents is not None:
-            return [self.get_document(digest, model) for digest in digests]
         return [_parsed(digest, data, model) for digest, data in self.get_many(digests)]
 
     # -- refs --------------------------------------------------------------------------------------

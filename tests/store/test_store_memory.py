@@ -9,6 +9,7 @@ from store_contract import StoreContract
 
 from bench.contracts import Digest
 from bench.errors import ContractError
+from bench.publish.bundle_store import BundleStore
 from bench.store import Store
 from bench.store.actions import ActionKey
 from bench.store.backends import MemoryBackend
@@ -36,20 +37,19 @@ def test_every_memory_store_is_its_own() -> None:
     assert repr(first) == f"Store(MemoryBackend({first.location!r}))"
 
 
-class TestAppendOnlyMemoryStore(TestMemoryStore):
+class TestBundleStore(TestMemoryStore):
     """The same contract holds for the store ``verify`` reads a bundle into, which checks each read once."""
 
     def open_store(self, tmp_path: Path) -> Store:
-        return Store.in_memory(append_only=True)
+        return BundleStore()
 
 
-def test_an_append_only_store_reads_a_document_once_and_refuses_a_bad_one_every_time() -> None:
+def test_the_bundle_store_reads_a_document_once_and_refuses_a_bad_one_every_time() -> None:
     tree = TreeObject(entries=())
-    for append_only in (True, False):
-        store = Store.in_memory(append_only=append_only)
+    for store in (BundleStore(), Store.in_memory()):
         ref = store.put_document(tree)
         same = store.get_document(ref, TreeObject) is store.get_document(ref, TreeObject)
-        assert same is append_only  # the default store reads through the contract every time, as before
+        assert same is isinstance(store, BundleStore)  # any other store reads through the contract every time
         assert store.get_documents([ref, ref], TreeObject) == [tree, tree]
         bad = store.put_bytes(b'{"kind": "tree", "schema_version": 1, "entries": 7}', document=True)
         for _ in range(2):  # a refusal is not remembered
