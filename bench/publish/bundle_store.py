@@ -13,7 +13,6 @@ from typing import TypeVar, cast
 
 from ..contracts import Digest, Document
 from ..store import Store
-from ..store.backends import MemoryBackend
 
 __all__ = ["BundleStore"]
 
@@ -24,7 +23,7 @@ class BundleStore(Store):
     """An in-memory store whose reads are checked once."""
 
     def __init__(self) -> None:
-        super().__init__(MemoryBackend())
+        super().__init__(Store.in_memory().backend)  # a memory store's own backend: nothing it shares
         self._hashed: set[Digest] = set()
         self._documents: dict[tuple[Digest, type[Document]], Document] = {}
 
