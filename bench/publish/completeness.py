@@ -60,7 +60,7 @@ def complete(store: Store, paths: Mapping[Digest, Sequence[PortablePath]], liste
     """Every file is needed by the lineage, and everything the lineage needs is there (see the module docstring)."""
     sides = {digest for item in listed for digest in (*item.spec.inputs.values(), *item.outcome.outputs.values())}
     starts = sides | {digest for item in listed for digest in (item.action.key, item.action.result)}
-    found, lacking = brought(store, starts)
+    found, lacking = brought(store, sorted(starts))  # in one order: the referrer named is the same every run
     findings = [
         Finding(digest, None, f"is referred to by {referrer.short} but is not in the bundle")
         for digest, referrer in sorted(lacking.items())
