@@ -2,8 +2,9 @@
 
 What a read of it checks stays checked: an object re-hashed once, and a document read through a contract once,
 are what they were for as long as the process lives, so each is checked once (a refusal is not remembered: it is
-raised again on every read). Verifying re-read the same documents (an action's key, an arm's exchanges) once per
-stage that reads them: a third of its time. Nothing here outlives the process.
+raised again on every read). Verifying the demo bundle read its 993 documents 2,148 times (an action's key, an
+arm's exchanges: once per stage that reads them) and re-hashed 1,206 objects 3,358 times. Nothing here outlives
+the process.
 """
 
 from __future__ import annotations
