@@ -16,7 +16,7 @@ refused naming the file, never half loaded.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,15 @@ from .analysis.attempt_record import ArmResult, PairedAttempt
 from .analysis.headline import Headline, headline
 from .contracts import Digest, PortablePath
 from .errors import ContractError
-from .publish.bundle_layout import SUMMARY_PATH, bundle_files, load_admissions, load_records, parse_document
+from .publish.bundle_layout import (
+    ADMISSIONS,
+    RECORDS,
+    SUMMARY_PATH,
+    bundle_files,
+    load_admissions,
+    load_records,
+    parse_document,
+)
 from .store import EntryKind, Store, walk_tree
 from .store.lookup import resolve_digest
 
@@ -83,10 +91,16 @@ def _row(
     }
 
 
-def tree_files(store: Store, tree: Digest) -> dict[PortablePath, bytes]:
-    """Every file of a stored tree by portable path, as :func:`bench.publish.bundle_layout.bundle_files` reads a
-    directory."""
-    entries = [(path, entry.digest) for path, entry in walk_tree(store, tree) if entry.kind is not EntryKind.DIRECTORY]
+def tree_files(
+    store: Store, tree: Digest, wanted: Callable[[PortablePath], bool] | None = None
+) -> dict[PortablePath, bytes]:
+    """Every file of a stored tree by portable path (only those ``wanted`` when given), as
+    :func:`bench.publish.bundle_layout.bundle_files` reads a directory."""
+    entries = [
+        (path, entry.digest)
+        for path, entry in walk_tree(store, tree)
+        if entry.kind is not EntryKind.DIRECTORY and (wanted is None or wanted(path))
+    ]
     contents = dict(store.get_many([digest for _, digest in entries]))
     return {path: contents[digest] for path, digest in entries}
 
@@ -98,8 +112,14 @@ def load_bundle(where: str | Path, store: Store | str | Path | None = None) -> B
         files = bundle_files(Path(where))
     else:
         opened = store if isinstance(store, Store) else Store(store)
-        files = tree_files(opened, resolve_digest(opened, str(where)))
+        files = tree_files(opened, resolve_digest(opened, str(where)), _read_by_results)
     return results_of(files, str(where))
+
+
+def _read_by_results(path: PortablePath) -> bool:
+    """The files :func:`results_of` reads (records, admissions, the summary): a bundle's other thousand files (the
+    pages, the lineage) are not read out of the store just to be dropped."""
+    return path.parts[0] in (RECORDS, ADMISSIONS) or path == SUMMARY_PATH
 
 
 def results_of(files: Mapping[PortablePath, bytes], where: str) -> BundleResults:

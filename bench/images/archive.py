@@ -17,6 +17,7 @@ from typing import Literal
 from ..contracts import BlobDigest, Document, ImageId, Ref
 from ..sandbox.backends import ImageSource, SandboxBackend
 from ..store import Store
+from .engine_memo import images_changed
 
 __all__ = ["PUBLIC_CONTRACTS", "ImageArchive", "StoreImages", "archive_image", "image_ref"]
 
@@ -63,6 +64,7 @@ class StoreImages(ImageSource):
         document = self.store.get_document(found, ImageArchive)
         target = directory / "image.tar"
         target.write_bytes(self.store.get_bytes(document.archive))  # verified: its bytes hash to its name
+        images_changed()  # the backend loads it next: this process's remembered listings are stale
         return target
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from ..store import Store
 from ..suite.memory_system import ImageLayer
 from .archive import archive_image
 from .debian import DebianRecipe, base_rootfs, configured_mirror, host_codename
+from .engine_memo import images_changed, listed, remembered
 from .harness_image import HarnessImage, build_harness_image
 from .labels import INPUTS_LABEL, RECIPE_LABEL, ImageName, ImageRecord, list_images, using
 from .layer import fetch_layer, layer_context, layer_inputs
@@ -52,17 +54,14 @@ def _labels(name: ImageName, inputs: str) -> dict[str, str]:
 
 
 class _Listing:
-    """The engine's recipe images, listed once per build call and again only after something was built: asking the
-    engine was a tenth of every plan (`status` too), ten times over."""
+    """The engine's recipe images as this process last listed them (:mod:`.engine_memo`: listed again only after
+    this process built, imported or loaded an image)."""
 
     def __init__(self, backend: SandboxBackend) -> None:
         self.backend = backend
-        self._records: list[ImageRecord] | None = None
 
     def records(self) -> list[ImageRecord]:
-        if self._records is None:
-            self._records = list_images(self.backend)
-        return self._records
+        return list_images(self.backend)
 
     def find(self, name: ImageName, inputs: str) -> ImageRecord | None:
         return next((r for r in self.records() if r.name is name and r.inputs == inputs), None)
@@ -70,25 +69,32 @@ class _Listing:
     def ids(self, name: ImageName) -> set[str]:
         return {record.image_id for record in self.records() if record.name is name}
 
-    def changed(self) -> None:
-        """An image was built or imported: the next question lists again."""
-        self._records = None
+
+def _once(images: SandboxBackend, question: Hashable, started: float, build: Callable[[], BuildResult]) -> BuildResult:
+    """``build()``'s result, computed once per process until it changes an image (:func:`.engine_memo.remembered`):
+    the images step of a run and its plan ask for the same images. Asked again, the image was not built now."""
+    fresh: list[BuildResult] = []
+
+    def first() -> BuildResult:
+        fresh.append(build())
+        return fresh[0]
+
+    result = remembered(images, (question, str(cache_dir())), first)
+    return result if fresh else replace(result, built=False, seconds=time.monotonic() - started)
 
 
 def _import(listing: _Listing, name: ImageName, inputs: str, rootfs: bytes | Path) -> None:
     tag = f"sandbox-{name.value}:{inputs[:12]}"
-    listing.backend.import_image(rootfs, tag=tag, labels=_labels(name, inputs), env=BASE_ENV)
-    listing.changed()
+    try:
+        listing.backend.import_image(rootfs, tag=tag, labels=_labels(name, inputs), env=BASE_ENV)
+    finally:
+        images_changed()
 
 
 def _build_agent(listing: _Listing, cache: Path, harness: Harness) -> HarnessImage:
     """``harness``'s agent image, labelled with its own recipe label, built unless built."""
     base = _build(ImageName.BASE, listing).record  # the agent layer needs its base: built when missing
-    known = {record.image_id for record in listing.records()}
-    made = build_harness_image(harness.image_recipe(), harness.image_label, base.image_id, cache, listing.backend)
-    if made.image_id not in known:
-        listing.changed()
-    return made
+    return build_harness_image(harness.image_recipe(), harness.image_label, base.image_id, cache, listing.backend)
 
 
 def build_agent(
@@ -98,15 +104,15 @@ def build_agent(
     image with the same inputs exists; with ``store``, archived there as :func:`build_image` does."""
     with using(backend) as images:
         started = time.monotonic()
-        listing = _Listing(images)
-        return _archived(_agent_result(listing, harness_named(harness), started), store, images, started)
+        made = _once(images, ("agent", harness), started, lambda: _agent_result(_Listing(images), harness, started))
+        return _archived(made, store, images, started)
 
 
-def _agent_result(listing: _Listing, harness: Harness, started: float) -> BuildResult:
+def _agent_result(listing: _Listing, harness: str, started: float) -> BuildResult:
     cache = cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
-    before = {image.image_id for image in listing.backend.images(RECIPE_LABEL)}
-    made = _build_agent(listing, cache, harness)
+    before = {image.image_id for image in listed(listing.backend, RECIPE_LABEL)}
+    made = _build_agent(listing, cache, harness_named(harness))
     info = listing.backend.image(made.image_id)
     record = ImageRecord(ImageName.AGENT, made.image_id, made.inputs, info.size, info.created)
     return BuildResult(record=record, built=made.image_id not in before, seconds=time.monotonic() - started)
@@ -171,18 +177,25 @@ def build_layer(
     """The agent image of the harness named ``harness`` plus ``layer``'s packages, built unless an image with the
     same inputs exists; with ``store``, archived there as :func:`build_image` does."""
     with using(backend) as images:
-        cache = cache_dir()
-        cache.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
-        listing = _Listing(images)
-        before = listing.ids(ImageName.LAYER)
-        agent = _build_agent(listing, cache, harness_named(harness)).image_id
-        fetched = fetch_layer(cache, layer)
-        inputs = layer_inputs(agent, layer, fetched)
-        if listing.find(ImageName.LAYER, inputs) is None:
-            with tempfile.TemporaryDirectory(dir=cache, prefix="context-") as work:
-                context = layer_context(agent, layer, fetched, Path(work) / "context.tar")
-                labels = _labels(ImageName.LAYER, inputs)
-                images.build_image(context, tag=f"sandbox-layer:{inputs[:12]}", labels=labels)
-                listing.changed()
-        return _archived(_found(ImageName.LAYER, inputs, listing, before, started), store, images, started)
+        question = ("layer", harness, layer.model_dump_json())
+        made = _once(images, question, started, lambda: _layer_result(_Listing(images), layer, harness, started))
+        return _archived(made, store, images, started)
+
+
+def _layer_result(listing: _Listing, layer: ImageLayer, harness: str, started: float) -> BuildResult:
+    cache = cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    before = listing.ids(ImageName.LAYER)
+    agent = _build_agent(listing, cache, harness_named(harness)).image_id
+    fetched = fetch_layer(cache, layer)
+    inputs = layer_inputs(agent, layer, fetched)
+    if listing.find(ImageName.LAYER, inputs) is None:
+        with tempfile.TemporaryDirectory(dir=cache, prefix="context-") as work:
+            context = layer_context(agent, layer, fetched, Path(work) / "context.tar")
+            labels = _labels(ImageName.LAYER, inputs)
+            try:
+                listing.backend.build_image(context, tag=f"sandbox-layer:{inputs[:12]}", labels=labels)
+            finally:
+                images_changed()
+    return _found(ImageName.LAYER, inputs, listing, before, started)

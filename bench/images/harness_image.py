@@ -15,6 +15,7 @@ from ..errors import SandboxError
 from ..harness import ImageRecipe
 from ..sandbox.backends import SandboxBackend
 from .agent import agent_context, agent_inputs, fetch_cli
+from .engine_memo import images_changed, listed
 from .labels import INPUTS_LABEL, RECIPE_LABEL, using
 from .scan import require_neutral_image
 
@@ -31,7 +32,7 @@ def find_harness_image(label: str, inputs: str | None, backend: SandboxBackend) 
     """The newest image of recipe ``label`` (and exactly ``inputs`` when given), or None."""
     found = [
         image
-        for image in backend.images(RECIPE_LABEL)
+        for image in listed(backend, RECIPE_LABEL)
         if image.labels.get(RECIPE_LABEL) == label and (inputs is None or image.labels.get(INPUTS_LABEL) == inputs)
     ]
     if not found:
@@ -52,7 +53,10 @@ def build_harness_image(
             with tempfile.TemporaryDirectory(dir=cache, prefix="context-") as work:
                 context = agent_context(base_image_id, binary, recipe, Path(work) / "context.tar")
                 labels = {RECIPE_LABEL: label, INPUTS_LABEL: inputs}
-                images.build_image(context, tag=f"sandbox-{label}:{inputs[:12]}", labels=labels)
+                try:
+                    images.build_image(context, tag=f"sandbox-{label}:{inputs[:12]}", labels=labels)
+                finally:
+                    images_changed()
         made = find_harness_image(label, inputs, images)
         if made is None:
             raise SandboxError(f"the {label} image was built but no image carries inputs {inputs}")

@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..errors import SandboxError
-from ..sandbox.backends import ImageInfo, SandboxBackend, default_backend
+from ..sandbox.backends import ImageInfo, SandboxBackend
+from .engine_memo import listed, process_backend
 
 __all__ = [
     "INPUTS_LABEL",
@@ -52,12 +53,8 @@ class ImageRecord:
 
 @contextmanager
 def using(backend: SandboxBackend | None) -> Iterator[SandboxBackend]:
-    """``backend``, or the default one for as long as the block runs (its engine connection closed after)."""
-    if backend is not None:
-        yield backend
-        return
-    with default_backend() as made:
-        yield made
+    """``backend``, or this process's default one (:func:`~.engine_memo.process_backend`: one connection)."""
+    yield backend if backend is not None else process_backend()
 
 
 def _record(image: ImageInfo) -> ImageRecord | None:
@@ -76,7 +73,7 @@ def _record(image: ImageInfo) -> ImageRecord | None:
 def list_images(backend: SandboxBackend | None = None) -> list[ImageRecord]:
     """Every image built by a recipe here, newest first."""
     with using(backend) as images:
-        records = [record for image in images.images(RECIPE_LABEL) if (record := _record(image)) is not None]
+        records = [record for image in listed(images, RECIPE_LABEL) if (record := _record(image)) is not None]
     return sorted(records, key=lambda record: (record.name.value, record.created), reverse=True)
 
 

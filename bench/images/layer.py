@@ -23,6 +23,7 @@ host, so an identical layer is reused and any change gives a new image. The host
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import os
@@ -157,8 +158,12 @@ def fetch_layer(cache: Path, layer: ImageLayer) -> Fetched:
     )
 
 
+@functools.cache
 def _tree_digest(root: Path) -> str:
-    """SHA-256 over every entry below ``root``: its path, kind, mode bits and content (or link target); each file's
+    """Once per process per tree: a fetched tree is moved into place whole and never written again, and the npm
+    and node trees are shared by the layers that declare the same packages (the walk is the cost).
+
+    SHA-256 over every entry below ``root``: its path, kind, mode bits and content (or link target); each file's
     content digest remembered by its stat (:mod:`bench.digest_cache`). The lines and their order are those of an
     ``os.walk`` (directories depth first in name order, a directory's files and links in name order), read with
     one ``scandir`` per directory: pathlib's parsing, then ``os.walk``'s per-directory link checks and relative

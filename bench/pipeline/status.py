@@ -57,8 +57,14 @@ class InvocationStatus:
         }
 
 
+@functools.cache
+def _blob(name: str, text: bytes) -> BlobDigest:
+    """A module's source digest, hashed once per process: the stages' closures share most of their modules."""
+    return BlobDigest.of(text)
+
+
 def _code(module: str) -> tuple[Digest, dict[str, BlobDigest]]:
-    modules = {name: BlobDigest.of(text) for name, text in code_manifest(module).items()}
+    modules = {name: _blob(name, text) for name, text in code_manifest(module).items()}
     return Digest.of(canonical_bytes(CodeManifest(modules=modules))), modules
 
 

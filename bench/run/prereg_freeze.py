@@ -13,6 +13,7 @@ overwritten.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -198,13 +199,26 @@ def freeze(suite: Suite, directory: Path, choice: BudgetChoice = BudgetChoice())
 
 def _versions(suite: Suite, loaded: LoadedChallenge, directory: Path) -> list[Preregistration]:
     challenge = loaded.manifest.challenge_id
-    versions = load_preregistrations(directory).get(challenge) if directory.is_dir() else None
+    versions = _loaded(directory, _stamps(directory)).get(challenge) if directory.is_dir() else None
     if not versions:
         raise ContractError(
             f"challenge {challenge} has no preregistration under {directory}; "
             f"freeze one with `stele-bench prereg freeze {suite_argument(suite)}` before running it"
         )
     return versions
+
+
+def _stamps(directory: Path) -> tuple[tuple[str, int, int, int, int], ...]:
+    """Which preregistration files ``directory`` holds and the stat fields a write moves (as ``git status`` tells)."""
+    files = ((str(path), path.stat()) for path in sorted(directory.glob("*/v*.json")))
+    return tuple((name, held.st_ino, held.st_size, held.st_mtime_ns, held.st_ctime_ns) for name, held in files)
+
+
+@functools.lru_cache(maxsize=4)
+def _loaded(directory: Path, stamps: tuple[tuple[str, int, int, int, int], ...]) -> dict[str, list[Preregistration]]:
+    """Every challenge's versions, read once per process while no file of them changes: a plan asks once per
+    challenge, and each ask read (and chain-checked) every challenge's."""
+    return load_preregistrations(directory)
 
 
 def current_preregistration(suite: Suite, loaded: LoadedChallenge, directory: Path, attempts: int) -> Preregistration:
