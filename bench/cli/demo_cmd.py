@@ -11,10 +11,9 @@ import argparse
 from pathlib import Path
 
 from ..project import example_root
-from ..run.runner import SuiteRequest
-from .locate import project_of, store_path
+from .locate import project_of
 from .output import Output
-from .suite_options import add_run_options, run_and_report
+from .suite_options import add_run_options, run_and_report, suite_request
 
 __all__ = ["register"]
 
@@ -37,19 +36,5 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _demo(args: argparse.Namespace, out: Output) -> int:
-    request = SuiteRequest(
-        project=project_of(args),
-        store=store_path(args),
-        command=args.command,
-        base=example_root(),
-        suite=EXAMPLE_SUITE,
-        attempts=args.attempts,
-        memory=(),
-        jobs=args.jobs,
-        published=args.published,
-        executor=args.executor,
-        wait=args.wait,
-        harness=args.harness,
-        debug=args.debug,
-    )
+    request = suite_request(args, project_of(args), example_root(), EXAMPLE_SUITE)
     return run_and_report(out, request, NEXT)

@@ -9,10 +9,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..run.runner import SuiteRequest
-from .locate import project_of, store_path
+from .locate import project_of
 from .output import Output
-from .suite_options import add_run_options, run_and_report
+from .suite_options import add_run_options, run_and_report, suite_request
 
 __all__ = ["register"]
 
@@ -37,21 +36,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _run(args: argparse.Namespace, out: Output) -> int:
     project = project_of(args)
-    request = SuiteRequest(
-        project=project,
-        store=store_path(args),
-        command=args.command,
-        base=project.root,
-        suite=project.relative(args.suite),
-        attempts=args.attempts,
-        memory=tuple(args.memory),
-        jobs=args.jobs,
-        published=args.published,
-        executor=args.executor,
-        wait=args.wait,
-        harness=args.harness,
-        debug=args.debug,
-    )
+    request = suite_request(args, project, project.root, project.relative(args.suite), tuple(args.memory))
     suite = request.suite.as_posix()
     return run_and_report(
         out, request, f"open the report in a browser; `stele-bench status {suite}` says what is stale"

@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from ..harness import HARNESS_NAMES
+from ..project import Project
 from ..results import load_bundle
 from ..run.runner import SuiteRequest, run_suite
+from .locate import store_path
 from .output import Output
 from .publish_cmd import verification_json, verification_lines
 
-__all__ = ["add_run_options", "positive_int", "run_and_report"]
+__all__ = ["add_run_options", "positive_int", "run_and_report", "suite_request"]
 
 
 def positive_int(text: str) -> int:
@@ -68,6 +70,27 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         dest="wait",
         action="store_false",
         help="when another run holds the project, refuse (naming it) instead of waiting for it to finish",
+    )
+
+
+def suite_request(
+    args: argparse.Namespace, project: Project, base: Path, suite: Path, memory: tuple[str, ...] = ()
+) -> SuiteRequest:
+    """The suite run ``args`` ask for (the options :func:`add_run_options` added): ``suite`` relative to ``base``."""
+    return SuiteRequest(
+        project=project,
+        store=store_path(args),
+        command=args.command,
+        base=base,
+        suite=suite,
+        attempts=args.attempts,
+        memory=memory,
+        jobs=args.jobs,
+        published=args.published,
+        executor=args.executor,
+        wait=args.wait,
+        harness=args.harness,
+        debug=args.debug,
     )
 
 
