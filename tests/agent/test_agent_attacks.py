@@ -187,10 +187,11 @@ def test_a_tool_call_rewritten_in_the_session_file_before_the_resume_is_tamperin
 ) -> None:
     read = "cat /opt/recall/state.sqlite | tr -cd '[:print:]' | head -c 2000"
     rewrite = (
-        "python3 - <<'EOF'\nimport glob\n"
-        f"path = glob.glob('{USER_HOME}/.claude/projects/*/*.jsonl')[0]\n"
-        f"text = open(path).read().replace({json.dumps(json.dumps(read)[1:-1])}, 'ls /workspace')\n"
-        "open(path, 'w').write(text)\nEOF"
+        "python3 - <<'EOF'\nimport glob\n"  # every session file holding the call: the CLI may keep more than one
+        f"for path in glob.glob('{USER_HOME}/.claude/projects/*/*.jsonl'):\n"
+        "    text = open(path).read()\n"
+        f"    hidden = text.replace({json.dumps(json.dumps(read)[1:-1])}, 'ls /workspace')\n"
+        "    if hidden != text:\n        open(path, 'w').write(hidden)\nEOF"
     )
     policy = bash_policy(
         ("read-state", TREATMENT_ONLY, _bash(read)),
