@@ -43,20 +43,26 @@ _stored: dict[tuple[str, str], Digest] = {}
 
 @functools.cache
 def _module_file(module: str) -> Path | None:
-    parts = module.split(".")[1:]
-    if not parts:
-        return PACKAGE_ROOT / "__init__.py"
-    relative = Path(*parts)
-    for candidate in (PACKAGE_ROOT / relative / "__init__.py", PACKAGE_ROOT / relative.with_suffix(".py")):
-        if candidate.is_file():
-            return candidate
+    """The file of package module ``module``, or None (most names an import lists are a module's attributes). Plain
+    strings and one stat each, not paths: a closure asks this of about two thousand names."""
+    base = os.path.join(PACKAGE_ROOT, *module.split(".")[1:])
+    for candidate in (os.path.join(base, "__init__.py"), f"{base}.py"):
+        if os.path.isfile(candidate):
+            return Path(candidate)
     return None
+
+
+@functools.cache
+def _source(path: Path) -> bytes:
+    """A module's source, read once per process: the stages' closures share most of their modules, and reading
+    each closure's files anew was most of deriving twenty code digests."""
+    return path.read_bytes()
 
 
 @functools.cache
 def _imports(module: str, path: Path) -> frozenset[str]:
     """Package modules named by the import statements of ``module`` (and their parent packages)."""
-    source = path.read_bytes()
+    source = _source(path)
     is_package = path.name == "__init__.py"
     memo = _memo_path(module, is_package, source)
     named = _remembered(memo)
@@ -147,7 +153,7 @@ def code_manifest(module: str) -> dict[str, bytes]:
         path = _module_file(name)
         if name in sources or path is None:
             continue
-        sources[name] = path.read_bytes()
+        sources[name] = _source(path)
         pending.extend(_imports(name, path) - sources.keys())
     return dict(sorted(sources.items()))
 

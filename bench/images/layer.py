@@ -199,7 +199,7 @@ def _entries(directory: str, prefix: str, contents: FileDigests) -> tuple[list[s
             if stat.S_ISLNK(status.st_mode):
                 line = f"L {prefix}{entry.name} {os.readlink(entry.path)}\n"
             else:
-                line = f"F {prefix}{entry.name} {status.st_mode & 0o777:o} {contents.sha256(entry.path, status)}\n"
+                line = f"F {prefix}{entry.name} {status.st_mode & 0o777:o} {contents.sha256_at(entry.path, status)}\n"
             lines.append((entry.name, line))
     below.sort()
     lines.sort()

@@ -132,7 +132,7 @@ def _explain(
 
 def plan_status(plan: Plan, runtime: Runtime) -> list[InvocationStatus]:
     store = runtime.open_store()
-    recorded = _recorded_keys(store)
+    recorded = functools.cache(lambda: _recorded_keys(store))  # read only to explain a stale one: the store's history
     outputs: dict[str, dict[str, Digest]] = {}
     keys: dict[str, Digest] = {}  # each up-to-date invocation's action key, for those that take the run's actions
     statuses: list[InvocationStatus] = []
@@ -152,7 +152,7 @@ def _status(
     invocation: Invocation,
     outputs: dict[str, dict[str, Digest]],
     by_name: Mapping[str, InvocationStatus],
-    recorded: Mapping[str, list[ActionKey]],
+    recorded: Callable[[], Mapping[str, list[ActionKey]]],
     keys: dict[str, Digest],
     ancestors: list[str],
     code_of: Callable[[str], tuple[Digest, dict[str, BlobDigest]]],
@@ -179,5 +179,5 @@ def _status(
         status.freshness = Freshness.UP_TO_DATE
         return status
     status.freshness = Freshness.STALE
-    status.reasons = _explain(store, key, key_digest, list(recorded.get(stage.name, [])), modules)
+    status.reasons = _explain(store, key, key_digest, list(recorded().get(stage.name, [])), modules)
     return status

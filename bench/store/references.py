@@ -19,7 +19,7 @@ import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, JsonValue, ValidationError
 
 from ..contracts import Digest, DigestValue, Document
 from ..errors import ContractError
@@ -46,26 +46,31 @@ def document_references(data: bytes, parsed: Any = None, read: Reader | None = N
     model = Document.of_kind(kind) if isinstance(kind, str) else None
     if model is not None:
         try:
-            return list(_typed(model.model_validate_json(data) if read is None else read(model)))
+            return _typed(model.model_validate_json(data) if read is None else read(model))
         except (ValidationError, ContractError):  # the store's refusal of a ValidationError is a ContractError
             pass  # a shape this release does not read: by shape, below
     return list(walk_digests(parsed))
 
 
-def _typed(value: Any) -> Iterator[Digest]:
-    if isinstance(value, Digest):
-        if not isinstance(value, DigestValue):
-            yield value
-    elif isinstance(value, BaseModel):
-        for name in _reference_fields(type(value)):
-            yield from _typed(getattr(value, name))
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _typed(item)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _typed(key)
-            yield from _typed(item)
+def _typed(value: Any) -> list[Digest]:
+    """The references in a validated value, in field order (repeats kept). One loop over a stack, not a generator
+    per value: a bundle's lineage holds documents of thousands of values, and the nested generators were most of
+    reading them."""
+    found: list[Digest] = []
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, Digest):
+            if not isinstance(item, DigestValue):
+                found.append(item)
+        elif isinstance(item, BaseModel):
+            pending.extend(getattr(item, name) for name in reversed(_reference_fields(type(item))))
+        elif isinstance(item, (list, tuple)):
+            pending.extend(reversed(item))
+        elif isinstance(item, dict):
+            for key, entry in reversed(item.items()):
+                pending += (entry, key)
+    return found
 
 
 _ASKING: set[type[BaseModel]] = set()  # models whose fields are being asked: a model that holds itself
@@ -84,11 +89,12 @@ def _reference_fields(model: type[BaseModel]) -> tuple[str, ...]:
 
 def _may_refer(annotation: Any) -> bool:
     """Whether a value validated as ``annotation`` can be or hold a reference. Only what is known to be a plain
-    value answers no (str, numbers, Decimal, bytes, None, an enum, a literal, a DigestValue, ``Any``, which JSON
-    validation leaves as plain JSON values, and containers of only those), and a model none of whose fields can;
-    anything else (a type this does not know) answers yes, so nothing is skipped by mistake. An exchange's
-    recorded stream events (``Any``) were most of the fields walked in a bundle."""
-    if annotation is Any:
+    value answers no (str, numbers, Decimal, bytes, None, an enum, a literal, a DigestValue, ``Any`` and
+    ``JsonValue``, which JSON validation leaves as plain JSON values, and containers of only those), and a model none
+    of whose fields can; anything else (a type this does not know) answers yes, so nothing is skipped by mistake.
+    An exchange's recorded stream events (``Any``), then its request and answer bodies (``JsonValue``), were most
+    of the fields walked in a bundle."""
+    if annotation is Any or annotation is JsonValue:
         return False
     origin = typing.get_origin(annotation)
     if origin is typing.Literal:

@@ -15,7 +15,7 @@ from bench.machine_cache import CACHE_VARIABLE
 
 
 def _forget() -> None:
-    for cached in (code.code_manifest, code._imports, code._module_file):
+    for cached in (code.code_manifest, code._imports, code._module_file, code._source):
         cached.cache_clear()
 
 

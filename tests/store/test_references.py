@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
 from bench.analysis import Admission, AdmissionDecision, Build, ReasonCode
 from bench.contracts import (
@@ -83,6 +83,7 @@ class _Shapes(Document):
     nested: list[_Inner]
     maybe: Annotated[Digest | None, "a marker"] = None
     loose: dict[str, Any] = {}
+    body: JsonValue = None  # a recorded request or answer: plain JSON, however digest-shaped its strings
 
 
 def test_only_fields_that_can_hold_a_reference_are_walked_and_every_reference_is_found() -> None:
@@ -101,6 +102,7 @@ def test_only_fields_that_can_hold_a_reference_are_walked_and_every_reference_is
         nested=[_Inner(note="n"), _Inner(note="m", blob=BlobDigest(three))],
         maybe=one,
         loose={"shaped": str(two)},  # an untyped field's digest-shaped string is a value, as before
+        body={"messages": [str(three)]},
     )
     assert document_references(canonical_bytes(shapes)) == [one, two, three, one]
 
