@@ -2,7 +2,8 @@
 
 Its uses: a corpus's git objects read in one process and stored in the other
 (:func:`bench.packaging.forkedreads.read_forked`), certify's files read and scanned
-(:mod:`bench.packaging.blobscan`), and a published bundle's files re-hashed (:mod:`bench.publish.filedigests`).
+(:mod:`bench.packaging.blobscan`), a published bundle's files re-hashed (:mod:`bench.publish.filedigests`) and its
+shape checked while it is re-derived (:mod:`bench.publish.judged_beside`).
 
 dulwich's reading, BLAKE3 and a scan hold the GIL for most of their work, so a worker *thread* only took turns
 with the thread it was meant to relieve (issue 18: a corpus 1.05-1.39 s against 0.97-1.13 s). A forked process

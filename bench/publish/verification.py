@@ -41,6 +41,7 @@ from .bundle_store import BundleStore
 from .completeness import Finding, Listed, bound, closed, complete, supplied_by
 from .difference import first_difference
 from .filedigests import BundleDigests
+from .judged_beside import Files, JudgedBeside
 from .manifest import PublicationManifest, PublishedAction, read_manifest
 from .provenance import read_lineage, statement_bytes
 from .signing import SIGNATURE_NAME, PublicKey, key_id, read_envelope, signed_by
@@ -185,6 +186,11 @@ class _Lineage:
             return None
         return spec, outcome
 
+    def identity(self) -> Digest:
+        """The files read, by path and digest: what two readings of one bundle must agree on."""
+        listing = sorted(f"{path} {digest}" for digest, paths in self.paths.items() for path in paths)
+        return Digest.of("\n".join(listing).encode("utf-8"))
+
     def where(self, digest: Digest) -> str:
         paths = self.paths.get(digest)
         return paths[0] if paths else f"{OBJECTS}/{digest.hex}"
@@ -303,6 +309,12 @@ def _rerun(lineage: _Lineage, catalogue: Catalogue) -> tuple[list[Difference], l
     return differences, claims
 
 
+def _judged_shape(files: Files, catalogue: Catalogue) -> tuple[Digest, list[Difference]]:
+    """The shape of the bundle as delivered (read into a store of its own, before any re-derivation adds to it)."""
+    lineage = _Lineage(files)
+    return lineage.identity(), _shape(lineage, files, catalogue)
+
+
 def _shape(lineage: _Lineage, files: Mapping[PortablePath, bytes], catalogue: Catalogue) -> list[Difference]:
     """The bundle is exactly its run: complete, closed and bound (:mod:`.completeness`)."""
     named = {digest for digest, paths in lineage.paths.items() if any(p.parts[0] != OBJECTS for p in paths)}
@@ -358,15 +370,18 @@ def _signature(root: Path, statement: bytes, trust: Trust) -> tuple[Signature, l
 def verify(manifest_path: Path, catalogue: Catalogue, trust: Trust) -> Verification:
     """Every difference between the manifest and the bundle beside it, and each claim's standing."""
     root = manifest_path.parent
-    with BundleDigests(root) as hashing:  # a forked process begins re-hashing while the manifest is read
+    # Forked processes begin checking the bundle's shape and re-hashing its files while the manifest is read here.
+    shaping = JudgedBeside(root, "the bundle's shape", lambda files: _judged_shape(files, catalogue))
+    with shaping, BundleDigests(root) as hashing:
         manifest = read_manifest(manifest_path)
         check_layout([entry.path for entry in manifest.files], str(manifest_path))
         hashed = rehash(manifest, hashing)
-    files = bundle_files(root)
-    statement, rebuilt = _provenance(root, files)
-    signature, signed = _signature(root, statement, trust)
-    lineage = _Lineage(files)
-    rerun, claims = _rerun(lineage, catalogue)
+        files = bundle_files(root)
+        statement, rebuilt = _provenance(root, files)
+        signature, signed = _signature(root, statement, trust)
+        lineage = _Lineage(files)
+        shaping.here(files)  # where nothing was forked: judged now, before re-deriving
+        rerun, claims = _rerun(lineage, catalogue)
+        shape = shaping.found(lineage.identity())
     hashed = [replace(d, lineage=d.lineage + lineage.roles(d.recorded)) if d.recorded else d for d in hashed]
-    shape = _shape(lineage, files, catalogue)
     return Verification(hashed + rebuilt + signed + shape + rerun, claims, signature)

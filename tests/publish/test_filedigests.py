@@ -13,7 +13,7 @@ import pytest
 
 from bench.builder import Catalogue
 from bench.errors import ContractError, SourceError
-from bench.publish import filedigests
+from bench.publish import filedigests, judged_beside
 from bench.publish.bundle_layout import BundleError
 from bench.publish.filedigests import BundleDigests
 from bench.publish.manifest import PublicationManifest
@@ -26,6 +26,7 @@ def _route(monkeypatch: pytest.MonkeyPatch, *, forked: bool) -> list[int]:
     """The route taken (the one-thread rule lifted on the forked one: other tests' loopback servers may still be
     serving from threads of this process), and the processes forked from here on."""
     monkeypatch.setattr(filedigests, "fork_is_safe", lambda: forked)
+    monkeypatch.setattr(judged_beside, "fork_is_safe", lambda: forked)  # verify's shape check, forked beside it
     monkeypatch.setattr(filedigests, "FORK_MIN_FILES", 1)
     return recorded_forks(monkeypatch)
 
@@ -91,12 +92,13 @@ def test_a_hashing_process_that_dies_is_an_error_naming_how(tmp_path: Path, monk
 
 
 @pytest.mark.parametrize("forked", [False, True])
-def test_a_manifest_that_cannot_be_read_stops_and_reaps_the_hashing_process(
+def test_a_manifest_that_cannot_be_read_stops_and_reaps_the_forked_processes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: bool
 ) -> None:
+    """verify forks two: one re-hashing, one checking the bundle's shape; a refusal here stops and reaps both."""
     forks = _route(monkeypatch, forked=forked)
     _bundle(tmp_path, objects=40)
     (tmp_path / "MANIFEST.json").write_bytes(b"{not json")
     with pytest.raises(ContractError, match=r"MANIFEST\.json"):
         verify(tmp_path / "MANIFEST.json", Catalogue([]), Trust(unsigned=True))
-    assert len(forks) == int(forked) and all(reaped(pid) for pid in forks)
+    assert len(forks) == 2 * int(forked) and all(reaped(pid) for pid in forks)

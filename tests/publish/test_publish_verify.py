@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,8 +14,10 @@ import pytest
 from bench.analysis import StatisticsSummary
 from bench.cli import main
 from bench.cli.publish_cmd import verify_bundle
-from bench.contracts import Digest, canonical_bytes
-from bench.publish import Check, ClaimKind, PublicationRefused, check_bundle, check_leaks, read_manifest
+from bench.contracts import Digest, PortablePath, canonical_bytes
+from bench.errors import SourceError
+from bench.publish import Check, ClaimKind, PublicationRefused, check_bundle, check_leaks, judged_beside, read_manifest
+from bench.publish.bundle_layout import BundleError
 from bench.publish.manifest import write_manifest
 from bench.publish.verification import Trust
 from bench.sandbox.layout import RUNNER_SCRATCH
@@ -78,6 +83,63 @@ def test_altered_receipt_is_named_with_the_stage_that_wrote_it(
     }
     assert main(["verify", "--unsigned", str(bundle / "MANIFEST.json")]) == 1
     assert "NOT verified:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("forked", [True, False])
+def test_the_shape_is_judged_on_the_bundle_as_delivered_on_the_second_core_or_here_alike(
+    bundle: Path, monkeypatch: pytest.MonkeyPatch, forked: bool
+) -> None:
+    """The shape checks run in a forked process beside re-derivation, or here first where forking is not safe:
+    the same differences either way."""
+    summary = json.loads((bundle / SUMMARY).read_bytes())
+    summary["cells"][0]["paired"]["mcnemar_p"] = 0.001
+    altered = canonical_bytes(StatisticsSummary.model_validate_json(json.dumps(summary)))
+    (bundle / SUMMARY).write_bytes(altered)
+    manifest = read_manifest(bundle / "MANIFEST.json")
+    files = [f if f.path != SUMMARY else f.model_copy(update={"digest": Digest.of(altered)}) for f in manifest.files]
+    write_manifest(bundle, manifest.model_copy(update={"files": files}))
+    monkeypatch.setattr(judged_beside, "fork_is_safe", lambda: not forked)
+    alone = verify_bundle(bundle / "MANIFEST.json", UNSIGNED).differences
+    monkeypatch.setattr(judged_beside, "fork_is_safe", lambda: forked)
+    differences = verify_bundle(bundle / "MANIFEST.json", UNSIGNED).differences
+    assert differences == alone
+    shape = [d for d in differences if d.how == "run"]
+    assert [d.path for d in shape] == [SUMMARY] and shape[0].actual == Digest.of(altered)
+    # The original summary, which re-deriving analyze puts in the store, is still named as absent from the bundle.
+    named = {d.lineage[0] for d in differences if d.how == "named"}
+    assert named == {"the output summary of analyze", "the input summary of report"}
+
+
+def test_a_bundle_whose_files_change_between_the_two_readings_is_refused_not_judged(
+    bundle: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The forked process reads the bundle for itself: what it judged counts only for the files read here."""
+    here = os.getpid()
+    read = judged_beside.bundle_files
+
+    def read_later(root: Path) -> dict[PortablePath, bytes]:
+        files = read(root)
+        if os.getpid() != here:  # the forked reading: one file written to in between
+            files[PortablePath(SUMMARY)] = files[PortablePath(SUMMARY)] + b" "
+        return files
+
+    monkeypatch.setattr(judged_beside, "fork_is_safe", lambda: True)
+    monkeypatch.setattr(judged_beside, "bundle_files", read_later)
+    with pytest.raises(BundleError, match="changed while it was verified"):
+        verify_bundle(bundle / "MANIFEST.json", UNSIGNED)
+
+
+def test_a_shape_process_that_dies_stops_the_verification_naming_how(
+    bundle: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def killed(self: object) -> Iterator[tuple[int, bytes]]:
+        os.kill(os.getpid(), signal.SIGKILL)
+        yield 0, b""
+
+    monkeypatch.setattr(judged_beside, "fork_is_safe", lambda: True)
+    monkeypatch.setattr(judged_beside.JudgedBeside, "_sent", killed)
+    with pytest.raises(SourceError, match=r"checking the bundle's shape stopped .* \(killed by signal 9\)"):
+        verify_bundle(bundle / "MANIFEST.json", UNSIGNED)
 
 
 def test_altered_record_is_named_with_what_reads_it(bundle: Path) -> None:
